@@ -1,0 +1,47 @@
+// A mutator edits the copy of an admitted object for one concern and reports
+// whether it changed anything. It never builds patch operations: the engine
+// diffs the copy against the original once, after all mutators ran.
+//
+// Every mutator is idempotent: run on its own output it changes nothing.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "webhook/classify.h"
+#include "webhook/json.h"
+#include "webhook/profile.h"
+#include "webhook/workload.h"
+
+namespace aiadmit {
+
+struct MutationContext {
+  JsonValue& object;  // the copy being edited
+  JsonAllocator& alloc;
+  WorkloadKind kind;
+  const Classification& classification;
+  const Profile& profile;
+  std::string_view namespaceName;
+  // One short line per change ("added toleration accelerator=gpu:NoSchedule");
+  // the engine prefixes "aiadmit: " and appends the profile.
+  std::vector<std::string>& changes;
+
+  PodTemplateView view() const { return PodTemplateView::of(object, kind); }
+  JsonValue& podSpec() { return ensurePodSpec(object, kind, alloc); }
+  JsonValue& podMetadata() { return ensurePodMetadata(object, kind, alloc); }
+};
+
+class Mutator {
+ public:
+  virtual ~Mutator() = default;
+  virtual std::string_view name() const = 0;
+  // Returns true when it changed the object.
+  virtual bool mutate(MutationContext& context) const = 0;
+};
+
+// All mutators in the order the engine runs them (mutators/registry.cpp).
+const std::vector<std::unique_ptr<const Mutator>>& allMutators();
+
+}  // namespace aiadmit

@@ -1,0 +1,22 @@
+#include "mutators/pool_tolerations.h"
+
+#include "webhook/scheduling.h"
+
+namespace aiadmit {
+
+bool PoolTolerationsMutator::mutate(MutationContext& context) const {
+  const Profile& profile = context.profile;
+  if (!profile.mutations.tolerations || profile.placement.tolerations.empty()) return false;
+
+  bool changed = false;
+  for (const Toleration& wanted : profile.placement.tolerations) {
+    if (anyTolerationCovers(member(context.view().spec, "tolerations"), wanted)) continue;
+    JsonValue& tolerations = ensureArray(context.podSpec(), "tolerations", context.alloc);
+    tolerations.PushBack(tolerationToJson(wanted, context.alloc), context.alloc);
+    context.changes.push_back("added toleration " + describeToleration(wanted));
+    changed = true;
+  }
+  return changed;
+}
+
+}  // namespace aiadmit

@@ -1,0 +1,374 @@
+#include "tests/support/test_support.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "webhook/workload.h"
+#include "webhook/yaml_json.h"
+
+namespace aiadmit::testing {
+
+std::string sourceDir() { return AIADMIT_SOURCE_DIR; }
+std::string binaryPath() { return AIADMIT_BINARY; }
+std::string corpusDir() { return std::string(AIADMIT_SOURCE_DIR) + "/../shared/corpus"; }
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+void writeFile(const std::string& path, std::string_view content) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(content.data(), static_cast<std::streamsize>(content.size()));
+}
+
+namespace {
+
+void drain(int fd, std::string& into) {
+  char buffer[65536];
+  for (;;) {
+    const ssize_t n = read(fd, buffer, sizeof buffer);
+    if (n > 0) {
+      into.append(buffer, static_cast<size_t>(n));
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      break;
+    }
+  }
+}
+
+}  // namespace
+
+CommandResult runCommand(const std::vector<std::string>& argv, const std::string& input) {
+  CommandResult result;
+  int inPipe[2], outPipe[2], errPipe[2];
+  if (pipe2(inPipe, O_CLOEXEC) != 0 || pipe2(outPipe, O_CLOEXEC) != 0 ||
+      pipe2(errPipe, O_CLOEXEC) != 0) {
+    return result;
+  }
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(inPipe[0], 0);
+    dup2(outPipe[1], 1);
+    dup2(errPipe[1], 2);
+    std::vector<char*> args;
+    for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    _exit(127);
+  }
+  close(inPipe[0]);
+  close(outPipe[1]);
+  close(errPipe[1]);
+  std::thread writer([&] {
+    size_t written = 0;
+    while (written < input.size()) {
+      const ssize_t n = write(inPipe[1], input.data() + written, input.size() - written);
+      if (n <= 0) break;
+      written += static_cast<size_t>(n);
+    }
+    close(inPipe[1]);
+  });
+  std::thread errReader([&] { drain(errPipe[0], result.err); });
+  drain(outPipe[0], result.out);
+  errReader.join();
+  writer.join();
+  close(outPipe[0]);
+  close(errPipe[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+TempDir::TempDir() {
+  std::string pattern = (std::filesystem::temp_directory_path() / "aiadmit-test-XXXXXX").string();
+  path_ = mkdtemp(pattern.data());
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+const TempDir& devCertificates() {
+  static const TempDir* dir = [] {
+    auto* made = new TempDir();
+    const CommandResult result =
+        runCommand({"bash", sourceDir() + "/certs/gen-dev-certs.sh", made->path(), "2"});
+    if (result.exitCode != 0) ADD_FAILURE() << "gen-dev-certs.sh failed: " << result.err;
+    return made;
+  }();
+  return *dir;
+}
+
+WebhookServer::WebhookServer() : WebhookServer(Options{}) {}
+
+WebhookServer::WebhookServer(Options options) { start(std::move(options)); }
+
+void WebhookServer::start(Options options) {
+  if (options.profilesDir.empty()) options.profilesDir = sourceDir() + "/profiles";
+  if (options.certFile.empty()) options.certFile = devCertificates().file("tls.crt");
+  if (options.keyFile.empty()) options.keyFile = devCertificates().file("tls.key");
+  caFile_ = devCertificates().file("ca.crt");
+
+  std::vector<std::string> argv = {binaryPath(),      "serve",
+                                   "--profiles",      options.profilesDir,
+                                   "--tls-cert",      options.certFile,
+                                   "--tls-key",       options.keyFile,
+                                   "--listen",        "127.0.0.1:0",
+                                   "--shutdown-delay", "0",
+                                   "--workers",       "64"};
+  argv.insert(argv.end(), options.extraArgs.begin(), options.extraArgs.end());
+
+  int outPipe[2];
+  ASSERT_EQ(pipe2(outPipe, O_CLOEXEC), 0);
+  pid_ = fork();
+  if (pid_ == 0) {
+    dup2(outPipe[1], 1);
+    dup2(outPipe[1], 2);
+    std::vector<char*> args;
+    for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  close(outPipe[1]);
+  stdoutFd_ = outPipe[0];
+  reader_ = std::thread([this] {
+    char buffer[8192];
+    for (;;) {
+      const ssize_t n = read(stdoutFd_, buffer, sizeof buffer);
+      if (n < 0 && errno == EINTR) continue;
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (n <= 0) {
+        exited_ = true;
+        changed_.notify_all();
+        return;
+      }
+      output_.append(buffer, static_cast<size_t>(n));
+      changed_.notify_all();
+    }
+  });
+
+  ASSERT_TRUE(waitForOutput("\"msg\":\"listening\"", 20)) << "server did not start:\n" << output();
+  const std::string text = output();
+  const size_t at = text.find("127.0.0.1:");
+  ASSERT_NE(at, std::string::npos);
+  port_ = std::atoi(text.c_str() + at + 10);
+  ASSERT_GT(port_, 0);
+}
+
+WebhookServer::~WebhookServer() {
+  terminate();
+  if (reader_.joinable()) reader_.join();
+  if (stdoutFd_ >= 0) close(stdoutFd_);
+}
+
+int WebhookServer::terminate() {
+  if (pid_ <= 0) return -1;
+  kill(pid_, SIGTERM);
+  int status = 0;
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string WebhookServer::output() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return output_;
+}
+
+bool WebhookServer::waitForOutput(const std::string& text, double seconds) const {
+  std::unique_lock<std::mutex> lock(mutex_);
+  return changed_.wait_for(lock, std::chrono::duration<double>(seconds), [&] {
+    return output_.find(text) != std::string::npos || exited_;
+  }) && output_.find(text) != std::string::npos;
+}
+
+namespace {
+HttpResponse toResponse(const httplib::Result& result) {
+  HttpResponse response;
+  if (!result) return response;
+  response.status = result->status;
+  response.body = result->body;
+  for (const auto& [key, value] : result->headers) response.headers.emplace(key, value);
+  return response;
+}
+
+std::unique_ptr<httplib::SSLClient> clientFor(int port, const std::string& caFile) {
+  auto client = std::make_unique<httplib::SSLClient>("127.0.0.1", port);
+  client->set_ca_cert_path(caFile.c_str());
+  client->enable_server_certificate_verification(true);
+  client->set_connection_timeout(5, 0);
+  client->set_read_timeout(20, 0);
+  return client;
+}
+}  // namespace
+
+HttpResponse WebhookServer::post(const std::string& path, const std::string& body,
+                                 const std::string& contentType) const {
+  auto client = clientFor(port_, caFile_);
+  return toResponse(client->Post(path.c_str(), body, contentType.c_str()));
+}
+
+HttpResponse WebhookServer::get(const std::string& path) const {
+  auto client = clientFor(port_, caFile_);
+  return toResponse(client->Get(path.c_str()));
+}
+
+std::shared_ptr<JsonDocument> parseJson(const std::string& text) {
+  auto doc = std::make_shared<JsonDocument>();
+  doc->Parse(text.c_str(), text.size());
+  if (doc->HasParseError()) {
+    ADD_FAILURE() << "not JSON: " << text.substr(0, 300);
+    doc->SetObject();
+  }
+  return doc;
+}
+
+std::string makeReview(const std::string& objectJson, std::string_view operation,
+                       std::string_view uid, const std::string& oldObjectJson,
+                       std::string_view namespaceName) {
+  const auto object = parseJson(objectJson);
+  const std::string_view apiVersion = stringMember(object.get(), "apiVersion");
+  const size_t slash = apiVersion.find('/');
+  const std::string group =
+      slash == std::string_view::npos ? "" : std::string(apiVersion.substr(0, slash));
+  const std::string version = std::string(
+      slash == std::string_view::npos ? apiVersion : apiVersion.substr(slash + 1));
+  const std::string kind(stringMember(object.get(), "kind"));
+  std::string name(stringMember(member(object.get(), "metadata"), "name"));
+  std::string ns(stringMember(member(object.get(), "metadata"), "namespace"));
+  if (ns.empty()) ns = std::string(namespaceName);
+  std::string review = R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":")" +
+                       std::string(uid) + R"(","kind":{"group":")" + group + R"(","version":")" +
+                       version + R"(","kind":")" + kind + R"("},"namespace":")" + ns +
+                       R"(","name":")" + name + R"(","operation":")" + std::string(operation) +
+                       R"(","userInfo":{"username":"test"},"object":)" + objectJson;
+  if (!oldObjectJson.empty()) review += R"(,"oldObject":)" + oldObjectJson;
+  review += R"(,"dryRun":false}})";
+  return review;
+}
+
+std::string base64Decode(std::string_view text) {
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  std::string out;
+  int bits = 0;
+  uint32_t accumulator = 0;
+  for (char c : text) {
+    const int v = value(c);
+    if (v < 0) continue;
+    accumulator = (accumulator << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<char>((accumulator >> bits) & 0xFF));
+    }
+  }
+  return out;
+}
+
+ReviewResponse parseReviewResponse(const std::string& body) {
+  ReviewResponse out;
+  const auto doc = parseJson(body);
+  out.apiVersion = std::string(stringMember(doc.get(), "apiVersion"));
+  out.kind = std::string(stringMember(doc.get(), "kind"));
+  const JsonValue* response = member(doc.get(), "response");
+  if (!isObject(response)) {
+    ADD_FAILURE() << "no response in " << body.substr(0, 300);
+    return out;
+  }
+  out.uid = std::string(stringMember(response, "uid"));
+  const JsonValue* allowed = member(response, "allowed");
+  EXPECT_TRUE(allowed != nullptr && allowed->IsBool()) << body.substr(0, 300);
+  out.allowed = allowed != nullptr && allowed->IsBool() && allowed->GetBool();
+  out.patchType = std::string(stringMember(response, "patchType"));
+  out.patch = base64Decode(stringMember(response, "patch"));
+  if (const JsonValue* warnings = member(response, "warnings"); isArray(warnings)) {
+    for (const JsonValue& w : warnings->GetArray()) out.warnings.emplace_back(stringOf(&w));
+  }
+  if (const JsonValue* status = member(response, "status"); isObject(status)) {
+    const JsonValue* code = member(status, "code");
+    out.statusCode = code != nullptr && code->IsInt() ? code->GetInt() : 0;
+    out.statusReason = std::string(stringMember(status, "reason"));
+    out.message = std::string(stringMember(status, "message"));
+  }
+  return out;
+}
+
+std::string applyPatch(const std::string& objectJson, const std::string& patchJson) {
+  TempDir dir;
+  writeFile(dir.file("object.json"), objectJson);
+  const CommandResult result = runCommand({"kubectl", "patch", "--local", "-f",
+                                           dir.file("object.json"), "--type=json", "-p",
+                                           patchJson, "-o", "json"});
+  if (result.exitCode != 0) {
+    ADD_FAILURE() << "kubectl patch failed: " << result.err << "\npatch: " << patchJson;
+    return "";
+  }
+  return result.out;
+}
+
+CommandResult validateSchemas(const std::vector<std::string>& objectJsons) {
+  TempDir dir;
+  std::string array = "[";
+  for (size_t i = 0; i < objectJsons.size(); ++i) {
+    if (i > 0) array += ",";
+    array += objectJsons[i];
+  }
+  array += "]";
+  writeFile(dir.file("objects.json"), array);
+  const std::string script = sourceDir() + "/tests/schema/validate.mjs";
+  return runCommand({"node", script, dir.file("objects.json")});
+}
+
+std::vector<CorpusObject> corpusObjects() {
+  std::vector<std::string> files;
+  for (const auto& entry : std::filesystem::directory_iterator(corpusDir() + "/manifests")) {
+    files.push_back(entry.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<CorpusObject> objects;
+  for (const std::string& path : files) {
+    std::vector<ManifestDocument> documents;
+    std::string error;
+    if (!parseManifests(readFile(path), documents, &error)) {
+      ADD_FAILURE() << path << ": " << error;
+      continue;
+    }
+    for (size_t i = 0; i < documents.size(); ++i) {
+      CorpusObject object;
+      object.file = std::filesystem::path(path).filename().string();
+      object.index = static_cast<int>(i);
+      object.kind = std::string(stringMember(documents[i].json.get(), "kind"));
+      object.name = std::string(stringMember(member(documents[i].json.get(), "metadata"), "name"));
+      object.json = toJson(*documents[i].json);
+      objects.push_back(std::move(object));
+    }
+  }
+  return objects;
+}
+
+}  // namespace aiadmit::testing

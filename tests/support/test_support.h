@@ -1,0 +1,138 @@
+// Real parts for tests: the aiadmit binary started over TLS on a free loopback
+// port, a TLS client that verifies it, kubectl for applying patches and
+// kubernetes-models for schema validation.
+#pragma once
+
+#include <sys/types.h>
+
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "webhook/json.h"
+
+namespace aiadmit::testing {
+
+std::string sourceDir();
+std::string binaryPath();
+std::string corpusDir();  // ../shared/corpus beside the repository
+
+std::string readFile(const std::string& path);
+void writeFile(const std::string& path, std::string_view content);
+
+struct CommandResult {
+  int exitCode = -1;
+  std::string out;
+  std::string err;
+};
+// Runs argv[0] with arguments (no shell), feeding `input` on stdin.
+CommandResult runCommand(const std::vector<std::string>& argv, const std::string& input = "");
+
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string file(std::string_view name) const { return path_ + "/" + std::string(name); }
+
+ private:
+  std::string path_;
+};
+
+// A development CA and serving certificate made by certs/gen-dev-certs.sh,
+// once per test process: ca.crt, tls.crt, tls.key.
+const TempDir& devCertificates();
+
+struct HttpResponse {
+  int status = 0;  // 0: no answer (connection or TLS failure)
+  std::string body;
+  std::multimap<std::string, std::string> headers;
+};
+
+class WebhookServer {
+ public:
+  struct Options {
+    std::string profilesDir;  // default: the repository's profiles/
+    std::string certFile;     // default: devCertificates()
+    std::string keyFile;
+    std::vector<std::string> extraArgs;
+  };
+  WebhookServer();
+  explicit WebhookServer(Options options);
+  ~WebhookServer();
+
+  int port() const { return port_; }
+  pid_t pid() const { return pid_; }
+  HttpResponse post(const std::string& path, const std::string& body,
+                    const std::string& contentType = "application/json") const;
+  HttpResponse get(const std::string& path) const;
+  // Sends SIGTERM and waits; returns the exit status (or -1).
+  int terminate();
+  // Everything the server printed so far.
+  std::string output() const;
+  // Waits until a printed line contains `text`; false after `seconds`.
+  bool waitForOutput(const std::string& text, double seconds) const;
+
+ private:
+  void start(Options options);
+  pid_t pid_ = -1;
+  int port_ = 0;
+  int stdoutFd_ = -1;
+  std::string caFile_;
+  std::thread reader_;
+  mutable std::mutex mutex_;
+  mutable std::condition_variable changed_;
+  std::string output_;
+  bool exited_ = false;
+};
+
+// An AdmissionReview request for `object` (a JSON text).
+std::string makeReview(const std::string& objectJson, std::string_view operation,
+                       std::string_view uid, const std::string& oldObjectJson = "",
+                       std::string_view namespaceName = "default");
+
+struct ReviewResponse {
+  std::string apiVersion;
+  std::string kind;
+  std::string uid;
+  bool allowed = false;
+  std::string patchType;
+  std::string patch;  // decoded JSON Patch; empty when none
+  std::vector<std::string> warnings;
+  int statusCode = 0;
+  std::string statusReason;
+  std::string message;
+};
+// Parses a response body; fails the current test when it is not a review.
+ReviewResponse parseReviewResponse(const std::string& body);
+
+std::string base64Decode(std::string_view text);
+
+// `kubectl patch --local -f OBJ --type=json -p PATCH -o json`: the patched
+// object, or "" with the failure recorded in the current test.
+std::string applyPatch(const std::string& objectJson, const std::string& patchJson);
+
+// Validates objects with kubernetes-models (tests/schema/validate.mjs).
+CommandResult validateSchemas(const std::vector<std::string>& objectJsons);
+
+struct CorpusObject {
+  std::string file;  // file name in the corpus
+  int index = 0;     // document index in the file
+  std::string kind;
+  std::string name;
+  std::string json;
+};
+// Every object of ../shared/corpus/manifests, in file order.
+std::vector<CorpusObject> corpusObjects();
+
+// Parses a JSON text; fails the test and returns an empty document on error.
+std::shared_ptr<JsonDocument> parseJson(const std::string& text);
+
+}  // namespace aiadmit::testing

@@ -1,0 +1,263 @@
+#include "webhook/engine.h"
+
+#include <algorithm>
+#include <exception>
+
+#include "mutators/mutator.h"
+#include "webhook/json_patch.h"
+
+namespace aiadmit {
+
+AdmissionSubject AdmissionSubject::of(const AdmissionRequest& request) {
+  AdmissionSubject subject;
+  subject.object = request.object;
+  subject.oldObject = request.oldObject;
+  subject.kind = request.kind;
+  subject.namespaceName = request.namespaceName;
+  subject.subResource = request.subResource;
+  subject.operation = request.operation;
+  return subject;
+}
+
+std::string_view endpointName(Endpoint endpoint) {
+  return endpoint == Endpoint::Mutate ? "mutate" : "validate";
+}
+
+Engine::Engine(std::shared_ptr<const ProfileSet> profiles) : profiles_(std::move(profiles)) {}
+
+void Engine::replaceProfiles(std::shared_ptr<const ProfileSet> profiles) {
+  profiles_.store(std::move(profiles));
+}
+
+std::shared_ptr<const ProfileSet> Engine::profiles() const { return profiles_.load(); }
+
+namespace {
+
+const JsonValue* labelsOf(const JsonValue* metadata) { return member(metadata, "labels"); }
+
+ProfileSelection selectProfile(const ProfileSet& profiles, const PodTemplateView& view,
+                               WorkloadClass workloadClass, std::string_view namespaceName) {
+  return profiles.select(workloadClass, namespaceName,
+                         labelsOf(member(view.object, "metadata")), labelsOf(view.metadata),
+                         workloadAnnotation(view, kProfileAnnotation));
+}
+
+std::string changeWarning(const std::string& change, const Profile& profile) {
+  return "aiadmit: " + change + " (profile " + profile.name + ")";
+}
+
+std::string classWarning(const Classification& classification) {
+  return "aiadmit: class " + std::string(className(classification.workloadClass)) + ": " +
+         classification.reason;
+}
+
+bool isMutable(const AdmissionSubject& subject) {
+  if (!subject.subResource.empty() || subject.object == nullptr) return false;
+  if (subject.kind == WorkloadKind::Other) return false;
+  if (subject.operation == Operation::Create) return true;
+  // A Pod's spec is immutable after creation; templates of controllers are not.
+  return subject.operation == Operation::Update && subject.kind != WorkloadKind::Pod;
+}
+
+bool isValidatable(const AdmissionSubject& subject) {
+  return subject.subResource.empty() && subject.object != nullptr &&
+         subject.kind != WorkloadKind::Other &&
+         (subject.operation == Operation::Create || subject.operation == Operation::Update);
+}
+
+void collectViolations(const JsonValue& object, const AdmissionSubject& subject,
+                       const ProfileSet& profiles, std::vector<Violation>& out,
+                       Evaluation* evaluation) {
+  const PodTemplateView view = PodTemplateView::of(object, subject.kind);
+  const Classification classification = classify(view);
+  const Profile* profile = nullptr;
+  if (classification.isAiWorkload()) {
+    const ProfileSelection selection =
+        selectProfile(profiles, view, classification.workloadClass, subject.namespaceName);
+    profile = selection.profile;
+    if (evaluation != nullptr && profile != nullptr) {
+      evaluation->profile = profile->name;
+      evaluation->profileReason = selection.reason;
+    }
+  }
+  if (evaluation != nullptr) {
+    evaluation->workloadClass = classification.workloadClass;
+    evaluation->classReason = classification.reason;
+  }
+  const ValidationContext context{object,  subject.kind, view,
+                                  classification, profile, profiles,
+                                  subject.namespaceName, subject.operation};
+  for (const auto& validator : allValidators()) {
+    if (!classification.isAiWorkload() && !validator->appliesToUnclassified()) continue;
+    validator->check(context, out);
+  }
+}
+
+}  // namespace
+
+bool Engine::mutateInto(const AdmissionSubject& subject, JsonDocument& mutated,
+                        Evaluation* evaluation) const {
+  if (!isMutable(subject)) return false;
+  const auto profiles = this->profiles();
+  const PodTemplateView view = PodTemplateView::of(*subject.object, subject.kind);
+  const Classification classification = classify(view);
+  Evaluation local;
+  Evaluation& eval = evaluation != nullptr ? *evaluation : local;
+  eval.workloadClass = classification.workloadClass;
+  eval.classReason = classification.reason;
+  if (!classification.isAiWorkload()) return false;
+
+  const ProfileSelection selection =
+      selectProfile(*profiles, view, classification.workloadClass, subject.namespaceName);
+  if (selection.profile == nullptr) return false;
+  eval.profile = selection.profile->name;
+  eval.profileReason = selection.reason;
+
+  mutated.CopyFrom(*subject.object, mutated.GetAllocator());
+  MutationContext context{mutated,
+                          mutated.GetAllocator(),
+                          subject.kind,
+                          classification,
+                          *selection.profile,
+                          subject.namespaceName,
+                          eval.changes};
+  bool changed = false;
+  for (const auto& mutator : allMutators()) changed = mutator->mutate(context) || changed;
+  return changed;
+}
+
+AdmissionOutcome Engine::mutate(const AdmissionSubject& subject, Evaluation* evaluation) const {
+  Evaluation local;
+  Evaluation& eval = evaluation != nullptr ? *evaluation : local;
+  JsonDocument mutated;
+  if (!mutateInto(subject, mutated, &eval)) {
+    std::vector<std::string> warnings;
+    if (eval.workloadClass != WorkloadClass::None && eval.profile.empty() &&
+        isMutable(subject)) {
+      // Say why an AI workload got nothing: the selection failed or no profile applies.
+      const auto profiles = this->profiles();
+      const PodTemplateView view = PodTemplateView::of(*subject.object, subject.kind);
+      const ProfileSelection selection =
+          selectProfile(*profiles, view, eval.workloadClass, subject.namespaceName);
+      warnings.push_back(
+          "aiadmit: nothing injected: " +
+          (selection.error.empty() ? "no profile for class " +
+                                         std::string(className(eval.workloadClass)) +
+                                         " in namespace " + std::string(subject.namespaceName)
+                                   : selection.error));
+    }
+    return AdmissionOutcome::allowed(std::move(warnings));
+  }
+  std::string patch = diffToJsonPatch(*subject.object, mutated);
+  if (patch.empty()) return AdmissionOutcome::allowed();
+
+  const auto profiles = this->profiles();
+  const Profile* profile = profiles->find(eval.profile);
+  std::vector<std::string> warnings;
+  Classification classification;
+  classification.workloadClass = eval.workloadClass;
+  classification.reason = eval.classReason;
+  warnings.push_back(classWarning(classification));
+  for (const std::string& change : eval.changes) {
+    warnings.push_back(profile != nullptr ? changeWarning(change, *profile) : "aiadmit: " + change);
+  }
+  return AdmissionOutcome::patched(std::move(patch), std::move(warnings));
+}
+
+AdmissionOutcome Engine::validate(const AdmissionSubject& subject, Evaluation* evaluation) const {
+  if (!isValidatable(subject)) return AdmissionOutcome::allowed();
+  Evaluation local;
+  Evaluation& eval = evaluation != nullptr ? *evaluation : local;
+  const auto profiles = this->profiles();
+
+  // A profile named by annotation that cannot apply is refused outright.
+  {
+    const PodTemplateView view = PodTemplateView::of(*subject.object, subject.kind);
+    const Classification classification = classify(view);
+    if (classification.isAiWorkload()) {
+      const ProfileSelection selection =
+          selectProfile(*profiles, view, classification.workloadClass, subject.namespaceName);
+      if (!selection.error.empty()) {
+        eval.workloadClass = classification.workloadClass;
+        eval.classReason = classification.reason;
+        return AdmissionOutcome::denied(
+            std::string(podMetadataFieldPath(subject.kind)) +
+            ".annotations[aiadmit.dev/profile]: " + selection.error +
+            "; name a profile of class " + std::string(className(classification.workloadClass)) +
+            " that applies to this namespace, or remove the annotation");
+      }
+    }
+  }
+
+  std::vector<Violation> violations;
+  collectViolations(*subject.object, subject, *profiles, violations, &eval);
+
+  // An UPDATE is not refused for what the old object already had and the
+  // update did not touch: changing a label must not start failing.
+  if (subject.operation == Operation::Update && subject.oldObject != nullptr &&
+      !violations.empty()) {
+    std::vector<Violation> existing;
+    collectViolations(*subject.oldObject, subject, *profiles, existing, nullptr);
+    std::erase_if(violations, [&](const Violation& v) {
+      return std::find(existing.begin(), existing.end(), v) != existing.end();
+    });
+  }
+
+  const Profile* profile = profiles->find(eval.profile);
+  const RuleActions defaults;
+  const RuleActions& actions = profile != nullptr ? profile->rules : defaults;
+  for (Violation& violation : violations) {
+    switch (actions.of(violation.rule)) {
+      case RuleAction::Deny: eval.denials.push_back(std::move(violation)); break;
+      case RuleAction::Warn: eval.warnings.push_back(std::move(violation)); break;
+      case RuleAction::Off: break;
+    }
+  }
+
+  std::vector<std::string> warnings;
+  for (const Violation& violation : eval.warnings) {
+    warnings.push_back("aiadmit: " + violation.format());
+  }
+  if (eval.denials.empty()) return AdmissionOutcome::allowed(std::move(warnings));
+  std::string message;
+  for (const Violation& violation : eval.denials) {
+    if (!message.empty()) message += "\n";
+    message += violation.format();
+  }
+  return AdmissionOutcome::denied(std::move(message), std::move(warnings));
+}
+
+ReviewAnswer answerReview(const Engine& engine, Endpoint endpoint, std::string_view body) {
+  ReviewAnswer answer;
+  try {
+    AdmissionRequest request;
+    DecodeError error;
+    AdmissionOutcome outcome = AdmissionOutcome::allowed();
+    if (!decodeAdmissionReview(body, request, error)) {
+      outcome = AdmissionOutcome::badRequest(error.message);
+      answer.uid = error.uid;
+    } else {
+      answer.uid = std::string(request.uid);
+      answer.workloadKind = request.kind;
+      answer.kind = std::string(request.kindName);
+      answer.namespaceName = std::string(request.namespaceName);
+      answer.name = std::string(request.name);
+      answer.operation = std::string(operationName(request.operation));
+      const AdmissionSubject subject = AdmissionSubject::of(request);
+      outcome = endpoint == Endpoint::Mutate ? engine.mutate(subject, &answer.evaluation)
+                                             : engine.validate(subject, &answer.evaluation);
+    }
+    answer.decision = outcome.decision();
+    answer.httpStatus = outcome.httpStatus();
+    answer.body = encodeAdmissionResponse(answer.uid, outcome);
+  } catch (const std::exception& e) {
+    const AdmissionOutcome outcome =
+        AdmissionOutcome::internalError(std::string("internal error: ") + e.what());
+    answer.decision = outcome.decision();
+    answer.httpStatus = outcome.httpStatus();
+    answer.body = encodeAdmissionResponse(answer.uid, outcome);
+  }
+  return answer;
+}
+
+}  // namespace aiadmit

@@ -1,0 +1,139 @@
+// A profile: the platform team's policy for one class of AI work, parsed once
+// from YAML (profiles/README.md documents every field) and never mutated after.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "webhook/classify.h"
+#include "webhook/rules.h"
+
+namespace aiadmit {
+
+struct Toleration {
+  std::string key;
+  std::string op = "Equal";  // Equal | Exists
+  std::string value;
+  std::string effect;  // "" (all) | NoSchedule | PreferNoSchedule | NoExecute
+  std::optional<int64_t> tolerationSeconds;
+};
+
+struct NodeSelectorRequirement {
+  std::string key;
+  std::string op;  // In | NotIn | Exists | DoesNotExist | Gt | Lt
+  std::vector<std::string> values;
+};
+
+struct GpuPool {
+  std::string resourceName = "nvidia.com/gpu";
+  // Accelerator resources a manifest may ask for; always contains resourceName.
+  std::vector<std::string> allowedResources;
+  // Whether time-sliced or MIG (shared) GPU resources are acceptable (AIA013).
+  bool sharingAllowed = false;
+  // GPUs given to the main container when the workload names none (0: none).
+  int64_t defaultCount = 0;
+  // GPUs on the largest node of the pool (AIA006).
+  int64_t gpusPerNode = 8;
+  // Namespaces (globs) where GPUs may be requested; empty: every namespace (AIA012).
+  std::vector<std::string> allowedNamespaces;
+};
+
+struct Placement {
+  std::map<std::string, std::string> nodeSelector;
+  // One required node affinity term, added when the pod has no required terms.
+  std::vector<NodeSelectorRequirement> requiredNodeAffinity;
+  std::vector<Toleration> tolerations;
+};
+
+struct GangScheduling {
+  bool required = false;  // AIA010
+  // Gang scheduling counts as present when the pod uses this scheduler ...
+  std::string schedulerName;
+  // ... or carries this label (for example kueue.x-k8s.io/queue-name).
+  std::string queueLabel;
+};
+
+struct Scheduling {
+  std::string priorityClassName;
+  std::vector<std::string> allowedPriorityClasses;  // empty: only priorityClassName (AIA011)
+  std::string schedulerName;
+  std::map<std::string, std::string> labels;
+  std::map<std::string, std::string> annotations;
+  GangScheduling gang;
+};
+
+struct ProbeSpec {
+  enum class Handler { HttpGet, TcpSocket };
+  Handler handler = Handler::HttpGet;
+  std::string path = "/health";
+  std::string scheme = "HTTP";
+  std::optional<int> port;  // default: the serving container's first port
+  int periodSeconds = 10;
+  int timeoutSeconds = 1;
+  int failureThreshold = 3;
+};
+
+struct Probes {
+  bool enabled = false;
+  ProbeSpec readiness;
+  ProbeSpec startup;
+  // How long a model may take to load; startup.failureThreshold is derived.
+  int startupBudgetSeconds = 600;
+};
+
+struct JobDefaults {
+  std::optional<int64_t> backoffLimit;
+  std::optional<int64_t> activeDeadlineSeconds;
+  std::optional<int64_t> ttlSecondsAfterFinished;
+};
+
+struct SharedMemory {
+  bool enabled = false;
+  int64_t minGpus = 2;    // add /dev/shm from this many GPUs in a pod
+  std::string sizeLimit;  // empty: no limit
+};
+
+// Each mutator can be switched off per profile.
+struct MutationSwitches {
+  bool gpuLimits = true;
+  bool tolerations = true;
+  bool placement = true;
+  bool scheduling = true;
+  bool probes = true;
+  bool jobDefaults = true;
+  bool sharedMemory = true;
+  bool stamp = true;
+};
+
+struct ProfileScope {
+  std::vector<std::string> namespaces;  // globs; empty: all namespaces
+  std::map<std::string, std::string> matchLabels;
+};
+
+struct Profile {
+  std::string name;
+  WorkloadClass workloadClass = WorkloadClass::None;
+  std::string sourceFile;
+  int sourceLine = 0;
+
+  ProfileScope scope;
+  GpuPool gpu;
+  Placement placement;
+  Scheduling scheduling;
+  Probes probes;
+  JobDefaults jobDefaults;
+  SharedMemory sharedMemory;
+  MutationSwitches mutations;
+  RuleActions rules;
+
+  bool allowsResource(std::string_view resourceName) const;
+  bool allowsPriorityClass(std::string_view priorityClass) const;
+};
+
+// Shell-style glob with * and ?, as used for namespace scopes.
+bool globMatch(std::string_view pattern, std::string_view text);
+
+}  // namespace aiadmit

@@ -1,0 +1,122 @@
+#include "webhook/yaml_json.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+namespace aiadmit {
+
+namespace {
+
+constexpr int kMaxDepth = 200;
+
+bool isOneOf(const std::string& text, std::initializer_list<const char*> options) {
+  for (const char* option : options) {
+    if (text == option) return true;
+  }
+  return false;
+}
+
+JsonValue resolvePlainScalar(const std::string& text, JsonAllocator& alloc) {
+  if (text.empty() || isOneOf(text, {"~", "null", "Null", "NULL"})) return JsonValue();
+  if (isOneOf(text, {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON", "y", "Y"})) {
+    return JsonValue(true);
+  }
+  if (isOneOf(text, {"false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF", "n", "N"})) {
+    return JsonValue(false);
+  }
+  const char first = text[0];
+  if ((first >= '0' && first <= '9') || first == '-' || first == '+' || first == '.') {
+    const std::string digits = text.find('_') == std::string::npos ? text : [&] {
+      std::string cleaned;
+      for (char c : text) {
+        if (c != '_') cleaned.push_back(c);
+      }
+      return cleaned;
+    }();
+    char* end = nullptr;
+    errno = 0;
+    const long long integer = std::strtoll(digits.c_str(), &end, 0);
+    if (end != nullptr && *end == '\0' && errno == 0) return JsonValue(static_cast<int64_t>(integer));
+    errno = 0;
+    const double real = std::strtod(digits.c_str(), &end);
+    const bool looksNumeric = digits.find_first_not_of("0123456789+-.eE") == std::string::npos;
+    if (looksNumeric && end != nullptr && *end == '\0' && errno == 0 && std::isfinite(real)) {
+      return JsonValue(real);
+    }
+  }
+  return JsonValue(text.data(), static_cast<rapidjson::SizeType>(text.size()), alloc);
+}
+
+bool convert(const YAML::Node& node, JsonValue& out, JsonAllocator& alloc, int depth,
+             std::string* error) {
+  if (depth > kMaxDepth) {
+    *error = "line " + std::to_string(node.Mark().line + 1) + ": nested too deeply";
+    return false;
+  }
+  switch (node.Type()) {
+    case YAML::NodeType::Null:
+    case YAML::NodeType::Undefined:
+      out.SetNull();
+      return true;
+    case YAML::NodeType::Scalar:
+      // Quoted scalars ("8", 'true') carry the non-specific tag "!": always strings.
+      if (node.Tag() == "!" || node.Tag() == "tag:yaml.org,2002:str") {
+        out.SetString(node.Scalar().data(), static_cast<rapidjson::SizeType>(node.Scalar().size()),
+                      alloc);
+      } else {
+        out = resolvePlainScalar(node.Scalar(), alloc);
+      }
+      return true;
+    case YAML::NodeType::Sequence:
+      out.SetArray();
+      for (const YAML::Node& item : node) {
+        JsonValue value;
+        if (!convert(item, value, alloc, depth + 1, error)) return false;
+        out.PushBack(value, alloc);
+      }
+      return true;
+    case YAML::NodeType::Map:
+      out.SetObject();
+      for (const auto& entry : node) {
+        const std::string key = entry.first.IsScalar() ? entry.first.Scalar() : std::string();
+        JsonValue value;
+        if (!convert(entry.second, value, alloc, depth + 1, error)) return false;
+        setMember(out, key, std::move(value), alloc);
+      }
+      return true;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool parseManifests(std::string_view text, std::vector<ManifestDocument>& out,
+                    std::string* error) {
+  std::vector<YAML::Node> documents;
+  try {
+    documents = YAML::LoadAll(std::string(text));
+  } catch (const YAML::Exception& e) {
+    *error = "line " + std::to_string(e.mark.line + 1) + ", column " +
+             std::to_string(e.mark.column + 1) + ": " + e.msg;
+    return false;
+  }
+  for (const YAML::Node& node : documents) {
+    if (node.IsNull() || !node.IsDefined()) continue;
+    ManifestDocument document;
+    document.json = std::make_shared<JsonDocument>();
+    document.line = node.Mark().line + 1;
+    try {
+      if (!convert(node, *document.json, document.json->GetAllocator(), 0, error)) return false;
+    } catch (const YAML::Exception& e) {
+      *error = "line " + std::to_string(e.mark.line + 1) + ": " + e.msg;
+      return false;
+    }
+    out.push_back(std::move(document));
+  }
+  return true;
+}
+
+}  // namespace aiadmit

@@ -1,0 +1,24 @@
+// Kubernetes manifests as kubectl reads them: YAML (or JSON) documents turned
+// into JSON values, plain scalars resolved as sigs.k8s.io/yaml does
+// (YAML 1.1: 8 is a number, "8" a string, yes/on are true, ~ is null).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "webhook/json.h"
+
+namespace aiadmit {
+
+struct ManifestDocument {
+  std::shared_ptr<JsonDocument> json;
+  int line = 0;  // 1-based line where the document starts
+};
+
+// Appends every non-empty document of `text` to `out`. On invalid YAML returns
+// false with `error` naming the line and column.
+bool parseManifests(std::string_view text, std::vector<ManifestDocument>& out, std::string* error);
+
+}  // namespace aiadmit
