@@ -2,6 +2,7 @@
 #include <string>
 #include <string_view>
 
+#include "webhook/check.h"
 #include "webhook/cli.h"
 
 namespace {
@@ -11,6 +12,7 @@ constexpr const char* kUsage = R"(aiadmit: Kubernetes admission webhook for AI a
 Usage:
   aiadmit serve --profiles DIR --tls-cert FILE --tls-key FILE [--listen HOST:PORT]
   aiadmit review --profiles DIR [--validate] < review.json
+  aiadmit check --profiles DIR [-o text|json|yaml] FILE_OR_DIR...
   aiadmit profiles lint DIR
   aiadmit version
 
@@ -28,6 +30,7 @@ int main(int argc, char** argv) {
   const aiadmit::Arguments args(argv + 2, argv + argc);
   if (command == "serve") return aiadmit::serveCommand(args);
   if (command == "review") return aiadmit::reviewCommand(args);
+  if (command == "check") return aiadmit::checkCommand(args);
   if (command == "profiles") return aiadmit::profilesCommand(args);
   if (command == "version" || command == "--version") {
     std::cout << "aiadmit " << AIADMIT_VERSION << "\n";

@@ -91,7 +91,59 @@ bool convert(const YAML::Node& node, JsonValue& out, JsonAllocator& alloc, int d
   return true;
 }
 
+void emit(YAML::Emitter& out, const JsonValue& value) {
+  switch (value.GetType()) {
+    case rapidjson::kNullType: out << YAML::Null; break;
+    case rapidjson::kFalseType: out << false; break;
+    case rapidjson::kTrueType: out << true; break;
+    case rapidjson::kNumberType:
+      if (value.IsInt64()) {
+        out << value.GetInt64();
+      } else if (value.IsUint64()) {
+        out << value.GetUint64();
+      } else {
+        out << value.GetDouble();
+      }
+      break;
+    case rapidjson::kStringType: {
+      const std::string text(value.GetString(), value.GetStringLength());
+      JsonDocument scratch;
+      if (!resolvePlainScalar(text, scratch.GetAllocator()).IsString()) {
+        out << YAML::DoubleQuoted << text;
+      } else {
+        out << text;
+      }
+      break;
+    }
+    case rapidjson::kArrayType:
+      if (value.Empty()) out << YAML::Flow;
+      out << YAML::BeginSeq;
+      for (const JsonValue& item : value.GetArray()) emit(out, item);
+      out << YAML::EndSeq;
+      break;
+    case rapidjson::kObjectType:
+      if (value.ObjectEmpty()) out << YAML::Flow;
+      out << YAML::BeginMap;
+      for (auto it = value.MemberBegin(); it != value.MemberEnd(); ++it) {
+        out << YAML::Key;
+        emit(out, it->name);
+        out << YAML::Value;
+        emit(out, it->value);
+      }
+      out << YAML::EndMap;
+      break;
+  }
+}
+
 }  // namespace
+
+std::string toYaml(const JsonValue& value) {
+  YAML::Emitter out;
+  out.SetIndent(2);
+  out.SetSeqFormat(YAML::Block);
+  emit(out, value);
+  return std::string(out.c_str(), out.size()) + "\n";
+}
 
 bool parseManifests(std::string_view text, std::vector<ManifestDocument>& out,
                     std::string* error) {

@@ -21,4 +21,8 @@ struct ManifestDocument {
 // false with `error` naming the line and column.
 bool parseManifests(std::string_view text, std::vector<ManifestDocument>& out, std::string* error);
 
+// One YAML document for a JSON value, readable back by kubectl to the same
+// value: strings that would read as numbers, booleans or null are quoted.
+std::string toYaml(const JsonValue& value);
+
 }  // namespace aiadmit
