@@ -1,6 +1,5 @@
 #include "webhook/admission.h"
 
-#include <rapidjson/error/en.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
@@ -46,16 +45,11 @@ bool fail(DecodeError& error, std::string message) {
 
 bool decodeAdmissionReview(std::string_view body, AdmissionRequest& request, DecodeError& error) {
   if (body.empty()) return fail(error, "empty body: expected an admission.k8s.io/v1 AdmissionReview");
-  if (jsonNestingDepth(body) > kMaxJsonNesting) {
-    return fail(error, "JSON nested deeper than " + std::to_string(kMaxJsonNesting) + " levels");
-  }
+  request.buffer.assign(body.data(), body.size());
   JsonDocument& doc = request.document;
-  doc.Parse<rapidjson::kParseValidateEncodingFlag>(body.data(), body.size());
-  if (doc.HasParseError()) {
-    return fail(error, std::string("malformed JSON at offset ") +
-                           std::to_string(doc.GetErrorOffset()) + ": " +
-                           rapidjson::GetParseError_En(doc.GetParseError()));
-  }
+  std::string parseError =
+      parseJsonInSitu(request.buffer.data(), request.buffer.size(), kMaxJsonNesting, doc);
+  if (!parseError.empty()) return fail(error, std::move(parseError));
   if (!doc.IsObject()) return fail(error, "body is not a JSON object");
 
   const JsonValue* req = member(&doc, "request");

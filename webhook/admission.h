@@ -16,6 +16,7 @@ std::string_view operationName(Operation operation);
 
 // A decoded request. It owns the parsed document; the views point into it.
 struct AdmissionRequest {
+  std::string buffer;  // the body, parsed in place: the document's strings point into it
   JsonDocument document;
   std::string_view uid;
   Operation operation = Operation::Unknown;

@@ -1,5 +1,7 @@
 #include "webhook/json.h"
 
+#include <rapidjson/error/en.h>
+#include <rapidjson/reader.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
@@ -73,37 +75,86 @@ std::string toJson(const JsonValue& value) {
   return {buffer.GetString(), buffer.GetSize()};
 }
 
-size_t jsonNestingDepth(std::string_view text) {
-  size_t depth = 0;
-  size_t deepest = 0;
-  bool inString = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (inString) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        inString = false;
-      }
-      continue;
-    }
-    switch (c) {
-      case '"':
-        inString = true;
-        break;
-      case '{':
-      case '[':
-        if (++depth > deepest) deepest = depth;
-        break;
-      case '}':
-      case ']':
-        if (depth > 0) --depth;
-        break;
-      default:
-        break;
-    }
+namespace {
+
+// Forwards SAX events to a document while counting depth.
+template <typename Handler>
+class DepthLimiter {
+ public:
+  DepthLimiter(Handler& handler, size_t maxDepth) : handler_(handler), maxDepth_(maxDepth) {}
+
+  bool Null() { return handler_.Null(); }
+  bool Bool(bool b) { return handler_.Bool(b); }
+  bool Int(int i) { return handler_.Int(i); }
+  bool Uint(unsigned u) { return handler_.Uint(u); }
+  bool Int64(int64_t i) { return handler_.Int64(i); }
+  bool Uint64(uint64_t u) { return handler_.Uint64(u); }
+  bool Double(double d) { return handler_.Double(d); }
+  bool RawNumber(const char* s, rapidjson::SizeType n, bool copy) {
+    return handler_.RawNumber(s, n, copy);
   }
-  return deepest;
+  bool String(const char* s, rapidjson::SizeType n, bool copy) { return handler_.String(s, n, copy); }
+  bool Key(const char* s, rapidjson::SizeType n, bool copy) { return handler_.Key(s, n, copy); }
+  bool StartObject() { return enter() && handler_.StartObject(); }
+  bool EndObject(rapidjson::SizeType n) {
+    --depth_;
+    return handler_.EndObject(n);
+  }
+  bool StartArray() { return enter() && handler_.StartArray(); }
+  bool EndArray(rapidjson::SizeType n) {
+    --depth_;
+    return handler_.EndArray(n);
+  }
+  bool tooDeep() const { return tooDeep_; }
+
+ private:
+  bool enter() {
+    if (++depth_ <= maxDepth_) return true;
+    tooDeep_ = true;
+    return false;
+  }
+  Handler& handler_;
+  size_t maxDepth_;
+  size_t depth_ = 0;
+  bool tooDeep_ = false;
+};
+
+struct InSituParse {
+  char* text;
+  size_t size;
+  size_t maxDepth;
+  rapidjson::ParseResult result;
+  bool tooDeep = false;
+
+  template <typename Handler>
+  bool operator()(Handler& handler) {
+    DepthLimiter<Handler> limiter(handler, maxDepth);
+    rapidjson::Reader reader;
+    // The iterative parser keeps its own stack: hostile nesting cannot
+    // overflow ours before the limiter stops it.
+    rapidjson::InsituStringStream stream(text);
+    result = reader.Parse<rapidjson::kParseInsituFlag | rapidjson::kParseValidateEncodingFlag |
+                          rapidjson::kParseIterativeFlag>(stream, limiter);
+    tooDeep = limiter.tooDeep();
+    return !result.IsError();
+  }
+};
+
+}  // namespace
+
+std::string parseJsonInSitu(char* text, size_t size, size_t maxDepth, JsonDocument& document) {
+  // InsituStringStream reads up to a NUL; a NUL inside the body must not end it early.
+  if (std::char_traits<char>::find(text, size, '\0') != nullptr) {
+    return "malformed JSON: NUL byte in body";
+  }
+  InSituParse parse{text, size, maxDepth, {}, false};
+  document.Populate(parse);
+  if (parse.tooDeep) return "JSON nested deeper than " + std::to_string(maxDepth) + " levels";
+  if (parse.result.IsError()) {
+    return std::string("malformed JSON at offset ") + std::to_string(parse.result.Offset()) +
+           ": " + rapidjson::GetParseError_En(parse.result.Code());
+  }
+  return {};
 }
 
 }  // namespace aiadmit

@@ -41,9 +41,10 @@ JsonValue makeString(std::string_view text, JsonAllocator& alloc);
 // Compact serialisation (for patches, logs of shapes, tests).
 std::string toJson(const JsonValue& value);
 
-// Nesting depth of a JSON text, counted without parsing it, so that a hostile
-// body cannot exhaust the stack of any recursive walk further down the path.
-// Returns the deepest level of [ and { outside strings.
-size_t jsonNestingDepth(std::string_view text);
+// Parses `text` in place into `document` (strings point into `text`, which
+// must outlive the document), refusing nesting deeper than `maxDepth` in the
+// same pass so that no recursive walk further down can exhaust the stack.
+// Validates UTF-8. Returns "" on success, else what is wrong and where.
+std::string parseJsonInSitu(char* text, size_t size, size_t maxDepth, JsonDocument& document);
 
 }  // namespace aiadmit

@@ -3,6 +3,9 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <variant>
+#include <vector>
+
 namespace aiadmit {
 
 void appendEscapedPointerToken(std::string& pointer, std::string_view token) {
@@ -22,11 +25,10 @@ namespace {
 
 using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 
-void appendIndex(std::string& path, rapidjson::SizeType index) {
-  path.push_back('/');
-  path += std::to_string(index);
-}
-
+// Walks both documents together. The JSON Pointer of the current position is
+// kept as a stack of tokens and rendered only when an operation is written:
+// most of an object (managedFields, status, unchanged containers) is equal
+// and needs no path at all.
 class PatchBuilder {
  public:
   PatchBuilder() : writer_(buffer_) { writer_.StartArray(); }
@@ -37,66 +39,88 @@ class PatchBuilder {
     return {buffer_.GetString(), buffer_.GetSize()};
   }
 
-  void diff(const JsonValue& before, const JsonValue& after, std::string& path) {
+  void diff(const JsonValue& before, const JsonValue& after) {
     if (before.IsObject() && after.IsObject()) {
-      diffObjects(before, after, path);
+      diffObjects(before, after);
     } else if (before.IsArray() && after.IsArray()) {
-      diffArrays(before, after, path);
+      diffArrays(before, after);
     } else if (before != after) {
-      operation("replace", path, &after);
+      operation("replace", &after);
     }
   }
 
  private:
-  void diffObjects(const JsonValue& before, const JsonValue& after, std::string& path) {
-    const size_t base = path.size();
+  using Token = std::variant<std::string_view, rapidjson::SizeType>;
+
+  static std::string_view nameOf(const JsonValue& name) {
+    return {name.GetString(), name.GetStringLength()};
+  }
+
+  void diffObjects(const JsonValue& before, const JsonValue& after) {
     for (auto it = before.MemberBegin(); it != before.MemberEnd(); ++it) {
       if (!after.HasMember(it->name)) {
-        appendEscapedPointerToken(path, {it->name.GetString(), it->name.GetStringLength()});
-        operation("remove", path, nullptr);
-        path.resize(base);
+        path_.emplace_back(nameOf(it->name));
+        operation("remove", nullptr);
+        path_.pop_back();
       }
     }
+    // Members usually keep their order in a copy: look at the same position
+    // first and search only when it differs.
+    auto hint = before.MemberBegin();
     for (auto it = after.MemberBegin(); it != after.MemberEnd(); ++it) {
-      appendEscapedPointerToken(path, {it->name.GetString(), it->name.GetStringLength()});
-      auto old = before.FindMember(it->name);
-      if (old == before.MemberEnd()) {
-        operation("add", path, &it->value);
+      auto old = before.MemberEnd();
+      if (hint != before.MemberEnd() && hint->name == it->name) {
+        old = hint;
       } else {
-        diff(old->value, it->value, path);
+        old = before.FindMember(it->name);
       }
-      path.resize(base);
+      path_.emplace_back(nameOf(it->name));
+      if (old == before.MemberEnd()) {
+        operation("add", &it->value);
+      } else {
+        diff(old->value, it->value);
+        hint = old + 1;
+      }
+      path_.pop_back();
     }
   }
 
-  void diffArrays(const JsonValue& before, const JsonValue& after, std::string& path) {
-    const size_t base = path.size();
+  void diffArrays(const JsonValue& before, const JsonValue& after) {
     const rapidjson::SizeType common = std::min(before.Size(), after.Size());
     // Remove from the end first so that earlier indices stay valid.
     for (rapidjson::SizeType i = before.Size(); i > after.Size(); --i) {
-      appendIndex(path, i - 1);
-      operation("remove", path, nullptr);
-      path.resize(base);
+      path_.emplace_back(i - 1);
+      operation("remove", nullptr);
+      path_.pop_back();
     }
     for (rapidjson::SizeType i = 0; i < common; ++i) {
-      appendIndex(path, i);
-      diff(before[i], after[i], path);
-      path.resize(base);
+      path_.emplace_back(i);
+      diff(before[i], after[i]);
+      path_.pop_back();
     }
     for (rapidjson::SizeType i = common; i < after.Size(); ++i) {
-      appendIndex(path, i);
-      operation("add", path, &after[i]);
-      path.resize(base);
+      path_.emplace_back(i);
+      operation("add", &after[i]);
+      path_.pop_back();
     }
   }
 
-  void operation(const char* op, const std::string& path, const JsonValue* value) {
+  void operation(const char* op, const JsonValue* value) {
     ++operations_;
+    pointer_.clear();
+    for (const Token& token : path_) {
+      if (const auto* name = std::get_if<std::string_view>(&token)) {
+        appendEscapedPointerToken(pointer_, *name);
+      } else {
+        pointer_.push_back('/');
+        pointer_ += std::to_string(std::get<rapidjson::SizeType>(token));
+      }
+    }
     writer_.StartObject();
     writer_.Key("op");
     writer_.String(op);
     writer_.Key("path");
-    writer_.String(path.data(), static_cast<rapidjson::SizeType>(path.size()));
+    writer_.String(pointer_.data(), static_cast<rapidjson::SizeType>(pointer_.size()));
     if (value != nullptr) {
       writer_.Key("value");
       value->Accept(writer_);
@@ -106,6 +130,8 @@ class PatchBuilder {
 
   rapidjson::StringBuffer buffer_;
   Writer writer_;
+  std::vector<Token> path_;
+  std::string pointer_;
   size_t operations_ = 0;
 };
 
@@ -113,8 +139,7 @@ class PatchBuilder {
 
 std::string diffToJsonPatch(const JsonValue& before, const JsonValue& after) {
   PatchBuilder builder;
-  std::string path;
-  builder.diff(before, after, path);
+  builder.diff(before, after);
   return builder.finish();
 }
 

@@ -147,15 +147,32 @@ void forEachContainer(
   }
 }
 
+namespace {
+bool containsIgnoringCase(std::string_view text, std::string_view lowerNeedle) {
+  if (lowerNeedle.size() > text.size()) return false;
+  for (size_t i = 0; i + lowerNeedle.size() <= text.size(); ++i) {
+    size_t j = 0;
+    while (j < lowerNeedle.size() &&
+           std::tolower(static_cast<unsigned char>(text[i + j])) == lowerNeedle[j]) {
+      ++j;
+    }
+    if (j == lowerNeedle.size()) return true;
+  }
+  return false;
+}
+}  // namespace
+
 bool looksLikeAccelerator(std::string_view name) {
-  std::string lower(name);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  // cpu, memory, storage and hugepages are by far the most common names.
+  if (name == "cpu" || name == "memory" || name == "ephemeral-storage" ||
+      name.rfind("hugepages-", 0) == 0) {
+    return false;
+  }
   static constexpr std::string_view kMarkers[] = {
-      "gpu", "mig-", "nvidia", "amd.com/", "habana.ai/", "tpu", "aws.amazon.com/neuron",
+      "gpu", "mig-", "nvidia", "amd.com/", "habana.ai/", "google.com/tpu", "aws.amazon.com/neuron",
       "xilinx.com/", "intel.com/gaudi"};
   return std::any_of(std::begin(kMarkers), std::end(kMarkers), [&](std::string_view marker) {
-    return lower.find(marker) != std::string::npos;
+    return containsIgnoringCase(name, marker);
   });
 }
 
