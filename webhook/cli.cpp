@@ -28,7 +28,7 @@ Options:
   --tls-key FILE          PEM private key; reloaded when it changes
   --listen HOST:PORT      address to listen on (default 0.0.0.0:8443; port 0 picks a free one)
   --log-level LEVEL       trace, debug, info, warn, error or off (default info)
-  --workers N             worker threads, one per open connection (default 384)
+  --max-connections N     open connections served at once, one thread each (default 4096)
   --shutdown-delay SEC    seconds between SIGTERM and closing the listener (default 5)
   -h, --help              this help
 )";
@@ -140,10 +140,12 @@ int serveCommand(const Arguments& args) {
         takeValue(args, i, "--listen", listen) || takeValue(args, i, "--log-level", logLevel)) {
       continue;
     }
-    if (takeValue(args, i, "--workers", value)) {
-      int workers = 0;
-      if (!parseInt(value, 4, 65536, workers)) return usageError("--workers: 4 to 65536", kServeHelp);
-      options.workerThreads = static_cast<size_t>(workers);
+    if (takeValue(args, i, "--max-connections", value)) {
+      int connections = 0;
+      if (!parseInt(value, 4, 65536, connections)) {
+        return usageError("--max-connections: 4 to 65536", kServeHelp);
+      }
+      options.maxConnections = static_cast<size_t>(connections);
       continue;
     }
     if (takeValue(args, i, "--shutdown-delay", value)) {

@@ -1,13 +1,17 @@
 #include "webhook/server.h"
 
 #include <httplib.h>
+#include <malloc.h>
 #include <signal.h>
 
+#include <cctype>
 #include <chrono>
 #include <condition_variable>
+#include <optional>
 #include <mutex>
 #include <thread>
 
+#include "webhook/connection_threads.h"
 #include "webhook/engine.h"
 #include "webhook/logging.h"
 #include "webhook/metrics.h"
@@ -24,34 +28,130 @@ double unixNow() {
       .count();
 }
 
-void recordRules(Metrics& metrics, const Evaluation& evaluation) {
-  for (const Violation& v : evaluation.denials) metrics.recordRuleHit(v.rule, RuleAction::Deny);
-  for (const Violation& v : evaluation.warnings) metrics.recordRuleHit(v.rule, RuleAction::Warn);
+// Content-Length as a number; 0 when absent or not a number.
+size_t contentLength(const httplib::Request& request) {
+  const std::string text = request.get_header_value("Content-Length");
+  size_t value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9' || value > (SIZE_MAX - 9) / 10) return c < '0' || c > '9' ? 0 : SIZE_MAX;
+    value = value * 10 + static_cast<size_t>(c - '0');
+  }
+  return value;
 }
 
-void handleAdmission(const Engine& engine, Metrics& metrics, Endpoint endpoint,
-                     const httplib::Request& request, httplib::Response& response) {
-  const auto started = std::chrono::steady_clock::now();
-  ReviewAnswer answer;
-  const std::string contentType = request.get_header_value("Content-Type");
-  if (contentType.rfind("application/json", 0) != 0) {
-    const AdmissionOutcome outcome = AdmissionOutcome::badRequest(
-        "Content-Type must be application/json, got \"" + contentType.substr(0, 64) + "\"");
-    answer.decision = outcome.decision();
-    answer.httpStatus = outcome.httpStatus();
-    answer.body = encodeAdmissionResponse("", outcome);
-  } else {
-    answer = answerReview(engine, endpoint, request.body);
+// Go durations as the API server writes ?timeout= ("10s", "500ms", "1m30s").
+std::optional<std::chrono::milliseconds> parseGoDuration(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  double total = 0;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t start = i;
+    while (i < text.size() && ((text[i] >= '0' && text[i] <= '9') || text[i] == '.')) ++i;
+    if (start == i) return std::nullopt;
+    const double number = std::strtod(std::string(text.substr(start, i - start)).c_str(), nullptr);
+    start = i;
+    while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i]))) ++i;
+    const std::string_view unit = text.substr(start, i - start);
+    if (unit == "ms") {
+      total += number;
+    } else if (unit == "s") {
+      total += number * 1000;
+    } else if (unit == "m") {
+      total += number * 60000;
+    } else if (unit == "h") {
+      total += number * 3600000;
+    } else {
+      return std::nullopt;
+    }
   }
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  response.status = answer.httpStatus;
-  response.set_content(answer.body, "application/json");
-  metrics.recordRequest(endpoint, answer.workloadKind,
-                        answer.evaluation.workloadClass, answer.decision, seconds);
-  recordRules(metrics, answer.evaluation);
-  logRequest(endpoint, answer, seconds);
+  return std::chrono::milliseconds(static_cast<int64_t>(total));
 }
+
+void answer(httplib::Response& response, const AdmissionOutcome& outcome, bool closeConnection) {
+  response.status = outcome.httpStatus();
+  response.set_content(encodeAdmissionResponse("", outcome), "application/json");
+  if (closeConnection) response.set_header("Connection", "close");
+}
+
+class AdmissionHandler {
+ public:
+  AdmissionHandler(const Engine& engine, Metrics& metrics, const ServerOptions& options,
+                   Endpoint endpoint)
+      : engine_(engine), metrics_(metrics), options_(options), endpoint_(endpoint) {}
+
+  void operator()(const httplib::Request& request, httplib::Response& response,
+                  const httplib::ContentReader& reader) const {
+    const auto started = std::chrono::steady_clock::now();
+    // Answer before the API server gives up on us: its ?timeout=, at most ours.
+    auto budget = std::chrono::milliseconds(options_.requestDeadlineSeconds * 1000);
+    if (auto timeout = parseGoDuration(request.get_param_value("timeout"))) {
+      budget = std::min(budget, *timeout);
+    }
+    const auto deadline = started + budget;
+
+    std::string body;
+    const size_t declared = contentLength(request);
+    body.reserve(std::min(declared, options_.maxBodyBytes));
+    bool tooLarge = false;
+    bool late = false;
+    const bool complete = reader([&](const char* data, size_t length) {
+      if (body.size() + length > options_.maxBodyBytes) {
+        tooLarge = true;
+        return false;
+      }
+      body.append(data, length);
+      if (std::chrono::steady_clock::now() > deadline) {
+        late = true;
+        return false;
+      }
+      return true;
+    });
+    if (tooLarge) {
+      answer(response, AdmissionOutcome::badRequest("request body is larger than " +
+                                                    std::to_string(options_.maxBodyBytes) + " bytes"),
+             true);
+      response.status = 413;
+      return;
+    }
+    if (late || !complete) {
+      answer(response,
+             AdmissionOutcome::badRequest(late ? "request body did not arrive within the deadline"
+                                               : "request body is incomplete"),
+             true);
+      return;
+    }
+
+    const std::string contentType = request.get_header_value("Content-Type");
+    if (contentType.rfind("application/json", 0) != 0) {
+      answer(response,
+             AdmissionOutcome::badRequest("Content-Type must be application/json, got \"" +
+                                          contentType.substr(0, 64) + "\""),
+             false);
+      return;
+    }
+
+    const ReviewAnswer result = answerReview(engine_, endpoint_, body);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    response.status = result.httpStatus;
+    response.set_content(result.body, "application/json");
+    metrics_.recordRequest(endpoint_, result.workloadKind, result.evaluation.workloadClass,
+                           result.decision, seconds);
+    for (const Violation& v : result.evaluation.denials) {
+      metrics_.recordRuleHit(v.rule, RuleAction::Deny);
+    }
+    for (const Violation& v : result.evaluation.warnings) {
+      metrics_.recordRuleHit(v.rule, RuleAction::Warn);
+    }
+    logRequest(endpoint_, result, seconds);
+  }
+
+ private:
+  const Engine& engine_;
+  Metrics& metrics_;
+  const ServerOptions& options_;
+  Endpoint endpoint_;
+};
 
 }  // namespace
 
@@ -63,6 +163,8 @@ int runServer(const ServerOptions& options) {
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  // Connection threads would each get a malloc arena; two keep memory flat.
+  mallopt(M_ARENA_MAX, 2);
 
   Metrics metrics;
   ProfileLoadResult loaded = loadProfileDirectory(options.profilesDir);
@@ -93,8 +195,10 @@ int runServer(const ServerOptions& options) {
   if (!server.is_valid()) return 1;
 
   std::atomic<bool> ready{true};
-  const size_t workers = options.workerThreads;
-  server.new_task_queue = [workers] { return new httplib::ThreadPool(workers); };
+  const size_t maxConnections = options.maxConnections;
+  server.new_task_queue = [maxConnections] {
+    return new ConnectionThreads(maxConnections, 256 * 1024, 32);
+  };
   server.set_tcp_nodelay(true);
   server.set_keep_alive_max_count(std::numeric_limits<size_t>::max());
   server.set_keep_alive_timeout(options.keepAliveSeconds);
@@ -102,12 +206,19 @@ int runServer(const ServerOptions& options) {
   server.set_write_timeout(options.writeTimeoutSeconds, 0);
   server.set_payload_max_length(options.maxBodyBytes);
 
-  server.Post("/mutate", [&](const httplib::Request& req, httplib::Response& res) {
-    handleAdmission(engine, metrics, Endpoint::Mutate, req, res);
+  // A declared body over the limit is refused before a byte of it is read.
+  server.set_pre_routing_handler([&](const httplib::Request& req, httplib::Response& res) {
+    if (contentLength(req) <= options.maxBodyBytes) {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    answer(res, AdmissionOutcome::badRequest("request body is larger than " +
+                                             std::to_string(options.maxBodyBytes) + " bytes"),
+           true);
+    res.status = 413;
+    return httplib::Server::HandlerResponse::Handled;
   });
-  server.Post("/validate", [&](const httplib::Request& req, httplib::Response& res) {
-    handleAdmission(engine, metrics, Endpoint::Validate, req, res);
-  });
+  server.Post("/mutate", AdmissionHandler(engine, metrics, options, Endpoint::Mutate));
+  server.Post("/validate", AdmissionHandler(engine, metrics, options, Endpoint::Validate));
   server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("ok\n", "text/plain");
   });

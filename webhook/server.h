@@ -13,17 +13,22 @@ struct ServerOptions {
   std::string certFile;
   std::string keyFile;
   std::string profilesDir;
-  // Each open connection holds a worker while it lives (cpp-httplib's model),
-  // so this bounds concurrent connections; kube-apiserver opens one per
-  // concurrent admission.
-  size_t workerThreads = 384;
+  // Each open connection holds a thread while it lives (cpp-httplib's model);
+  // threads start on demand, so this only caps open connections.
+  // kube-apiserver opens one per concurrent admission.
+  size_t maxConnections = 4096;
   // An UPDATE review carries the object twice; the API server accepts 3 MiB objects.
   size_t maxBodyBytes = 8 * 1024 * 1024;
   // Longer than the API server's 90 s idle timeout, so we are never the side
   // that closes a connection it may be about to reuse.
   int keepAliveSeconds = 120;
-  int readTimeoutSeconds = 10;
-  int writeTimeoutSeconds = 10;
+  // Per read or write on a socket: a stalled request is answered (with an
+  // error) after this long without a byte.
+  int readTimeoutSeconds = 2;
+  int writeTimeoutSeconds = 5;
+  // A request must be complete within the API server's ?timeout= (at most
+  // this), else it is answered with an error instead of waiting on.
+  int requestDeadlineSeconds = 30;
   // After SIGTERM, /readyz fails at once; listening stops after this delay so
   // that endpoints are updated before connections are refused.
   int shutdownDelaySeconds = 5;
