@@ -173,11 +173,12 @@ class Style {
 };
 
 void printText(const Record& record, const Style& style) {
-  std::cout << style.bold(lower(record.kind) + "/" + record.name) << " (ns "
-            << record.namespaceName << ")\n";
+  std::cout << style.bold(lower(record.kind) + "/" + record.name) << " (ns " << record.namespaceName
+            << ")\n";
   const Evaluation& eval = record.mutation;
   if (eval.workloadClass == WorkloadClass::None) {
-    std::cout << "  class:    none (no aiadmit.dev/workload annotation and no accelerator request)\n";
+    std::cout
+        << "  class:    none (no aiadmit.dev/workload annotation and no accelerator request)\n";
   } else {
     std::cout << "  class:    " << className(eval.workloadClass) << " (" << eval.classReason
               << ")\n";
@@ -188,8 +189,7 @@ void printText(const Record& record, const Style& style) {
     }
   }
   for (size_t i = 0; i < eval.changes.size(); ++i) {
-    std::cout << (i == 0 ? "  inject:   " : "            ") << style.green(eval.changes[i])
-              << "\n";
+    std::cout << (i == 0 ? "  inject:   " : "            ") << style.green(eval.changes[i]) << "\n";
   }
   for (const std::string& warning : record.warnings) {
     std::cout << "  " << style.yellow("Warning: " + warning) << "\n";

@@ -14,7 +14,9 @@ constexpr auto kIdleExit = std::chrono::seconds(30);
 ConnectionThreads::ConnectionThreads(size_t maxThreads, size_t stackBytes, size_t idleThreadsKept)
     : maxThreads_(maxThreads), stackBytes_(stackBytes), idleThreadsKept_(idleThreadsKept) {}
 
-ConnectionThreads::~ConnectionThreads() { shutdown(); }
+ConnectionThreads::~ConnectionThreads() {
+  shutdown();
+}
 
 bool ConnectionThreads::startThread() {
   pthread_attr_t attributes;
@@ -22,7 +24,8 @@ bool ConnectionThreads::startThread() {
   pthread_attr_setstacksize(&attributes, stackBytes_);
   pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
   pthread_t thread;
-  const bool started = pthread_create(&thread, &attributes, &ConnectionThreads::threadMain, this) == 0;
+  const bool started =
+      pthread_create(&thread, &attributes, &ConnectionThreads::threadMain, this) == 0;
   pthread_attr_destroy(&attributes);
   if (started) ++threads_;
   return started;
@@ -45,7 +48,8 @@ void ConnectionThreads::work() {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
     ++idle_;
-    const bool gotWork = work_.wait_for(lock, kIdleExit, [&] { return !tasks_.empty() || shutdown_; });
+    const bool gotWork =
+        work_.wait_for(lock, kIdleExit, [&] { return !tasks_.empty() || shutdown_; });
     --idle_;
     if (tasks_.empty()) {
       if (shutdown_ || (!gotWork && idle_ >= idleThreadsKept_)) break;

@@ -28,8 +28,12 @@ std::string_view stringOf(const JsonValue* value) {
   return {value->GetString(), value->GetStringLength()};
 }
 
-bool isObject(const JsonValue* value) { return value != nullptr && value->IsObject(); }
-bool isArray(const JsonValue* value) { return value != nullptr && value->IsArray(); }
+bool isObject(const JsonValue* value) {
+  return value != nullptr && value->IsObject();
+}
+bool isArray(const JsonValue* value) {
+  return value != nullptr && value->IsArray();
+}
 
 JsonValue makeString(std::string_view text, JsonAllocator& alloc) {
   return JsonValue(text.data(), static_cast<rapidjson::SizeType>(text.size()), alloc);
@@ -93,7 +97,9 @@ class DepthLimiter {
   bool RawNumber(const char* s, rapidjson::SizeType n, bool copy) {
     return handler_.RawNumber(s, n, copy);
   }
-  bool String(const char* s, rapidjson::SizeType n, bool copy) { return handler_.String(s, n, copy); }
+  bool String(const char* s, rapidjson::SizeType n, bool copy) {
+    return handler_.String(s, n, copy);
+  }
   bool Key(const char* s, rapidjson::SizeType n, bool copy) { return handler_.Key(s, n, copy); }
   bool StartObject() { return enter() && handler_.StartObject(); }
   bool EndObject(rapidjson::SizeType n) {
@@ -151,8 +157,8 @@ std::string parseJsonInSitu(char* text, size_t size, size_t maxDepth, JsonDocume
   document.Populate(parse);
   if (parse.tooDeep) return "JSON nested deeper than " + std::to_string(maxDepth) + " levels";
   if (parse.result.IsError()) {
-    return std::string("malformed JSON at offset ") + std::to_string(parse.result.Offset()) +
-           ": " + rapidjson::GetParseError_En(parse.result.Code());
+    return std::string("malformed JSON at offset ") + std::to_string(parse.result.Offset()) + ": " +
+           rapidjson::GetParseError_En(parse.result.Code());
   }
   return {};
 }

@@ -39,7 +39,13 @@ std::optional<Quantity> Quantity::parse(std::string_view text) {
     if (c >= '0' && c <= '9') {
       sawDigit = true;
       if (q.mantissa_ > kMaxMantissa) {
-        if (!sawPoint) ++droppedDigits;
+        // Beyond 19 significant digits: keep the magnitude, and remember a
+        // non-zero fraction so that "99999999999999999999.5" is not whole.
+        if (!sawPoint) {
+          ++droppedDigits;
+        } else if (c != '0') {
+          q.droppedFraction_ = true;
+        }
         continue;
       }
       q.mantissa_ = q.mantissa_ * 10 + static_cast<uint64_t>(c - '0');
@@ -118,6 +124,7 @@ std::optional<Quantity> Quantity::fromJson(const JsonValue& value) {
 }
 
 bool Quantity::isWholeNumber() const {
+  if (droppedFraction_) return false;
   if (mantissa_ == 0 || exponent10_ >= 0) return true;
   // "1.5Ki" is 1536: a binary multiplier can make a fraction whole.
   if (exponent10_ < -18 || exponent2_ > 60) return false;

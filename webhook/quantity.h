@@ -31,6 +31,7 @@ class Quantity {
   uint64_t mantissa_ = 0;  // trailing zeros folded into exponent10_
   int exponent10_ = 0;
   int exponent2_ = 0;
+  bool droppedFraction_ = false;
 };
 
 // The text of a quantity as the manifest wrote it, for messages.

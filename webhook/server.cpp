@@ -7,8 +7,8 @@
 #include <cctype>
 #include <chrono>
 #include <condition_variable>
-#include <optional>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "webhook/connection_threads.h"
@@ -24,8 +24,7 @@ namespace aiadmit {
 namespace {
 
 double unixNow() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 // Content-Length as a number; 0 when absent or not a number.
@@ -107,8 +106,9 @@ class AdmissionHandler {
       return true;
     });
     if (tooLarge) {
-      answer(response, AdmissionOutcome::badRequest("request body is larger than " +
-                                                    std::to_string(options_.maxBodyBytes) + " bytes"),
+      answer(response,
+             AdmissionOutcome::badRequest("request body is larger than " +
+                                          std::to_string(options_.maxBodyBytes) + " bytes"),
              true);
       response.status = 413;
       return;
@@ -211,14 +211,29 @@ int runServer(const ServerOptions& options) {
     if (contentLength(req) <= options.maxBodyBytes) {
       return httplib::Server::HandlerResponse::Unhandled;
     }
-    answer(res, AdmissionOutcome::badRequest("request body is larger than " +
-                                             std::to_string(options.maxBodyBytes) + " bytes"),
+    answer(res,
+           AdmissionOutcome::badRequest("request body is larger than " +
+                                        std::to_string(options.maxBodyBytes) + " bytes"),
            true);
     res.status = 413;
     return httplib::Server::HandlerResponse::Handled;
   });
   server.Post("/mutate", AdmissionHandler(engine, metrics, options, Endpoint::Mutate));
   server.Post("/validate", AdmissionHandler(engine, metrics, options, Endpoint::Validate));
+  for (const char* path : {"/mutate", "/validate"}) {
+    const auto notAllowed = [](const httplib::Request& req, httplib::Response& res) {
+      res.status = 405;
+      res.set_header("Allow", "POST");
+      res.set_content(encodeAdmissionResponse(
+                          "", AdmissionOutcome::badRequest(req.method + " is not allowed; POST an "
+                                                                        "AdmissionReview")),
+                      "application/json");
+    };
+    server.Get(path, notAllowed);
+    server.Put(path, notAllowed);
+    server.Patch(path, notAllowed);
+    server.Delete(path, notAllowed);
+  }
   server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("ok\n", "text/plain");
   });

@@ -1,9 +1,14 @@
 #include "tests/support/test_support.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <openssl/ssl.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,9 +24,15 @@
 
 namespace aiadmit::testing {
 
-std::string sourceDir() { return AIADMIT_SOURCE_DIR; }
-std::string binaryPath() { return AIADMIT_BINARY; }
-std::string corpusDir() { return std::string(AIADMIT_SOURCE_DIR) + "/../shared/corpus"; }
+std::string sourceDir() {
+  return AIADMIT_SOURCE_DIR;
+}
+std::string binaryPath() {
+  return AIADMIT_BINARY;
+}
+std::string corpusDir() {
+  return std::string(AIADMIT_SOURCE_DIR) + "/../shared/corpus";
+}
 
 std::string readFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -125,7 +136,9 @@ const TempDir& devCertificates() {
 
 WebhookServer::WebhookServer() : WebhookServer(Options{}) {}
 
-WebhookServer::WebhookServer(Options options) { start(std::move(options)); }
+WebhookServer::WebhookServer(Options options) {
+  start(std::move(options));
+}
 
 void WebhookServer::start(Options options) {
   if (options.profilesDir.empty()) options.profilesDir = sourceDir() + "/profiles";
@@ -133,12 +146,10 @@ void WebhookServer::start(Options options) {
   if (options.keyFile.empty()) options.keyFile = devCertificates().file("tls.key");
   caFile_ = devCertificates().file("ca.crt");
 
-  std::vector<std::string> argv = {binaryPath(),      "serve",
-                                   "--profiles",      options.profilesDir,
-                                   "--tls-cert",      options.certFile,
-                                   "--tls-key",       options.keyFile,
-                                   "--listen",        "127.0.0.1:0",
-                                   "--shutdown-delay", "0"};
+  std::vector<std::string> argv = {
+      binaryPath(), "serve",          "--profiles",       options.profilesDir,
+      "--tls-cert", options.certFile, "--tls-key",        options.keyFile,
+      "--listen",   "127.0.0.1:0",    "--shutdown-delay", "0"};
   argv.insert(argv.end(), options.extraArgs.begin(), options.extraArgs.end());
 
   int outPipe[2];
@@ -237,6 +248,127 @@ HttpResponse WebhookServer::get(const std::string& path) const {
   return toResponse(client->Get(path.c_str()));
 }
 
+RawConnection::RawConnection(int port, bool tls) : tls_(tls) {
+  fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    ::close(fd_);
+    fd_ = -1;
+    return;
+  }
+  if (!tls) return;
+  SSL_CTX* context = SSL_CTX_new(TLS_client_method());
+  context_ = context;
+  SSL* ssl = SSL_new(context);
+  SSL_set_fd(ssl, fd_);
+  if (SSL_connect(ssl) != 1) {
+    SSL_free(ssl);
+    return;
+  }
+  ssl_ = ssl;
+  // Non-blocking from here on: a read that finds only TLS 1.3 session tickets
+  // must come back to the test instead of waiting for application data.
+  fcntl(fd_, F_SETFL, fcntl(fd_, F_GETFL) | O_NONBLOCK);
+}
+
+RawConnection::~RawConnection() {
+  close();
+  if (context_ != nullptr) SSL_CTX_free(static_cast<SSL_CTX*>(context_));
+}
+
+void RawConnection::close() {
+  if (ssl_ != nullptr) {
+    SSL_free(static_cast<SSL*>(ssl_));
+    ssl_ = nullptr;
+  }
+  if (fd_ >= 0) {
+    ::close(fd_);
+    fd_ = -1;
+  }
+}
+
+bool RawConnection::send(std::string_view bytes) {
+  if (fd_ < 0) return false;
+  if (!tls_)
+    return ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) ==
+           static_cast<ssize_t>(bytes.size());
+  if (ssl_ == nullptr) return false;
+  SSL* ssl = static_cast<SSL*>(ssl_);
+  size_t written = 0;
+  while (written < bytes.size()) {
+    const int n = SSL_write(ssl, bytes.data() + written, static_cast<int>(bytes.size() - written));
+    if (n > 0) {
+      written += static_cast<size_t>(n);
+      continue;
+    }
+    const int error = SSL_get_error(ssl, n);
+    if (error != SSL_ERROR_WANT_WRITE && error != SSL_ERROR_WANT_READ) return false;
+    pollfd waiting{fd_, static_cast<short>(error == SSL_ERROR_WANT_WRITE ? POLLOUT : POLLIN), 0};
+    if (poll(&waiting, 1, 5000) <= 0) return false;
+  }
+  return true;
+}
+
+int RawConnection::readSome(char* buffer, int size, double seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  SSL* ssl = static_cast<SSL*>(ssl_);
+  for (;;) {
+    if (ssl != nullptr && SSL_pending(ssl) > 0) return SSL_read(ssl, buffer, size);
+    const double left =
+        std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
+    pollfd waiting{fd_, POLLIN, 0};
+    if (left <= 0 || poll(&waiting, 1, static_cast<int>(left * 1000) + 1) <= 0) return -2;
+    if (!tls_) return static_cast<int>(::recv(fd_, buffer, static_cast<size_t>(size), 0));
+    if (ssl == nullptr) return 0;
+    const int n = SSL_read(ssl, buffer, size);
+    if (n > 0) return n;
+    if (SSL_get_error(ssl, n) != SSL_ERROR_WANT_READ) return 0;  // closed or failed
+  }
+}
+
+std::string RawConnection::readResponse(double seconds) {
+  std::string out;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  char buffer[16384];
+  while (fd_ >= 0) {
+    const double left =
+        std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0) break;
+    const int n = readSome(buffer, sizeof buffer, left);
+    if (n <= 0) break;
+    out.append(buffer, static_cast<size_t>(n));
+    const size_t headerEnd = out.find("\r\n\r\n");
+    if (headerEnd == std::string::npos) continue;
+    const size_t lengthAt = out.find("Content-Length: ");
+    if (lengthAt == std::string::npos || lengthAt > headerEnd) break;
+    const size_t length = std::strtoul(out.c_str() + lengthAt + 16, nullptr, 10);
+    if (out.size() >= headerEnd + 4 + length) break;
+  }
+  return out;
+}
+
+bool RawConnection::closedByPeer(double seconds) {
+  char buffer[4096];
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (fd_ >= 0) {
+    const double left =
+        std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0) return false;
+    const int n = readSome(buffer, sizeof buffer, left);
+    if (n == -2) return false;
+    if (n <= 0) return true;
+  }
+  return true;
+}
+
+int statusOf(const std::string& rawResponse) {
+  if (rawResponse.rfind("HTTP/1.1 ", 0) != 0) return 0;
+  return std::atoi(rawResponse.c_str() + 9);
+}
+
 std::shared_ptr<JsonDocument> parseJson(const std::string& text) {
   auto doc = std::make_shared<JsonDocument>();
   doc->Parse(text.c_str(), text.size());
@@ -255,17 +387,18 @@ std::string makeReview(const std::string& objectJson, std::string_view operation
   const size_t slash = apiVersion.find('/');
   const std::string group =
       slash == std::string_view::npos ? "" : std::string(apiVersion.substr(0, slash));
-  const std::string version = std::string(
-      slash == std::string_view::npos ? apiVersion : apiVersion.substr(slash + 1));
+  const std::string version =
+      std::string(slash == std::string_view::npos ? apiVersion : apiVersion.substr(slash + 1));
   const std::string kind(stringMember(object.get(), "kind"));
   std::string name(stringMember(member(object.get(), "metadata"), "name"));
   std::string ns(stringMember(member(object.get(), "metadata"), "namespace"));
   if (ns.empty()) ns = std::string(namespaceName);
-  std::string review = R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":")" +
-                       std::string(uid) + R"(","kind":{"group":")" + group + R"(","version":")" +
-                       version + R"(","kind":")" + kind + R"("},"namespace":")" + ns +
-                       R"(","name":")" + name + R"(","operation":")" + std::string(operation) +
-                       R"(","userInfo":{"username":"test"},"object":)" + objectJson;
+  std::string review =
+      R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":")" +
+      std::string(uid) + R"(","kind":{"group":")" + group + R"(","version":")" + version +
+      R"(","kind":")" + kind + R"("},"namespace":")" + ns + R"(","name":")" + name +
+      R"(","operation":")" + std::string(operation) +
+      R"(","userInfo":{"username":"test"},"object":)" + objectJson;
   if (!oldObjectJson.empty()) review += R"(,"oldObject":)" + oldObjectJson;
   review += R"(,"dryRun":false}})";
   return review;
@@ -327,9 +460,9 @@ ReviewResponse parseReviewResponse(const std::string& body) {
 std::string applyPatch(const std::string& objectJson, const std::string& patchJson) {
   TempDir dir;
   writeFile(dir.file("object.json"), objectJson);
-  const CommandResult result = runCommand({"kubectl", "patch", "--local", "-f",
-                                           dir.file("object.json"), "--type=json", "-p",
-                                           patchJson, "-o", "json"});
+  const CommandResult result =
+      runCommand({"kubectl", "patch", "--local", "-f", dir.file("object.json"), "--type=json", "-p",
+                  patchJson, "-o", "json"});
   if (result.exitCode != 0) {
     ADD_FAILURE() << "kubectl patch failed: " << result.err << "\npatch: " << patchJson;
     return "";

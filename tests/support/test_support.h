@@ -93,6 +93,36 @@ class WebhookServer {
   bool exited_ = false;
 };
 
+// A raw connection for what no well-behaved client sends: partial bodies,
+// lying headers, plain HTTP on the TLS port, idle and half-open connections.
+class RawConnection {
+ public:
+  // Connects to 127.0.0.1:port; with `tls`, completes a TLS handshake.
+  RawConnection(int port, bool tls);
+  ~RawConnection();
+  RawConnection(const RawConnection&) = delete;
+  RawConnection& operator=(const RawConnection&) = delete;
+
+  bool connected() const { return fd_ >= 0 && (ssl_ != nullptr || !tls_); }
+  bool send(std::string_view bytes);
+  // Reads one HTTP response (headers and Content-Length body) or until the
+  // peer closes or `seconds` pass. Returns what arrived.
+  std::string readResponse(double seconds);
+  // True when the peer closed the connection within `seconds`.
+  bool closedByPeer(double seconds);
+  void close();
+
+ private:
+  int readSome(char* buffer, int size, double seconds);
+  bool tls_;
+  int fd_ = -1;
+  void* context_ = nullptr;  // SSL_CTX
+  void* ssl_ = nullptr;      // SSL
+};
+
+// The HTTP status of a raw response, 0 when none.
+int statusOf(const std::string& rawResponse);
+
 // An AdmissionReview request for `object` (a JSON text).
 std::string makeReview(const std::string& objectJson, std::string_view operation,
                        std::string_view uid, const std::string& oldObjectJson = "",
