@@ -5,6 +5,7 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 
@@ -63,6 +64,17 @@ bool setupLogging(std::string_view level) {
 void logInfo(std::string_view message, std::initializer_list<LogField> fields) {
   emit(spdlog::level::info, "info", message, fields);
 }
+void logLifecycle(std::string_view message, std::initializer_list<LogField> fields) {
+  if (spdlog::get_level() == spdlog::level::off) return;
+  const auto level = std::max(spdlog::get_level(), spdlog::level::info);
+  rapidjson::StringBuffer buffer;
+  Writer writer(buffer);
+  begin(writer, "info", message);
+  for (const auto& [key, value] : fields) field(writer, key, value);
+  writer.EndObject();
+  spdlog::log(level, "{}", std::string_view(buffer.GetString(), buffer.GetSize()));
+}
+
 void logWarn(std::string_view message, std::initializer_list<LogField> fields) {
   emit(spdlog::level::warn, "warn", message, fields);
 }
@@ -71,7 +83,8 @@ void logError(std::string_view message, std::initializer_list<LogField> fields) 
 }
 
 void logRequest(Endpoint endpoint, const ReviewAnswer& answer, double seconds) {
-  const auto level = answer.decision == Decision::Errored ? spdlog::level::warn : spdlog::level::info;
+  const auto level =
+      answer.decision == Decision::Errored ? spdlog::level::warn : spdlog::level::info;
   if (!spdlog::should_log(level)) return;
   rapidjson::StringBuffer buffer;
   Writer writer(buffer);

@@ -17,6 +17,9 @@ bool setupLogging(std::string_view level);
 
 using LogField = std::pair<std::string_view, std::string_view>;
 void logInfo(std::string_view message, std::initializer_list<LogField> fields = {});
+// Start, stop, reload and rotation events: logged at info, and kept at warn
+// and error levels too, which only quieten per-request lines.
+void logLifecycle(std::string_view message, std::initializer_list<LogField> fields = {});
 void logWarn(std::string_view message, std::initializer_list<LogField> fields = {});
 void logError(std::string_view message, std::initializer_list<LogField> fields = {});
 

@@ -3,10 +3,13 @@
 #include <httplib.h>
 #include <malloc.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 
 #include <cctype>
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -153,6 +156,22 @@ class AdmissionHandler {
   Endpoint endpoint_;
 };
 
+// cpp-httplib keeps an idle keep-alive connection (and its thread) until the
+// keep-alive timeout, which is longer than the API server's idle timeout so
+// that we never close a connection it is about to reuse. At shutdown that
+// would hold the process for minutes. Once the listener is closed and the
+// drain delay is over, half-close every connection socket for reading: idle
+// ones end at once, and a request being answered can still write its answer.
+void endIdleConnections() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (fs::directory_iterator it("/proc/self/fd", ec), end; !ec && it != end; it.increment(ec)) {
+    const int fd = std::atoi(it->path().filename().c_str());
+    struct stat info {};
+    if (fstat(fd, &info) == 0 && S_ISSOCK(info.st_mode)) shutdown(fd, SHUT_RD);
+  }
+}
+
 }  // namespace
 
 int runServer(const ServerOptions& options) {
@@ -282,7 +301,7 @@ int runServer(const ServerOptions& options) {
           metrics.setProfilesLoaded(reloaded.set->profiles().size());
           engine.replaceProfiles(std::move(reloaded.set));
           metrics.recordProfileReload(true, unixNow());
-          logInfo("profiles reloaded", {{"dir", options.profilesDir}});
+          logLifecycle("profiles reloaded", {{"dir", options.profilesDir}});
         } else {
           metrics.recordProfileReload(false, unixNow());
           for (const ProfileError& error : reloaded.errors) {
@@ -294,7 +313,7 @@ int runServer(const ServerOptions& options) {
       std::string error;
       if (certificates.reloadIfChanged(&error)) {
         metrics.setCertificateExpiry(certificates.expiry());
-        logInfo("certificate reloaded", {{"file", options.certFile}});
+        logLifecycle("certificate reloaded", {{"file", options.certFile}});
       } else if (!error.empty()) {
         logError("certificate reload failed; serving the previous one", {{"error", error}});
       }
@@ -305,16 +324,17 @@ int runServer(const ServerOptions& options) {
     int received = 0;
     sigwait(&signals, &received);
     ready.store(false);
-    logInfo("shutting down", {{"signal", received == SIGTERM ? "SIGTERM" : "SIGINT"}});
+    logLifecycle("shutting down", {{"signal", received == SIGTERM ? "SIGTERM" : "SIGINT"}});
     std::unique_lock<std::mutex> lock(stopMutex);
     stopSignal.wait_for(lock, std::chrono::seconds(options.shutdownDelaySeconds),
                         [&] { return stopping; });
     lock.unlock();
     server.stop();
+    endIdleConnections();
   });
 
   const std::string address = options.host + ":" + std::to_string(port);
-  logInfo("listening", {{"address", address}, {"profiles", options.profilesDir}});
+  logLifecycle("listening", {{"address", address}, {"profiles", options.profilesDir}});
   const bool clean = server.listen_after_bind();
 
   {
@@ -328,7 +348,7 @@ int runServer(const ServerOptions& options) {
     pthread_kill(signalThread.native_handle(), SIGTERM);
     signalThread.join();
   }
-  logInfo("stopped");
+  logLifecycle("stopped");
   return clean ? 0 : 1;
 }
 
