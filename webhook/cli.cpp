@@ -48,8 +48,10 @@ Options:
 
 constexpr const char* kProfilesHelp = R"(Usage: aiadmit profiles lint [DIR]
 
-Validates every profile in DIR (default: the shipped profiles) and prints each
-error as FILE:LINE:COLUMN: FIELD: MESSAGE. Exit 0 when all are valid, 1 otherwise.
+Validates every profile in DIR (default: the shipped profiles) with the checks
+the server applies when it loads them, and prints every error as
+FILE:LINE:COLUMN: FIELD: MESSAGE. When all are valid, lists each profile with
+its class and scope. Exit 0 when all are valid, 1 otherwise.
 )";
 
 bool wantsHelp(const Arguments& args) {
@@ -214,6 +216,10 @@ int profilesCommand(const Arguments& args) {
     std::cout << loaded.errors.size() << (loaded.errors.size() == 1 ? " error" : " errors")
               << " in " << dir << "\n";
     return 1;
+  }
+  for (const Profile& profile : loaded.set->profiles()) {
+    std::cout << profile.name << ": class " << className(profile.workloadClass) << ", "
+              << describeScope(profile.scope) << "\n";
   }
   std::cout << loaded.set->profiles().size() << " profiles in " << dir << " are valid\n";
   return 0;
