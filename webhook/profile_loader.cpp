@@ -125,7 +125,12 @@ std::string_view closestName(std::string_view typed,
 }
 
 std::string inQuotes(std::string_view text) {
-  return "\"" + std::string(text) + "\"";
+  std::string out;
+  out.reserve(text.size() + 2);
+  out.push_back('"');
+  out.append(text);
+  out.push_back('"');
+  return out;
 }
 
 std::string listOf(std::initializer_list<std::string_view> options) {

@@ -80,24 +80,21 @@ std::string describeHit(const Profile& profile, const ScopeHit& hit, std::string
 }
 
 // Characters of a glob before its first star, or after its last one, must
-// agree ('?' agrees with anything) for two globs to share a match.
+// agree ('?' agrees with anything) for two globs to share a match. A cheap
+// test that spares most pairs the automaton.
 bool globEndsAgree(std::string_view a, std::string_view b) {
-  auto agree = [](std::string_view x, std::string_view y) {
-    for (size_t i = 0; i < std::min(x.size(), y.size()); ++i) {
-      if (x[i] != y[i] && x[i] != '?' && y[i] != '?') return false;
-    }
-    return true;
-  };
-  const std::string_view headA = a.substr(0, a.find('*'));
-  const std::string_view headB = b.substr(0, b.find('*'));
-  if (!agree(headA, headB)) return false;
-  const size_t starA = a.rfind('*');
-  const size_t starB = b.rfind('*');
-  std::string tailA(starA == std::string_view::npos ? a : a.substr(starA + 1));
-  std::string tailB(starB == std::string_view::npos ? b : b.substr(starB + 1));
-  std::reverse(tailA.begin(), tailA.end());
-  std::reverse(tailB.begin(), tailB.end());
-  return agree(tailA, tailB);
+  auto agree = [](char x, char y) { return x == y || x == '?' || y == '?'; };
+  const size_t headA = std::min(a.find('*'), a.size());
+  const size_t headB = std::min(b.find('*'), b.size());
+  for (size_t i = 0; i < std::min(headA, headB); ++i) {
+    if (!agree(a[i], b[i])) return false;
+  }
+  const size_t tailA = a.size() - (a.rfind('*') == std::string_view::npos ? 0 : a.rfind('*') + 1);
+  const size_t tailB = b.size() - (b.rfind('*') == std::string_view::npos ? 0 : b.rfind('*') + 1);
+  for (size_t i = 1; i <= std::min(tailA, tailB); ++i) {
+    if (!agree(a[a.size() - i], b[b.size() - i])) return false;
+  }
+  return true;
 }
 
 }  // namespace
