@@ -221,7 +221,9 @@ int profilesCommand(const Arguments& args) {
     std::cout << profile.name << ": class " << className(profile.workloadClass) << ", "
               << describeScope(profile.scope) << "\n";
   }
-  std::cout << loaded.set->profiles().size() << " profiles in " << dir << " are valid\n";
+  const size_t count = loaded.set->profiles().size();
+  std::cout << count << (count == 1 ? " profile in " : " profiles in ") << dir
+            << (count == 1 ? " is valid\n" : " are valid\n");
   return 0;
 }
 
