@@ -8,9 +8,11 @@
 // them also select by label.
 #include <benchmark/benchmark.h>
 
-#include <unistd.h>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <string>
 
 #include "webhook/classify.h"
