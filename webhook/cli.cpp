@@ -48,8 +48,10 @@ Options:
 
 constexpr const char* kProfilesHelp = R"(Usage: aiadmit profiles lint [DIR]
 
-Validates every profile in DIR (default: the shipped profiles) and prints each
-error as FILE:LINE:COLUMN: FIELD: MESSAGE. Exit 0 when all are valid, 1 otherwise.
+Validates every profile in DIR (default: the shipped profiles) with the checks
+the server applies when it loads them, and prints every error as
+FILE:LINE:COLUMN: FIELD: MESSAGE. When all are valid, lists each profile with
+its class and scope. Exit 0 when all are valid, 1 otherwise.
 )";
 
 bool wantsHelp(const Arguments& args) {
@@ -217,7 +219,13 @@ int profilesCommand(const Arguments& args) {
               << " in " << dir << "\n";
     return 1;
   }
-  std::cout << loaded.set->profiles().size() << " profiles in " << dir << " are valid\n";
+  for (const Profile& profile : loaded.set->profiles()) {
+    std::cout << profile.name << ": class " << className(profile.workloadClass) << ", "
+              << describeScope(profile.scope) << "\n";
+  }
+  const size_t count = loaded.set->profiles().size();
+  std::cout << count << (count == 1 ? " profile in " : " profiles in ") << dir
+            << (count == 1 ? " is valid\n" : " are valid\n");
   return 0;
 }
 

@@ -39,7 +39,7 @@ ProfileSelection selectProfile(const ProfileSet& profiles, const PodTemplateView
                                WorkloadClass workloadClass, std::string_view namespaceName) {
   return profiles.select(workloadClass, namespaceName,
                          labelsOf(member(view.object, "metadata")), labelsOf(view.metadata),
-                         workloadAnnotation(view, kProfileAnnotation));
+                         declaredAnnotation(view, kProfileAnnotation).value_or(""));
 }
 
 std::string changeWarning(const std::string& change, const Profile& profile) {

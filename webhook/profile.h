@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "webhook/classify.h"
@@ -29,7 +30,9 @@ struct NodeSelectorRequirement {
 
 struct GpuPool {
   std::string resourceName = "nvidia.com/gpu";
-  // Accelerator resources a manifest may ask for; always contains resourceName.
+  // Accelerator resources a manifest may ask for, sorted; always contains
+  // resourceName. An entry may be a glob ("nvidia.com/mig-*"): use
+  // Profile::allowsResource rather than comparing names.
   std::vector<std::string> allowedResources;
   // Whether time-sliced or MIG (shared) GPU resources are acceptable (AIA013).
   bool sharingAllowed = false;
@@ -82,6 +85,9 @@ struct Probes {
   ProbeSpec startup;
   // How long a model may take to load; startup.failureThreshold is derived.
   int startupBudgetSeconds = 600;
+
+  // Enough startup probe periods to cover the budget: ceil(budget / period).
+  int startupFailureThreshold() const;
 };
 
 struct JobDefaults {
@@ -109,15 +115,25 @@ struct MutationSwitches {
 };
 
 struct ProfileScope {
-  std::vector<std::string> namespaces;  // globs; empty: all namespaces
+  // Exact names or globs (* and ?); empty: every namespace.
+  std::vector<std::string> namespaces;
+  // All must be on the object (or, for keys the object lacks, its pod template).
   std::map<std::string, std::string> matchLabels;
+};
+
+// 1-based line and column in the profile file; 0 when unknown.
+struct SourceLocation {
+  int line = 0;
+  int column = 0;
 };
 
 struct Profile {
   std::string name;
   WorkloadClass workloadClass = WorkloadClass::None;
   std::string sourceFile;
-  int sourceLine = 0;
+  int sourceLine = 0;            // where the YAML document starts
+  SourceLocation nameLocation;   // of metadata.name
+  SourceLocation scopeLocation;  // of spec.scope, or of spec when there is none
 
   ProfileScope scope;
   GpuPool gpu;
@@ -133,7 +149,26 @@ struct Profile {
   bool allowsPriorityClass(std::string_view priorityClass) const;
 };
 
-// Shell-style glob with * and ?, as used for namespace scopes.
+// Shell-style glob with * and ?, as used for namespace scopes and allowed
+// resources.
 bool globMatch(std::string_view pattern, std::string_view text);
+bool isGlob(std::string_view pattern);
+
+// A Kubernetes namespace name: an RFC 1123 label (a-z, 0-9, '-', at most 63,
+// starting and ending with a letter or digit).
+bool isNamespaceName(std::string_view name);
+
+// A namespace name that every pattern (exact name or glob) matches and that is
+// not in `excluded`: a shortest one when nothing is excluded, so that messages
+// show a plausible example. nullopt when no valid namespace name qualifies. Exact, not a guess:
+// the patterns are intersected as automata together with the name syntax.
+std::optional<std::string> namespaceMatchedByAll(
+    const std::vector<std::string_view>& patterns,
+    const std::vector<std::string_view>& excluded = {});
+
+// A GPU resource that shares a physical GPU between pods: a MIG slice
+// (nvidia.com/mig-1g.10gb) or a time-sliced replica (nvidia.com/gpu.shared,
+// nvidia.com/sharedgpu). A profile that lists one must allow sharing.
+bool isSharedGpuResource(std::string_view resourceName);
 
 }  // namespace aiadmit

@@ -14,8 +14,8 @@ namespace aiadmit {
 
 struct ProfileError {
   std::string file;
-  int line = 0;    // 1-based; 0 when the error is about the whole file or set
-  int column = 0;  // 1-based
+  int line = 0;       // 1-based; 0 when the error is about the whole file or set
+  int column = 0;     // 1-based
   std::string field;  // "spec.placement.tolerations[0].effect"
   std::string message;
 
@@ -29,8 +29,10 @@ struct ProfileLoadResult {
   bool ok() const { return errors.empty() && set != nullptr; }
 };
 
-// Every *.yaml and *.yml file directly in `directory` (hidden entries, such as
-// a ConfigMap volume's ..data, are skipped), in name order.
+// Every *.yaml and *.yml file directly in `directory`, in name order; hidden
+// entries are skipped. In a ConfigMap volume the files are read through the
+// ..data symlink, resolved once, so that a concurrent update is seen whole or
+// not at all. Errors are sorted by file, line and column.
 ProfileLoadResult loadProfileDirectory(const std::string& directory);
 
 // Profiles from YAML text; `fileName` is used in messages. Exposed for tests.
@@ -41,7 +43,8 @@ ProfileLoadResult loadProfileText(std::string_view text, const std::string& file
 void parseProfileDocuments(std::string_view text, const std::string& fileName,
                            std::vector<Profile>& out, std::vector<ProfileError>& errors);
 
-// Set-level checks (duplicate names, profiles that could tie) and construction.
+// Set-level checks (duplicate names, profiles that could tie: findScopeTie)
+// and construction. The set is built only when there is no error at all.
 ProfileLoadResult buildProfileSet(std::vector<Profile> profiles, std::vector<ProfileError> errors,
                                   std::string source);
 

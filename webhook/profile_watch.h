@@ -1,5 +1,7 @@
 // Notices that a profile directory changed: a file added, removed or
-// rewritten, or a ConfigMap volume's ..data symlink swapped.
+// rewritten, or a ConfigMap volume's ..data symlink swapped. Polled (the
+// server asks once a second), because a ConfigMap update is a symlink swap
+// that inotify on the files themselves would not report.
 #pragma once
 
 #include <string>

@@ -186,6 +186,9 @@ int runServer(const ServerOptions& options) {
   mallopt(M_ARENA_MAX, 2);
 
   Metrics metrics;
+  // Watched from before the first load, so that a change during start-up is
+  // not missed.
+  ProfileWatch profileWatch(options.profilesDir);
   ProfileLoadResult loaded = loadProfileDirectory(options.profilesDir);
   if (!loaded.ok()) {
     for (const ProfileError& error : loaded.errors) {
@@ -196,6 +199,8 @@ int runServer(const ServerOptions& options) {
   }
   metrics.recordProfileReload(true, unixNow());
   metrics.setProfilesLoaded(loaded.set->profiles().size());
+  logInfo("profiles loaded", {{"dir", options.profilesDir},
+                              {"profiles", std::to_string(loaded.set->profiles().size())}});
   Engine engine(loaded.set);
 
   CertificateStore certificates(options.certFile, options.keyFile);
@@ -290,7 +295,6 @@ int runServer(const ServerOptions& options) {
   std::mutex stopMutex;
   std::condition_variable stopSignal;
   bool stopping = false;
-  ProfileWatch profileWatch(options.profilesDir);
   std::thread watcher([&] {
     std::unique_lock<std::mutex> lock(stopMutex);
     while (!stopSignal.wait_for(lock, std::chrono::milliseconds(options.reloadIntervalMillis),
@@ -298,16 +302,19 @@ int runServer(const ServerOptions& options) {
       if (profileWatch.changed()) {
         ProfileLoadResult reloaded = loadProfileDirectory(options.profilesDir);
         if (reloaded.ok()) {
+          const std::string count = std::to_string(reloaded.set->profiles().size());
           metrics.setProfilesLoaded(reloaded.set->profiles().size());
           engine.replaceProfiles(std::move(reloaded.set));
           metrics.recordProfileReload(true, unixNow());
-          logLifecycle("profiles reloaded", {{"dir", options.profilesDir}});
+          logLifecycle("profiles reloaded", {{"dir", options.profilesDir}, {"profiles", count}});
         } else {
           metrics.recordProfileReload(false, unixNow());
           for (const ProfileError& error : reloaded.errors) {
-            logError("profile reload refused; keeping the last good set",
-                     {{"error", error.format()}});
+            logError("invalid profile", {{"error", error.format()}});
           }
+          logError("profile reload refused; keeping the last good set",
+                   {{"dir", options.profilesDir},
+                    {"errors", std::to_string(reloaded.errors.size())}});
         }
       }
       std::string error;
