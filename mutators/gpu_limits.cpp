@@ -43,7 +43,7 @@ bool copyRequestsToLimits(MutationContext& context, JsonValue& container) {
                      context.alloc);
     context.report("added limit " + std::string(nameOf(it->name)) + "=" + quantityText(it->value) +
                    " to container " + std::string(stringMember(&container, "name")) +
-                   ", equal to its request");
+                   " to match its request");
   }
   return true;
 }
@@ -75,13 +75,13 @@ bool addWantedGpus(MutationContext& context) {
     // An annotation that is not a positive whole number asks for nothing usable.
     const auto quantity = Quantity::parse(annotated);
     count = quantity && !quantity->isNegative() ? quantity->wholeValue().value_or(0) : 0;
-    why = "as annotation aiadmit.dev/gpus asks";
+    why = "per annotation aiadmit.dev/gpus";
   } else if (context.profile.gpu.defaultCount > 0 && !requestsAccelerator(view.spec) &&
              namespaceMayUseGpus(context.profile, context.namespaceName)) {
     // A default nobody asked for must not turn an admissible workload into one
     // that the namespace rule (AIA012) refuses.
     count = context.profile.gpu.defaultCount;
-    why = "the profile's default count";
+    why = "per gpu.defaultCount";
   }
   if (count <= 0) return false;
 
@@ -93,7 +93,7 @@ bool addWantedGpus(MutationContext& context) {
   const std::string quantity = std::to_string(count);
   setString(limits, resource, quantity, context.alloc);
   context.report("added limit " + resource + "=" + quantity + " to container " +
-                 std::string(stringMember(container, "name")) + ", " + std::string(why));
+                 std::string(stringMember(container, "name")) + " " + std::string(why));
   return true;
 }
 

@@ -41,7 +41,7 @@ TEST(GpuLimitsMutator, RequestWithoutLimitGetsAnEqualLimitAsOneAdd) {
             R"(nvidia.com~1gpu","value":"2"}])");
   ASSERT_EQ(run.changes.size(), 1u);
   EXPECT_EQ(run.changes[0],
-            "added limit nvidia.com/gpu=2 to container trainer, equal to its request");
+            "added limit nvidia.com/gpu=2 to container trainer to match its request");
   expectAppliedAndIdempotent(kMutator, run, training());
 }
 
@@ -144,9 +144,8 @@ TEST(GpuLimitsMutator, AnnotationPutsTheGpusOnTheFirstContainer) {
   EXPECT_EQ(run.patch(), R"([{"op":"add","path":"/spec/template/spec/containers/0/resources",)"
                          R"("value":{"limits":{"nvidia.com/gpu":"4"}}}])");
   ASSERT_EQ(run.changes.size(), 1u);
-  EXPECT_EQ(
-      run.changes[0],
-      "added limit nvidia.com/gpu=4 to container trainer, as annotation aiadmit.dev/gpus asks");
+  EXPECT_EQ(run.changes[0],
+            "added limit nvidia.com/gpu=4 to container trainer per annotation aiadmit.dev/gpus");
   expectAppliedAndIdempotent(kMutator, run, training());
 }
 
@@ -261,7 +260,7 @@ TEST(GpuLimitsMutator, ProfileDefaultCountGoesToTheMainContainer) {
             R"(nvidia.com~1gpu","value":"1"}])");
   ASSERT_EQ(run.changes.size(), 1u);
   EXPECT_EQ(run.changes[0],
-            "added limit nvidia.com/gpu=1 to container jupyter, the profile's default count");
+            "added limit nvidia.com/gpu=1 to container jupyter per gpu.defaultCount");
   expectAppliedAndIdempotent(kMutator, run, profile, "ml-team");
 }
 

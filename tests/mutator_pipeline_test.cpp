@@ -72,9 +72,8 @@ spec:
       response.warnings,
       (std::vector<std::string>{
           "aiadmit: class training: annotation aiadmit.dev/workload=training",
-          "aiadmit: added limit nvidia.com/gpu=4 to container trainer, as annotation "
-          "aiadmit.dev/gpus "
-          "asks (profile training)",
+          "aiadmit: added limit nvidia.com/gpu=4 to container trainer per annotation "
+          "aiadmit.dev/gpus (profile training)",
           "aiadmit: added toleration accelerator=gpu:NoSchedule (profile training)",
           "aiadmit: added node selector accelerator=nvidia (profile training)",
           "aiadmit: set priorityClassName ai-training (profile training)",
