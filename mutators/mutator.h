@@ -31,6 +31,14 @@ struct MutationContext {
   PodTemplateView view() const { return PodTemplateView::of(object, kind); }
   JsonValue& podSpec() { return ensurePodSpec(object, kind, alloc); }
   JsonValue& podMetadata() { return ensurePodMetadata(object, kind, alloc); }
+  // The pod spec when the object has one. Unlike podSpec() it never creates
+  // the path, so looking does not change the object.
+  JsonValue* existingPodSpec() { return const_cast<JsonValue*>(view().spec); }
+
+  // Records one change, shortened when needed so that the warning the engine
+  // makes of it, "aiadmit: <change> (profile <name>)", fits the API server's
+  // 120-character line.
+  void report(std::string change);
 };
 
 class Mutator {

@@ -1,5 +1,6 @@
 #include "mutators/pool_tolerations.h"
 
+#include "mutators/gpu_count.h"
 #include "webhook/scheduling.h"
 
 namespace aiadmit {
@@ -7,13 +8,14 @@ namespace aiadmit {
 bool PoolTolerationsMutator::mutate(MutationContext& context) const {
   const Profile& profile = context.profile;
   if (!profile.mutations.tolerations || profile.placement.tolerations.empty()) return false;
+  if (!usesProfilePool(context.view().spec, profile)) return false;
 
   bool changed = false;
   for (const Toleration& wanted : profile.placement.tolerations) {
     if (anyTolerationCovers(member(context.view().spec, "tolerations"), wanted)) continue;
     JsonValue& tolerations = ensureArray(context.podSpec(), "tolerations", context.alloc);
     tolerations.PushBack(tolerationToJson(wanted, context.alloc), context.alloc);
-    context.changes.push_back("added toleration " + describeToleration(wanted));
+    context.report("added toleration " + describeToleration(wanted));
     changed = true;
   }
   return changed;

@@ -4,8 +4,10 @@
 
 namespace aiadmit {
 
-// Adds the profile's tolerations for the accelerator pool, unless a toleration
-// already in the pod tolerates the same taint.
+// Adds the profile's tolerations for the accelerator pool to a pod that asks
+// for one of the profile's accelerators, unless a toleration already in the
+// pod tolerates the same taint. Pods without GPUs are left off the pool:
+// aimed at it, they would be refused (AIA007).
 class PoolTolerationsMutator final : public Mutator {
  public:
   std::string_view name() const override { return "pool-tolerations"; }

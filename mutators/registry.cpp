@@ -1,15 +1,33 @@
 // The fixed order in which mutators run. Order matters where one mutator's
-// result feeds another (GPU limits decide whether /dev/shm is needed), and a
-// fixed order keeps patches deterministic.
+// result feeds another, and a fixed order keeps patches deterministic:
+// - GPU limits come first: the pool, the /dev/shm decision and the GPU count
+//   all read the limits it makes explicit;
+// - pool tolerations and placement only aim pods that ask for GPUs at the pool;
+// - the stamp comes last and records the class and profile of the result.
+// docs/mutators.md describes each one; keep both in the same order.
+#include "mutators/gpu_limits.h"
+#include "mutators/job_defaults.h"
 #include "mutators/mutator.h"
+#include "mutators/pool_placement.h"
 #include "mutators/pool_tolerations.h"
+#include "mutators/realtime_probes.h"
+#include "mutators/scheduling.h"
+#include "mutators/shared_memory.h"
+#include "mutators/stamp.h"
 
 namespace aiadmit {
 
 const std::vector<std::unique_ptr<const Mutator>>& allMutators() {
   static const std::vector<std::unique_ptr<const Mutator>> mutators = [] {
     std::vector<std::unique_ptr<const Mutator>> list;
+    list.push_back(std::make_unique<GpuLimitsMutator>());
     list.push_back(std::make_unique<PoolTolerationsMutator>());
+    list.push_back(std::make_unique<PoolPlacementMutator>());
+    list.push_back(std::make_unique<SchedulingMutator>());
+    list.push_back(std::make_unique<RealtimeProbesMutator>());
+    list.push_back(std::make_unique<JobDefaultsMutator>());
+    list.push_back(std::make_unique<SharedMemoryMutator>());
+    list.push_back(std::make_unique<StampMutator>());
     return list;
   }();
   return mutators;

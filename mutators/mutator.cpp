@@ -1,0 +1,36 @@
+#include "mutators/mutator.h"
+
+#include "webhook/admission.h"
+
+namespace aiadmit {
+
+namespace {
+
+constexpr std::string_view kWarningPrefix = "aiadmit: ";
+constexpr std::string_view kProfileOpen = " (profile ";
+constexpr std::string_view kProfileClose = ")";
+constexpr std::string_view kEllipsis = "...";
+
+// Cuts `text` to at most `size` bytes without splitting a UTF-8 sequence.
+void cutUtf8(std::string& text, size_t size) {
+  while (size > 0 && (static_cast<unsigned char>(text[size]) & 0xC0) == 0x80) --size;
+  text.resize(size);
+}
+
+}  // namespace
+
+void MutationContext::report(std::string change) {
+  const size_t frame =
+      kWarningPrefix.size() + kProfileOpen.size() + profile.name.size() + kProfileClose.size();
+  // Profile names are at most 63 characters, so there is always room left.
+  const size_t budget = kMaxWarningLength > frame + kEllipsis.size() + 16
+                            ? kMaxWarningLength - frame
+                            : kEllipsis.size() + 16;
+  if (change.size() > budget) {
+    cutUtf8(change, budget - kEllipsis.size());
+    change += kEllipsis;
+  }
+  changes.push_back(std::move(change));
+}
+
+}  // namespace aiadmit

@@ -1,0 +1,94 @@
+#include "mutators/realtime_probes.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "mutators/template_parts.h"
+
+namespace aiadmit {
+
+namespace {
+
+std::optional<int> firstTcpPort(const JsonValue& container) {
+  const JsonValue* ports = member(&container, "ports");
+  if (!isArray(ports)) return std::nullopt;
+  for (const JsonValue& port : ports->GetArray()) {
+    const std::string_view protocol = stringMember(&port, "protocol");
+    if (!protocol.empty() && protocol != "TCP") continue;
+    const JsonValue* number = member(&port, "containerPort");
+    if (number != nullptr && number->IsInt() && number->GetInt() > 0 && number->GetInt() <= 65535) {
+      return number->GetInt();
+    }
+  }
+  return std::nullopt;
+}
+
+JsonValue probeToJson(const ProbeSpec& spec, int port, int failureThreshold, JsonAllocator& alloc) {
+  JsonValue probe(rapidjson::kObjectType);
+  JsonValue handler(rapidjson::kObjectType);
+  if (spec.handler == ProbeSpec::Handler::HttpGet) {
+    setString(handler, "path", spec.path, alloc);
+    handler.AddMember("port", port, alloc);
+    setString(handler, "scheme", spec.scheme, alloc);
+    probe.AddMember("httpGet", handler, alloc);
+  } else {
+    handler.AddMember("port", port, alloc);
+    probe.AddMember("tcpSocket", handler, alloc);
+  }
+  probe.AddMember("periodSeconds", spec.periodSeconds, alloc);
+  probe.AddMember("timeoutSeconds", spec.timeoutSeconds, alloc);
+  probe.AddMember("failureThreshold", failureThreshold, alloc);
+  return probe;
+}
+
+std::string describeProbe(const ProbeSpec& spec, int port) {
+  if (spec.handler == ProbeSpec::Handler::HttpGet) {
+    return (spec.scheme == "HTTPS" ? "https GET " : "http GET ") + spec.path + " on port " +
+           std::to_string(port);
+  }
+  return "tcp on port " + std::to_string(port);
+}
+
+}  // namespace
+
+bool RealtimeProbesMutator::mutate(MutationContext& context) const {
+  const Profile& profile = context.profile;
+  if (!profile.mutations.probes || !profile.probes.enabled) return false;
+  if (context.classification.workloadClass != WorkloadClass::Realtime) return false;
+  JsonValue* container = mainContainer(context);
+  if (container == nullptr) return false;
+
+  const Probes& probes = profile.probes;
+  const std::string containerName(stringMember(container, "name"));
+  bool changed = false;
+  if (isUnset(member(container, "readinessProbe"))) {
+    const std::optional<int> port =
+        probes.readiness.port ? probes.readiness.port : firstTcpPort(*container);
+    if (port) {
+      setMember(
+          *container, "readinessProbe",
+          probeToJson(probes.readiness, *port, probes.readiness.failureThreshold, context.alloc),
+          context.alloc);
+      context.report("added readiness probe " + describeProbe(probes.readiness, *port) +
+                     " to container " + containerName);
+      changed = true;
+    }
+  }
+  if (isUnset(member(container, "startupProbe"))) {
+    const std::optional<int> port =
+        probes.startup.port ? probes.startup.port : firstTcpPort(*container);
+    if (port) {
+      const int period = std::max(probes.startup.periodSeconds, 1);
+      const int failureThreshold = std::max((probes.startupBudgetSeconds + period - 1) / period, 1);
+      setMember(*container, "startupProbe",
+                probeToJson(probes.startup, *port, failureThreshold, context.alloc), context.alloc);
+      context.report("added startup probe " + describeProbe(probes.startup, *port) +
+                     " to container " + containerName + ", " +
+                     std::to_string(failureThreshold * period) + "s to start");
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+}  // namespace aiadmit

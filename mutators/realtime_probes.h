@@ -1,0 +1,20 @@
+#pragma once
+
+#include "mutators/mutator.h"
+
+namespace aiadmit {
+
+// Gives the serving container of a realtime workload (the main container)
+// the readiness and startup probes it lacks, so that a model server takes
+// traffic only once its model is loaded, and is not restarted while it loads.
+// The probes check the port the profile names, else the container's first
+// TCP port; a container with neither gets none (validation then explains,
+// AIA009). The startup probe allows the profile's startup budget:
+// failureThreshold = ceil(startupBudgetSeconds / periodSeconds).
+class RealtimeProbesMutator final : public Mutator {
+ public:
+  std::string_view name() const override { return "realtime-probes"; }
+  bool mutate(MutationContext& context) const override;
+};
+
+}  // namespace aiadmit

@@ -1,0 +1,27 @@
+#pragma once
+
+#include "mutators/mutator.h"
+
+namespace aiadmit {
+
+// The profile's scheduling defaults, each only where the workload has not
+// chosen: priorityClassName and schedulerName on the pod spec, labels and
+// annotations (a Kueue queue, a Volcano group) on the object and on every
+// template below it, so that what controllers create carries them too.
+//
+// Two fields are never absent by the time a webhook sees them, and are read
+// the way the API server leaves them:
+// - schedulerName is defaulted to "default-scheduler" before admission, so
+//   that value counts as not chosen;
+// - a bare Pod's priority is resolved from its priorityClassName (or the
+//   global default) before admission. A class added afterwards would not
+//   change the priority the scheduler uses, so a Pod that already carries a
+//   resolved priority gets no class. Pods created from a template that has
+//   the class are resolved with it.
+class SchedulingMutator final : public Mutator {
+ public:
+  std::string_view name() const override { return "scheduling"; }
+  bool mutate(MutationContext& context) const override;
+};
+
+}  // namespace aiadmit
