@@ -11,11 +11,16 @@ void GpuLimitsMatchValidator::check(const ValidationContext& context,
     if (entry.section != "requests") return;
     const auto requested = Quantity::fromJson(entry.value);
     if (!requested) return;  // AIA004
+    const JsonValue* limit =
+        member(member(member(&entry.container, "resources"), "limits"), entry.name);
+    if (limit != nullptr) {
+      const auto limited = Quantity::fromJson(*limit);
+      if (!limited || limited->sameValue(*requested)) return;
+    }
+
     const std::string path = containerFieldPath(context.kind, entry.list, entry.index);
     const std::string name = quoted(entry.name);
     const std::string where = inContainer(context.view.spec, entry.container);
-    const JsonValue* limit =
-        member(member(member(&entry.container, "resources"), "limits"), entry.name);
     if (limit == nullptr) {
       out.push_back(
           {AIA005, path + ".resources.limits",
@@ -24,14 +29,10 @@ void GpuLimitsMatchValidator::check(const ValidationContext& context,
            name + " has a request but no limit; set an equal limit"});
       return;
     }
-    const auto limited = Quantity::fromJson(*limit);
-    if (!limited || limited->sameValue(*requested)) return;
-    out.push_back({AIA005, path + ".resources.requests",
-                   name + where + " requests " + quantityText(entry.value) + " but limits " +
-                       quantityText(*limit),
-                   "make them equal, or set only the limit",
-                   name + " requests " + quantityText(entry.value) + " but limits " +
-                       quantityText(*limit) + "; make them equal"});
+    const std::string amounts =
+        " requests " + quantityText(entry.value) + " but limits " + quantityText(*limit);
+    out.push_back({AIA005, path + ".resources.requests", name + where + amounts,
+                   "make them equal, or set only the limit", name + amounts + "; make them equal"});
   });
 }
 

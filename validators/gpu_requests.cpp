@@ -1,6 +1,7 @@
 #include "validators/gpu_requests.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "validators/suggestion.h"
 #include "webhook/classify.h"
@@ -58,6 +59,10 @@ const JsonValue* quantityOf(const JsonValue& container, std::string_view section
   return member(member(member(&container, "resources"), section), resource);
 }
 
+int64_t saturatingAdd(int64_t a, int64_t b) {
+  return a > std::numeric_limits<int64_t>::max() - b ? std::numeric_limits<int64_t>::max() : a + b;
+}
+
 bool isSidecar(const JsonValue& container) {
   return stringMember(&container, "restartPolicy") == "Always";
 }
@@ -112,9 +117,11 @@ int64_t containerRequest(const JsonValue& container, std::string_view resource) 
   if (value == nullptr) value = quantityOf(container, "limits", resource);
   if (value == nullptr) return 0;
   const auto quantity = Quantity::fromJson(*value);
-  if (!quantity) return 0;
-  const auto whole = quantity->wholeValue();
-  return whole && *whole > 0 ? *whole : 0;
+  if (!quantity || quantity->isNegative() || quantity->isZero() || !quantity->isWholeNumber()) {
+    return 0;
+  }
+  // Whole but beyond int64: more than any node has, which is what matters.
+  return quantity->wholeValue().value_or(std::numeric_limits<int64_t>::max());
 }
 
 int64_t podRequest(const JsonValue* podSpec, std::string_view resource) {
@@ -122,7 +129,7 @@ int64_t podRequest(const JsonValue* podSpec, std::string_view resource) {
   const JsonValue* regular = member(podSpec, "containers");
   if (isArray(regular)) {
     for (const JsonValue& container : regular->GetArray()) {
-      containers += containerRequest(container, resource);
+      containers = saturatingAdd(containers, containerRequest(container, resource));
     }
   }
   int64_t sidecars = 0;
@@ -132,11 +139,11 @@ int64_t podRequest(const JsonValue* podSpec, std::string_view resource) {
     for (const JsonValue& container : init->GetArray()) {
       const int64_t own = containerRequest(container, resource);
       if (isSidecar(container)) {
-        sidecars += own;
-        containers += own;
+        sidecars = saturatingAdd(sidecars, own);
+        containers = saturatingAdd(containers, own);
         initPeak = std::max(initPeak, sidecars);
       } else {
-        initPeak = std::max(initPeak, own + sidecars);
+        initPeak = std::max(initPeak, saturatingAdd(own, sidecars));
       }
     }
   }

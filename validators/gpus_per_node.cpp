@@ -30,8 +30,9 @@ void GpusPerNodeValidator::check(const ValidationContext& context,
                      ", so it would stay Pending forever",
                  "ask for at most " + std::to_string(perNode) +
                      " per Pod and spread larger runs over several Pods",
-                 std::to_string(wanted) + " " + quoted(resource) + " in one Pod, but GPU nodes have " +
-                     std::to_string(perNode) + "; ask for at most " + std::to_string(perNode)});
+                 std::to_string(wanted) + " " + quoted(resource) +
+                     " in one Pod, but GPU nodes have " + std::to_string(perNode) +
+                     "; ask for at most " + std::to_string(perNode)});
 }
 
 }  // namespace aiadmit

@@ -10,7 +10,7 @@ void PoolConflictValidator::check(const ValidationContext& context,
   if (profile == nullptr) return;
   const JsonValue* spec = context.view.spec;
   const Placement& pool = profile->placement;
-  const std::string podSpec(podSpecFieldPath(context.kind));
+  const std::string_view podSpec = podSpecFieldPath(context.kind);
 
   const PoolVerdict verdict = relatePodToPool(spec, pool);
   if (verdict.relation == PoolRelation::Excludes) {
@@ -33,13 +33,13 @@ void PoolConflictValidator::check(const ValidationContext& context,
       brief = "no term matches the GPU pool (" + expected + ")";
       fix = "let at least one term match " + expected;
     }
-    out.push_back({AIA008, podSpec + "." + site.fieldPath(),
+    out.push_back({AIA008, std::string(podSpec) + "." + site.fieldPath(),
                    problem + ", so no GPU node can run the Pod", std::move(fix), std::move(brief)});
   }
 
   if (!asksForAccelerator(spec, profile)) return;
   if (const Toleration* taint = firstUntoleratedPoolTaint(member(spec, "tolerations"), pool)) {
-    out.push_back({AIA008, podSpec + ".tolerations",
+    out.push_back({AIA008, std::string(podSpec) + ".tolerations",
                    "the GPU pool's taint " + describeToleration(*taint) +
                        " is not tolerated, so no GPU node can run the Pod",
                    "add a toleration for it (key " + taint->key + ", operator " + taint->op +

@@ -14,10 +14,10 @@ void ShapeKindValidator::check(const ValidationContext& context,
   const std::string_view annotation = workloadAnnotation(context.view, kWorkloadAnnotation).empty()
                                           ? kClassAnnotation
                                           : kWorkloadAnnotation;
-  const std::string field = annotationFieldPath(context.view, annotation);
+  auto field = [&] { return annotationFieldPath(context.view, annotation); };
 
   if (runsToCompletion && servesForever) {
-    out.push_back({AIA002, field,
+    out.push_back({AIA002, field(),
                    std::string(className(declared)) + " runs to completion, but a " +
                        std::string(kind) + " restarts its Pods forever",
                    "run it as a Job, or declare it realtime if it serves traffic",
@@ -25,7 +25,7 @@ void ShapeKindValidator::check(const ValidationContext& context,
                        " restarts forever; run it as a Job"});
   } else if (declared == WorkloadClass::Realtime && isJobLike(context.kind)) {
     out.push_back(
-        {AIA002, field,
+        {AIA002, field(),
          "realtime serves until stopped, but a " + std::string(kind) + " runs to completion",
          "run it as a Deployment or StatefulSet, or declare it batch",
          "realtime as a " + std::string(kind) + " stops serving; use a Deployment"});
