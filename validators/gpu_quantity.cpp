@@ -1,37 +1,66 @@
 #include "validators/gpu_quantity.h"
 
+#include "validators/gpu_requests.h"
 #include "webhook/quantity.h"
 
 namespace aiadmit {
 
+namespace {
+
+// A slice the profile offers, for a fraction that wanted part of a GPU.
+std::string_view offeredSlice(const Profile* profile) {
+  if (profile == nullptr || !profile->gpu.sharingAllowed) return {};
+  for (const std::string& allowed : profile->gpu.allowedResources) {
+    if (isSharedGpuResource(allowed)) return allowed;
+  }
+  return {};
+}
+
+}  // namespace
+
 void GpuQuantityValidator::check(const ValidationContext& context,
                                  std::vector<Violation>& out) const {
-  forEachContainer(context.view.spec, [&](const JsonValue& container, ContainerList list,
-                                          size_t index) {
-    const JsonValue* resources = member(&container, "resources");
-    for (std::string_view section : {"limits", "requests"}) {
-      const JsonValue* quantities = member(resources, section);
-      if (!isObject(quantities)) continue;
-      for (auto it = quantities->MemberBegin(); it != quantities->MemberEnd(); ++it) {
-        const std::string_view resource{it->name.GetString(), it->name.GetStringLength()};
-        if (!looksLikeAccelerator(resource)) continue;
-        const auto quantity = Quantity::fromJson(it->value);
-        if (quantity && !quantity->isNegative() && !quantity->isZero() &&
-            quantity->isWholeNumber()) {
-          continue;
+  forEachAcceleratorEntry(context.view.spec, context.profile, [&](const AcceleratorEntry& entry) {
+    const auto quantity = Quantity::fromJson(entry.value);
+    if (quantity && !quantity->isNegative() && !quantity->isZero() && quantity->isWholeNumber()) {
+      return;
+    }
+    if (entry.section == "requests") {
+      // The same amount in limits was reported already.
+      const JsonValue* limit =
+          member(member(member(&entry.container, "resources"), "limits"), entry.name);
+      if (limit != nullptr) {
+        const auto limitQuantity = Quantity::fromJson(*limit);
+        if ((limitQuantity && quantity && limitQuantity->sameValue(*quantity)) ||
+            (!limitQuantity && !quantity)) {
+          return;
         }
-        const std::string text = quantityText(it->value);
-        std::string problem = "\"" + std::string(resource) + "\" is " + text + ", ";
-        problem += !quantity ? "which is not a quantity"
-                   : quantity->isNegative() || quantity->isZero()
-                       ? "but GPUs must be a positive whole number"
-                       : "but GPUs cannot be split into fractions";
-        out.push_back({AIA004,
-                       containerFieldPath(context.kind, list, index) + ".resources." +
-                           std::string(section),
-                       problem, "ask for a whole number of GPUs, such as 1"});
       }
     }
+    const std::string amount = quoted(entry.name) + " is " + quantityText(entry.value);
+    std::string problem = quoted(entry.name) + inContainer(context.view.spec, entry.container) +
+                          " is " + quantityText(entry.value);
+    std::string fix = "ask for a whole number of GPUs, such as 1";
+    std::string brief = amount + "; ask for a whole number, such as 1";
+    if (!quantity) {
+      problem += ", which is not a quantity";
+    } else if (quantity->isZero()) {
+      problem += ", which asks for no GPU";
+      fix = "remove it if the container needs no GPU, or ask for 1 or more";
+      brief = amount + "; remove it or ask for 1 or more";
+    } else if (quantity->isNegative()) {
+      problem += ", but GPUs must be a positive whole number";
+    } else {
+      problem += ", but GPUs cannot be split into fractions";
+      brief = amount + "; GPUs are whole, ask for 1 or more";
+      if (const std::string_view slice = offeredSlice(context.profile); !slice.empty()) {
+        fix = "ask for whole GPUs, or for a slice such as " + quoted(slice) + ": 1";
+      }
+    }
+    out.push_back({AIA004,
+                   containerFieldPath(context.kind, entry.list, entry.index) + ".resources." +
+                       std::string(entry.section),
+                   std::move(problem), std::move(fix), std::move(brief)});
   });
 }
 

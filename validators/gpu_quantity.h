@@ -5,8 +5,8 @@
 namespace aiadmit {
 
 // AIA004: an accelerator quantity must be a positive whole number. Devices are
-// not divisible; "0.5" or "500m" is refused by the device plugin at bind time
-// and "0" asks for nothing.
+// not divisible: the API server refuses "0.5" or "500m" tersely, and "0" asks
+// for nothing while the Pod is still placed as GPU work.
 class GpuQuantityValidator final : public Validator {
  public:
   RuleId rule() const override { return AIA004; }

@@ -3,14 +3,97 @@
 namespace aiadmit {
 
 std::string Violation::format() const {
-  std::string out = "[" + rule.name() + "] " + field + ": " + problem;
+  std::string out = "[";
+  out += rule.name();
+  out += "] ";
+  out += field;
+  out += ": ";
+  out += problem;
   if (!fix.empty()) out += "; " + fix;
   return out;
+}
+
+namespace {
+
+std::string_view shortFieldPath(std::string_view field) {
+  for (std::string_view prefix : {"spec.jobTemplate.spec.template.spec.", "spec.template.spec."}) {
+    if (field.substr(0, prefix.size()) == prefix) return field.substr(prefix.size());
+  }
+  return field;
+}
+
+}  // namespace
+
+std::string Violation::warning() const {
+  std::string line = "aiadmit: [";
+  line += rule.name();
+  line += "] ";
+  const size_t head = line.size();
+  line += shortFieldPath(field);
+  line += ": ";
+  line += brief;
+  if (line.size() > kMaxWarningLength) line.erase(head, line.size() - brief.size() - head);
+  return line;
 }
 
 std::string containerFieldPath(WorkloadKind kind, ContainerList list, size_t index) {
   return std::string(podSpecFieldPath(kind)) + "." + std::string(containerListName(list)) + "[" +
          std::to_string(index) + "]";
+}
+
+std::string annotationFieldPath(const PodTemplateView& view, std::string_view key) {
+  const JsonValue* own = member(member(member(view.object, "metadata"), "annotations"), key);
+  const std::string_view metadata =
+      own != nullptr ? std::string_view("metadata") : podMetadataFieldPath(view.kind);
+  return std::string(metadata) + ".annotations[" + std::string(key) + "]";
+}
+
+std::string jobSpecFieldPath(WorkloadKind kind, std::string_view field) {
+  return (kind == WorkloadKind::CronJob ? "spec.jobTemplate.spec." : "spec.") + std::string(field);
+}
+
+std::string describePool(const Placement& placement) {
+  std::string out;
+  auto add = [&](const std::string& part) {
+    if (!out.empty()) out += ", ";
+    out += part;
+  };
+  for (const auto& [key, value] : placement.nodeSelector) {
+    add(describeRequirement(LabelRequirement::equals(key, value)));
+  }
+  for (const NodeSelectorRequirement& requirement : placement.requiredNodeAffinity) {
+    add(describeRequirement(LabelRequirement::fromProfile(requirement)));
+  }
+  if (out.empty()) {
+    for (const Toleration& toleration : placement.tolerations) {
+      if (!toleration.key.empty()) add("taint " + describeToleration(toleration));
+    }
+  }
+  return out;
+}
+
+std::string quoted(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() + 2);
+  out += '"';
+  out += text;
+  out += '"';
+  return out;
+}
+
+std::string quotedList(const std::vector<std::string_view>& names, std::string_view conjunction) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0 && i + 1 == names.size()) {
+      out += ' ';
+      out += conjunction;
+      out += ' ';
+    } else if (i > 0) {
+      out += ", ";
+    }
+    out += quoted(names[i]);
+  }
+  return out;
 }
 
 }  // namespace aiadmit

@@ -14,6 +14,7 @@
 #include "webhook/profile.h"
 #include "webhook/profile_set.h"
 #include "webhook/rules.h"
+#include "webhook/scheduling.h"
 #include "webhook/workload.h"
 
 namespace aiadmit {
@@ -21,11 +22,21 @@ namespace aiadmit {
 struct Violation {
   RuleId rule;
   std::string field;    // kubectl field path: spec.template.spec.containers[0].resources.limits
-  std::string problem;  // what is wrong
+  std::string problem;  // what is wrong, and what it leads to
   std::string fix;      // how to fix it
+  // Problem and fix in a few words, for admission warnings, which the API
+  // server keeps short: `"nvidia.com/gpus" is not offered; did you mean ...`.
+  std::string brief;
+  // The profile whose rule actions apply, for objects that have no selected
+  // profile (AIA007 on objects that are not AI workloads); null otherwise.
+  const Profile* profile = nullptr;
 
-  // "[AIA004] spec.containers[0].resources.limits: ...; ..."
+  // "[AIA004] spec.containers[0].resources.limits: <problem>; <fix>"
   std::string format() const;
+  // "aiadmit: [AIA004] containers[0].resources.limits: <brief>", the field
+  // relative to the PodSpec; without the field when the line would exceed
+  // kMaxWarningLength (fitWarnings cuts what is still too long).
+  std::string warning() const;
   bool operator==(const Violation&) const = default;
 };
 
@@ -57,5 +68,22 @@ const std::vector<std::unique_ptr<const Validator>>& allValidators();
 
 // "spec.template.spec.containers[1]" for the container at `index` of `list`.
 std::string containerFieldPath(WorkloadKind kind, ContainerList list, size_t index);
+
+// "metadata.annotations[aiadmit.dev/workload]" where the object carries the
+// annotation, else the same under its pod template's metadata.
+std::string annotationFieldPath(const PodTemplateView& view, std::string_view key);
+
+// "spec.parallelism" for a Job, "spec.jobTemplate.spec.parallelism" for a CronJob.
+std::string jobSpecFieldPath(WorkloadKind kind, std::string_view field);
+
+// The node labels and taints of a profile's pool, for messages:
+// "accelerator=nvidia, taint accelerator=gpu:NoSchedule".
+std::string describePool(const Placement& placement);
+
+// The text in double quotes, as messages name values: "nvidia.com/gpu".
+std::string quoted(std::string_view text);
+
+// `"a", "b" or "c"`.
+std::string quotedList(const std::vector<std::string_view>& names, std::string_view conjunction);
 
 }  // namespace aiadmit

@@ -207,7 +207,11 @@ AdmissionOutcome Engine::validate(const AdmissionSubject& subject, Evaluation* e
   const RuleActions defaults;
   const RuleActions& actions = profile != nullptr ? profile->rules : defaults;
   for (Violation& violation : violations) {
-    switch (actions.of(violation.rule)) {
+    // An object without a profile of its own answers to the profile the
+    // validator judged it by (AIA007 on objects that are not AI workloads).
+    const RuleActions& ruleActions =
+        violation.profile != nullptr ? violation.profile->rules : actions;
+    switch (ruleActions.of(violation.rule)) {
       case RuleAction::Deny: eval.denials.push_back(std::move(violation)); break;
       case RuleAction::Warn: eval.warnings.push_back(std::move(violation)); break;
       case RuleAction::Off: break;
@@ -216,7 +220,7 @@ AdmissionOutcome Engine::validate(const AdmissionSubject& subject, Evaluation* e
 
   std::vector<std::string> warnings;
   for (const Violation& violation : eval.warnings) {
-    warnings.push_back("aiadmit: " + violation.format());
+    warnings.push_back(violation.warning());
   }
   if (eval.denials.empty()) return AdmissionOutcome::allowed(std::move(warnings));
   std::string message;

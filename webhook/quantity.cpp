@@ -1,5 +1,6 @@
 #include "webhook/quantity.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -109,10 +110,25 @@ std::optional<Quantity> Quantity::parse(std::string_view text) {
   return q;
 }
 
+Quantity Quantity::ofInteger(bool negative, uint64_t magnitude) {
+  Quantity q;
+  q.negative_ = negative;
+  q.mantissa_ = magnitude;
+  while (q.mantissa_ != 0 && q.mantissa_ % 10 == 0) {
+    q.mantissa_ /= 10;
+    ++q.exponent10_;
+  }
+  return q;
+}
+
 std::optional<Quantity> Quantity::fromJson(const JsonValue& value) {
   if (value.IsString()) return parse({value.GetString(), value.GetStringLength()});
-  if (value.IsInt64()) return parse(std::to_string(value.GetInt64()));
-  if (value.IsUint64()) return parse(std::to_string(value.GetUint64()));
+  // Integers are the common case in manifests; read them without text.
+  if (value.IsUint64()) return ofInteger(false, value.GetUint64());
+  if (value.IsInt64()) {
+    const int64_t n = value.GetInt64();
+    return ofInteger(n < 0, n < 0 ? 0 - static_cast<uint64_t>(n) : static_cast<uint64_t>(n));
+  }
   if (value.IsDouble()) {
     const double d = value.GetDouble();
     if (!std::isfinite(d)) return std::nullopt;
@@ -152,6 +168,34 @@ double Quantity::approximate() const {
   const double magnitude = static_cast<double>(mantissa_) * std::pow(10.0, exponent10_) *
                            std::ldexp(1.0, exponent2_);
   return negative_ ? -magnitude : magnitude;
+}
+
+bool Quantity::sameValue(const Quantity& other) const {
+  if (isZero() || other.isZero()) return isZero() && other.isZero();
+  if (negative_ != other.negative_) return false;
+  // Scale both to the smaller exponents and compare exactly while the numbers
+  // fit; beyond that the amounts are far from anything a manifest means, and
+  // the approximation decides.
+  constexpr unsigned __int128 kLimit = static_cast<unsigned __int128>(1) << 120;
+  auto scaled = [&](const Quantity& q, unsigned __int128& out) {
+    const int tens = q.exponent10_ - std::min(exponent10_, other.exponent10_);
+    const int twos = q.exponent2_ - std::min(exponent2_, other.exponent2_);
+    if (tens > 36 || twos > 120) return false;
+    out = q.mantissa_;
+    for (int k = 0; k < tens; ++k) {
+      if (out > kLimit / 10) return false;
+      out *= 10;
+    }
+    for (int k = 0; k < twos; ++k) {
+      if (out > kLimit / 2) return false;
+      out *= 2;
+    }
+    return true;
+  };
+  unsigned __int128 mine = 0, theirs = 0;
+  if (scaled(*this, mine) && scaled(other, theirs)) return mine == theirs;
+  const double a = approximate(), b = other.approximate();
+  return std::fabs(a - b) <= 1e-12 * std::max(std::fabs(a), std::fabs(b));
 }
 
 std::string quantityText(const JsonValue& value) {

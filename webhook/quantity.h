@@ -25,8 +25,13 @@ class Quantity {
   std::optional<int64_t> wholeValue() const;
   // Approximate value for messages and comparisons of non-integers.
   double approximate() const;
+  // Whether both denote the same amount, whatever their spelling: "1", 1,
+  // "1e0" and "1000m" are equal, and so are "1Ki" and "1024".
+  bool sameValue(const Quantity& other) const;
 
  private:
+  static Quantity ofInteger(bool negative, uint64_t magnitude);
+
   bool negative_ = false;
   uint64_t mantissa_ = 0;  // trailing zeros folded into exponent10_
   int exponent10_ = 0;

@@ -1,0 +1,82 @@
+#include "validators/gang_scheduling.h"
+
+#include "validators/gpu_requests.h"
+
+namespace aiadmit {
+
+namespace {
+
+int64_t integerMember(const JsonValue* object, std::string_view key, int64_t fallback) {
+  const JsonValue* value = member(object, key);
+  return value != nullptr && value->IsInt64() ? value->GetInt64() : fallback;
+}
+
+bool hasLabel(const JsonValue* metadata, std::string_view key) {
+  return !stringOf(member(member(metadata, "labels"), key)).empty();
+}
+
+struct Workers {
+  int64_t count = 1;
+  std::string field;
+  std::string why;  // "parallelism 4"
+};
+
+// How many GPU Pods of this run must be up together: a Job's parallelism or
+// the indexes of an Indexed Job; the replicas of a controller.
+Workers workersOf(const ValidationContext& context) {
+  Workers workers;
+  if (isJobLike(context.kind)) {
+    const JsonValue* job = context.view.jobSpec;
+    const int64_t parallelism = integerMember(job, "parallelism", 1);
+    const int64_t completions = integerMember(job, "completions", 1);
+    if (parallelism > 1) {
+      workers = {parallelism, jobSpecFieldPath(context.kind, "parallelism"),
+                 "parallelism " + std::to_string(parallelism)};
+    } else if (stringMember(job, "completionMode") == "Indexed" && completions > 1) {
+      workers = {completions, jobSpecFieldPath(context.kind, "completionMode"),
+                 "Indexed with " + std::to_string(completions) + " completions"};
+    }
+  } else if (context.kind != WorkloadKind::Pod) {
+    const int64_t replicas = integerMember(member(&context.object, "spec"), "replicas", 1);
+    if (replicas > 1) {
+      workers = {replicas, "spec.replicas", "replicas " + std::to_string(replicas)};
+    }
+  }
+  return workers;
+}
+
+}  // namespace
+
+void GangSchedulingValidator::check(const ValidationContext& context,
+                                    std::vector<Violation>& out) const {
+  const Profile* profile = context.profile;
+  if (profile == nullptr || !profile->scheduling.gang.required) return;
+  if (context.classification.workloadClass != WorkloadClass::Training) return;
+  const GangScheduling& gang = profile->scheduling.gang;
+  const std::string_view schedulerName = stringMember(context.view.spec, "schedulerName");
+  if (!gang.schedulerName.empty() && schedulerName == gang.schedulerName) return;
+  if (!gang.queueLabel.empty() && (hasLabel(member(&context.object, "metadata"), gang.queueLabel) ||
+                                   hasLabel(context.view.metadata, gang.queueLabel))) {
+    return;
+  }
+  const Workers workers = workersOf(context);
+  if (workers.count <= 1 || !asksForAccelerator(context.view.spec, profile)) return;
+
+  std::string fix;
+  std::string means;  // the same, in a few words
+  if (!gang.schedulerName.empty()) {
+    fix = "set schedulerName: " + gang.schedulerName + " in the pod template";
+    means = "schedulerName " + gang.schedulerName;
+  }
+  if (!gang.queueLabel.empty()) {
+    fix += (fix.empty() ? "add" : ", or add") + std::string(" the label ") + gang.queueLabel;
+    means += (means.empty() ? "label " : " or label ") + gang.queueLabel;
+  }
+  const std::string workerCount = std::to_string(workers.count) + " GPU workers";
+  out.push_back({AIA010, workers.field,
+                 workerCount + " (" + workers.why +
+                     ") without gang scheduling can start in part and hold GPUs idle",
+                 std::move(fix), workerCount + " need gang scheduling: " + means});
+}
+
+}  // namespace aiadmit

@@ -1,0 +1,15 @@
+#pragma once
+
+#include "validators/validator.h"
+
+namespace aiadmit {
+
+// AIA010: distributed GPU training without gang scheduling can start in
+// part and hold GPUs while the rest waits, where the profile requires it.
+class GangSchedulingValidator final : public Validator {
+ public:
+  RuleId rule() const override { return AIA010; }
+  void check(const ValidationContext& context, std::vector<Violation>& out) const override;
+};
+
+}  // namespace aiadmit

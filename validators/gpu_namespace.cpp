@@ -1,0 +1,34 @@
+#include "validators/gpu_namespace.h"
+
+#include <algorithm>
+
+#include "validators/gpu_requests.h"
+
+namespace aiadmit {
+
+void GpuNamespaceValidator::check(const ValidationContext& context,
+                                  std::vector<Violation>& out) const {
+  const Profile* profile = context.profile;
+  if (profile == nullptr) return;
+  const std::vector<std::string>& allowed = profile->gpu.allowedNamespaces;
+  if (allowed.empty()) return;
+  if (std::any_of(allowed.begin(), allowed.end(), [&](const std::string& pattern) {
+        return globMatch(pattern, context.namespaceName);
+      })) {
+    return;
+  }
+  if (!asksForAccelerator(context.view.spec, profile)) return;
+
+  std::string namespaces;
+  for (const std::string& pattern : allowed) {
+    namespaces += (namespaces.empty() ? "" : ", ") + pattern;
+  }
+  out.push_back({AIA012, "metadata.namespace",
+                 "namespace " + std::string(context.namespaceName) + " may not use GPUs under " +
+                     "profile " + profile->name,
+                 "run it in " + namespaces + ", or ask the platform team for GPU access",
+                 "no GPUs in namespace " + std::string(context.namespaceName) + " (profile " +
+                     profile->name + ")"});
+}
+
+}  // namespace aiadmit

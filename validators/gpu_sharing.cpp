@@ -1,0 +1,77 @@
+#include "validators/gpu_sharing.h"
+
+#include <algorithm>
+#include <tuple>
+
+#include "validators/gpu_requests.h"
+
+namespace aiadmit {
+
+void GpuSharingValidator::check(const ValidationContext& context,
+                                std::vector<Violation>& out) const {
+  const Profile* profile = context.profile;
+  if (profile == nullptr || profile->gpu.sharingAllowed) return;
+  const std::string_view workloadClass = className(profile->workloadClass);
+  const JsonValue* spec = context.view.spec;
+  // `what` names the shared GPUs in the message, `briefly` in the warning.
+  auto report = [&](std::string field, const std::string& what, const std::string& briefly,
+                    std::string_view verb, std::string fix) {
+    out.push_back({AIA013, std::move(field),
+                   what + " " + std::string(verb) + ", and " + std::string(workloadClass) +
+                       " work may not share GPUs",
+                   std::move(fix),
+                   briefly + " " + std::string(verb) + "; " + std::string(workloadClass) +
+                       " needs whole GPUs"});
+  };
+
+  std::vector<std::tuple<ContainerList, size_t, std::string_view>> reported;
+  forEachAcceleratorEntry(spec, profile, [&](const AcceleratorEntry& entry) {
+    if (!isSharedGpuResource(entry.name)) return;
+    const auto key = std::make_tuple(entry.list, entry.index, entry.name);
+    if (std::find(reported.begin(), reported.end(), key) != reported.end()) return;
+    reported.push_back(key);
+    report(containerFieldPath(context.kind, entry.list, entry.index) + ".resources." +
+               std::string(entry.section),
+           quoted(entry.name) + inContainer(spec, entry.container), quoted(entry.name),
+           "is a shared GPU", "ask for whole GPUs (" + quoted(profile->gpu.resourceName) + ")");
+  });
+
+  const std::string_view podSpec = podSpecFieldPath(context.kind);
+  const JsonValue* nodeSelector = member(spec, "nodeSelector");
+  if (isObject(nodeSelector)) {
+    for (auto it = nodeSelector->MemberBegin(); it != nodeSelector->MemberEnd(); ++it) {
+      const std::string_view key{it->name.GetString(), it->name.GetStringLength()};
+      const std::string_view value = stringOf(&it->value);
+      if (!isSharedGpuNodeLabel(key, value)) continue;
+      report(std::string(podSpec) + ".nodeSelector",
+             describeRequirement(LabelRequirement::equals(key, value)), std::string(key),
+             "selects shared GPUs", "remove " + std::string(key) + " to get whole GPUs");
+    }
+  }
+  const JsonValue* terms = member(member(member(member(spec, "affinity"), "nodeAffinity"),
+                                         "requiredDuringSchedulingIgnoredDuringExecution"),
+                                  "nodeSelectorTerms");
+  if (!isArray(terms)) return;
+  for (rapidjson::SizeType t = 0; t < terms->Size(); ++t) {
+    const JsonValue* expressions = member(&(*terms)[t], "matchExpressions");
+    if (!isArray(expressions)) continue;
+    for (rapidjson::SizeType e = 0; e < expressions->Size(); ++e) {
+      LabelRequirement requirement;
+      if (!LabelRequirement::fromJson((*expressions)[e], requirement)) continue;
+      const bool selectsShared =
+          (requirement.op == LabelOperator::Exists && isSharedGpuNodeLabel(requirement.key, "")) ||
+          (requirement.op == LabelOperator::In && requirement.values.size() > 0 &&
+           isSharedGpuNodeLabel(requirement.key, requirement.values[0]));
+      if (!selectsShared) continue;
+      SelectionSite site;
+      site.part = SelectionSite::Part::NodeAffinity;
+      site.term = static_cast<int>(t);
+      site.expression = static_cast<int>(e);
+      report(std::string(podSpec) + "." + site.fieldPath(), describeRequirement(requirement),
+             std::string(requirement.key), "selects shared GPUs",
+             "drop the expression to get whole GPUs");
+    }
+  }
+}
+
+}  // namespace aiadmit

@@ -1,0 +1,15 @@
+#pragma once
+
+#include "validators/validator.h"
+
+namespace aiadmit {
+
+// AIA006: a Pod cannot ask for more GPUs than the largest node of its pool
+// has; the scheduler would keep it Pending forever.
+class GpusPerNodeValidator final : public Validator {
+ public:
+  RuleId rule() const override { return AIA006; }
+  void check(const ValidationContext& context, std::vector<Violation>& out) const override;
+};
+
+}  // namespace aiadmit

@@ -1,0 +1,52 @@
+#include "validators/pool_conflict.h"
+
+#include "validators/gpu_requests.h"
+
+namespace aiadmit {
+
+void PoolConflictValidator::check(const ValidationContext& context,
+                                  std::vector<Violation>& out) const {
+  const Profile* profile = context.profile;
+  if (profile == nullptr) return;
+  const JsonValue* spec = context.view.spec;
+  const Placement& pool = profile->placement;
+  const std::string_view podSpec = podSpecFieldPath(context.kind);
+
+  const PoolVerdict verdict = relatePodToPool(spec, pool);
+  if (verdict.relation == PoolRelation::Excludes) {
+    const SelectionSite& site = verdict.site;
+    const bool keyed = !site.key.empty() && !site.poolRequirement.key.empty();
+    const std::string expected =
+        keyed ? describeRequirement(site.poolRequirement) : describePool(pool);
+    std::string problem;
+    std::string fix;
+    std::string brief;
+    if (keyed) {
+      const std::string own = describeRequirement(site.podRequirement);
+      problem = own + " contradicts the GPU pool (" + expected + ")";
+      brief = own + " excludes the GPU pool; match " + expected;
+      fix = site.part == SelectionSite::Part::NodeSelector
+                ? "remove " + std::string(site.key) + " or match " + expected
+                : "match " + expected + " or drop the expression";
+    } else {
+      problem = "no node selector term can match the GPU pool (" + expected + ")";
+      brief = "no term matches the GPU pool (" + expected + ")";
+      fix = "let at least one term match " + expected;
+    }
+    out.push_back({AIA008, std::string(podSpec) + "." + site.fieldPath(),
+                   problem + ", so no GPU node can run the Pod", std::move(fix), std::move(brief)});
+  }
+
+  if (!asksForAccelerator(spec, profile)) return;
+  if (const Toleration* taint = firstUntoleratedPoolTaint(member(spec, "tolerations"), pool)) {
+    out.push_back({AIA008, std::string(podSpec) + ".tolerations",
+                   "the GPU pool's taint " + describeToleration(*taint) +
+                       " is not tolerated, so no GPU node can run the Pod",
+                   "add a toleration for it (key " + taint->key + ", operator " + taint->op +
+                       (taint->op == "Exists" ? "" : ", value " + taint->value) +
+                       (taint->effect.empty() ? "" : ", effect " + taint->effect) + ")",
+                   "no toleration for the GPU pool's taint " + describeToleration(*taint)});
+  }
+}
+
+}  // namespace aiadmit

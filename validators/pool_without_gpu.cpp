@@ -1,0 +1,113 @@
+#include "validators/pool_without_gpu.h"
+
+#include "validators/gpu_requests.h"
+
+namespace aiadmit {
+
+namespace {
+
+// Pods that serve the GPU nodes themselves (device plugins, DCGM exporters,
+// driver installers) come from DaemonSets or are static: they are meant to
+// run there without a GPU.
+bool servesTheNode(const ValidationContext& context) {
+  if (context.kind != WorkloadKind::Pod) return false;
+  const JsonValue* metadata = member(&context.object, "metadata");
+  const JsonValue* owners = member(metadata, "ownerReferences");
+  if (isArray(owners)) {
+    for (const JsonValue& owner : owners->GetArray()) {
+      const std::string_view kind = stringMember(&owner, "kind");
+      if (kind == "DaemonSet" || kind == "Node") return true;
+    }
+  }
+  return member(member(metadata, "annotations"), "kubernetes.io/config.mirror") != nullptr;
+}
+
+struct Aim {
+  const Profile* profile = nullptr;
+  std::string field;    // relative to the PodSpec
+  std::string problem;  // how the Pod aims at the pool
+};
+
+bool aimsAtPool(const JsonValue* podSpec, const Profile& profile, Aim& aim) {
+  const Placement& pool = profile.placement;
+  if (!placementDefinesPool(pool)) return false;
+  const PoolVerdict verdict = relatePodToPool(podSpec, pool);
+  if (verdict.relation == PoolRelation::Excludes) return false;
+  if (verdict.relation == PoolRelation::Selects) {
+    aim.profile = &profile;
+    aim.field = verdict.site.fieldPath();
+    aim.problem = verdict.site.part == SelectionSite::Part::NodeSelector
+                      ? describeRequirement(verdict.site.podRequirement) + " selects the GPU pool"
+                      : "the required node affinity selects only the GPU pool";
+    return true;
+  }
+  const JsonValue* tolerations = member(podSpec, "tolerations");
+  const int index = explicitPoolToleration(tolerations, pool);
+  if (index < 0) return false;
+  const JsonValue& toleration = (*tolerations)[static_cast<rapidjson::SizeType>(index)];
+  aim.profile = &profile;
+  aim.field = "tolerations[" + std::to_string(index) + "]";
+  aim.problem = "tolerating \"" + std::string(stringMember(&toleration, "key")) +
+                "\" aims the Pod at the GPU pool";
+  return true;
+}
+
+int strictness(RuleAction action) {
+  switch (action) {
+    case RuleAction::Deny:
+      return 2;
+    case RuleAction::Warn:
+      return 1;
+    case RuleAction::Off:
+      return 0;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void PoolWithoutGpuValidator::check(const ValidationContext& context,
+                                    std::vector<Violation>& out) const {
+  const JsonValue* spec = context.view.spec;
+  // Cheapest exits first: this rule sees every Pod of the opted-in namespaces.
+  if (!isObject(spec)) return;
+  if (member(spec, "nodeSelector") == nullptr && member(spec, "affinity") == nullptr &&
+      member(spec, "tolerations") == nullptr) {
+    return;
+  }
+  if (asksForAccelerator(spec, context.profile) || claimsDevices(spec)) return;
+  if (servesTheNode(context)) return;
+
+  Aim aim;
+  if (context.profile != nullptr) {
+    if (!aimsAtPool(spec, *context.profile, aim)) return;
+  } else {
+    // No profile of its own: the pools of every profile that could apply in
+    // this namespace count, and the strictest of their actions decides.
+    const JsonValue* labels = member(member(&context.object, "metadata"), "labels");
+    const JsonValue* templateLabels = member(context.view.metadata, "labels");
+    for (const Profile& candidate : context.profiles.profiles()) {
+      if (aim.profile != nullptr &&
+          strictness(candidate.rules.of(AIA007)) <= strictness(aim.profile->rules.of(AIA007))) {
+        continue;
+      }
+      if (!ProfileSet::scopeMatches(candidate, context.namespaceName, labels, templateLabels,
+                                    nullptr)) {
+        continue;
+      }
+      Aim candidateAim;
+      if (aimsAtPool(spec, candidate, candidateAim)) aim = std::move(candidateAim);
+    }
+    if (aim.profile == nullptr) return;
+  }
+
+  Violation violation{AIA007, std::string(podSpecFieldPath(context.kind)) + "." + aim.field,
+                      aim.problem + " but no container asks for a GPU",
+                      "request \"" + aim.profile->gpu.resourceName +
+                          "\", or leave the GPU pool's selector and tolerations out",
+                      "aims at the GPU pool but asks for no GPU; request one or remove it"};
+  if (context.profile == nullptr) violation.profile = aim.profile;
+  out.push_back(std::move(violation));
+}
+
+}  // namespace aiadmit

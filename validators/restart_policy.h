@@ -1,0 +1,15 @@
+#pragma once
+
+#include "validators/validator.h"
+
+namespace aiadmit {
+
+// AIA014: training and batch Pods must not restart Always: a finished run
+// would start over and keep its GPUs.
+class RestartPolicyValidator final : public Validator {
+ public:
+  RuleId rule() const override { return AIA014; }
+  void check(const ValidationContext& context, std::vector<Violation>& out) const override;
+};
+
+}  // namespace aiadmit

@@ -1,0 +1,15 @@
+#pragma once
+
+#include "validators/validator.h"
+
+namespace aiadmit {
+
+// AIA002: the declared shape must suit the kind. A Deployment restarts
+// finished training forever; a Job stops serving when its Pods exit.
+class ShapeKindValidator final : public Validator {
+ public:
+  RuleId rule() const override { return AIA002; }
+  void check(const ValidationContext& context, std::vector<Violation>& out) const override;
+};
+
+}  // namespace aiadmit

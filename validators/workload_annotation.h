@@ -1,0 +1,15 @@
+#pragma once
+
+#include "validators/validator.h"
+
+namespace aiadmit {
+
+// AIA001: aiadmit.dev/workload must name a class. A typo would otherwise
+// silently fall back to the kind's default class and its profile.
+class WorkloadAnnotationValidator final : public Validator {
+ public:
+  RuleId rule() const override { return AIA001; }
+  void check(const ValidationContext& context, std::vector<Violation>& out) const override;
+};
+
+}  // namespace aiadmit
