@@ -587,6 +587,48 @@ TEST(Manifests, ScriptCertsOverlayNamesTheMissingSecretBeforeTheScriptRan) {
             std::string::npos);
 }
 
+// The ```yaml block of docs/install.md that follows `marker`.
+std::string documentedYaml(std::string_view marker) {
+  const std::string doc = readFile(sourceDir() + "/docs/install.md");
+  const size_t at = doc.find(marker);
+  if (at == std::string::npos) return "";
+  const size_t begin = doc.find("```yaml\n", at);
+  const size_t end = doc.find("```\n", begin + 8);
+  if (begin == std::string::npos || end == std::string::npos) return "";
+  return doc.substr(begin + 8, end - begin - 8);
+}
+
+TEST(Manifests, DocumentedOverlayOfYourOwnSetsTheImage) {
+  std::string overlay = documentedYaml("The manifests name the image");
+  const std::string relative = "../aiadmit/manifests/overlays/cert-manager";
+  const size_t at = overlay.find(relative);
+  ASSERT_NE(at, std::string::npos) << overlay;
+  TempDir dir;
+  // kustomize takes bases by relative path only.
+  overlay.replace(at, relative.size(),
+                  fs::relative(manifestsDir() + "/overlays/cert-manager", dir.path()).string());
+  writeFile(dir.file("kustomization.yaml"), overlay);
+  const Rendered rendered = render(dir.path());
+  const JsonValue* container =
+      containerNamed(podTemplateSpec(rendered.find("Deployment", "aiadmit")), "aiadmit");
+  EXPECT_EQ(stringMember(container, "image"), "REGISTRY/aiadmit:0.1.0");
+}
+
+TEST(Manifests, DocumentedFailOpenPatchChangesOnlyTheAppliedWebhooks) {
+  const std::string patches = documentedYaml("To fail open everywhere");
+  ASSERT_NE(patches.find("patches:"), std::string::npos);
+  TempDir dir;
+  writeFile(dir.file("kustomization.yaml"),
+            "resources:\n  - " + fs::relative(manifestsDir() + "/base", dir.path()).string() +
+                "\n" + patches);
+  const Rendered rendered = render(dir.path());
+  const std::vector<Webhook> webhooks = webhooksOf(rendered);
+  ASSERT_EQ(webhooks.size(), 4u);
+  for (const Webhook& webhook : webhooks) {
+    EXPECT_EQ(stringMember(webhook.value, "failurePolicy"), "Ignore") << webhook.name();
+  }
+}
+
 // --- matchConditions, evaluated the way kube-apiserver does -----------------
 
 struct Resource {
