@@ -35,6 +35,8 @@
 #   --days N             serving certificate validity in days (default 365)
 #   --ca-days N          validity of a new CA in days (default 3650)
 #   -h, --help           this help
+#
+# Needs bash and OpenSSL 1.1.1 or newer.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -91,7 +93,6 @@ umask 077
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-now=$(date +%s)
 dns="${service}.${namespace}.svc"
 ca_name() { echo "aiadmit webhook CA $(date -u +%Y-%m-%dT%H:%M:%SZ)"; }
 
@@ -124,22 +125,24 @@ case "$mode" in
     ;;
   finish)
     [ -e "$pki_dir/ca-previous.crt" ] || fail "no CA rotation is under way in $pki_dir"
-    [ -e "$pki_dir/tls.crt" ] && [ -e "$pki_dir/tls.key" ] || fail "$pki_dir has no serving certificate"
+    if [ ! -e "$pki_dir/tls.crt" ] || [ ! -e "$pki_dir/tls.key" ]; then
+      fail "$pki_dir has no serving certificate"
+    fi
     openssl verify -CAfile "$pki_dir/ca.crt" "$pki_dir/tls.crt" >/dev/null 2>&1 ||
       fail "$pki_dir/tls.crt is not signed by the current CA; issue one first (run without options)"
     rm -f "$pki_dir/ca-previous.crt"
     ;;
 esac
 
-ca_end=$(pki_not_after "$pki_dir/ca.crt")
-if [ $((ca_end - now)) -lt $((90 * 86400)) ]; then
-  echo "warning: the CA expires on $(date -u -d "@$ca_end" +%F), in less than 90 days; plan a --rotate-ca" >&2
+ca_end=$(pki_end_date "$pki_dir/ca.crt")
+if pki_expires_within "$pki_dir/ca.crt" $((90 * 86400)); then
+  echo "warning: the CA expires on $ca_end, in less than 90 days; plan a --rotate-ca" >&2
 fi
 if [ "$mode" != finish ]; then
   # A serving certificate that outlives its CA would fail at the CA's end
   # without warning: rotate the CA before it comes to that.
-  if [ $((now + days * 86400)) -gt "$ca_end" ]; then
-    fail "the CA expires on $(date -u -d "@$ca_end" +%F), before a $days-day certificate would; run with --rotate-ca (or a smaller --days)"
+  if pki_expires_within "$pki_dir/ca.crt" $((days * 86400)); then
+    fail "the CA expires on $ca_end, before a $days-day certificate would; run with --rotate-ca (or a smaller --days)"
   fi
   pki_new_serving_cert "$work/tls.key" "$work/tls.crt" "$pki_dir/ca.crt" "$pki_dir/ca.key" "$days" \
     "$dns" "DNS:${dns},DNS:${dns}.cluster.local" || fail "cannot issue the serving certificate"
@@ -154,7 +157,7 @@ mv "$work/ca-bundle.crt" "$pki_dir/ca-bundle.crt"
 chmod 644 "$pki_dir/ca.crt" "$pki_dir/ca-bundle.crt" "$pki_dir/tls.crt"
 [ ! -e "$pki_dir/ca-previous.crt" ] || chmod 644 "$pki_dir/ca-previous.crt"
 
-b64() { base64 -w0 <"$1"; }
+b64() { openssl base64 -A -in "$1"; }
 mkdir -p "$(dirname "$secret_file")"
 cat >"$work/secret.yaml" <<YAML
 # Written by certs/webhook-certs.sh. Holds a private key: keep it out of git
@@ -175,7 +178,6 @@ data:
 YAML
 mv "$work/secret.yaml" "$secret_file"
 
-tls_end=$(pki_not_after "$pki_dir/tls.crt")
-echo "serving certificate for ${dns}: valid until $(date -u -d "@$tls_end" +%F)"
-echo "CA: valid until $(date -u -d "@$ca_end" +%F)$([ -e "$pki_dir/ca-previous.crt" ] && echo "; the previous CA is still trusted")"
+echo "serving certificate for ${dns}: valid until $(pki_end_date "$pki_dir/tls.crt")"
+echo "CA: valid until ${ca_end}$([ -e "$pki_dir/ca-previous.crt" ] && echo "; the previous CA is still trusted")"
 echo "wrote $secret_file"

@@ -19,8 +19,15 @@ case "${1:-}" in
   *) echo "usage: $0 [--check]" >&2; exit 2 ;;
 esac
 
-mapfile -t profiles < <(cd "$source_dir" && find . -maxdepth 1 -type f \( -name '*.yaml' -o -name '*.yml' \) \
-  ! -name '.*' -printf '%f\n' | LC_ALL=C sort)
+# Profile files as aiadmit reads them: *.yaml and *.yml, hidden files aside,
+# in byte order (the glob sorts by the C locale).
+export LC_ALL=C
+profiles=()
+while IFS= read -r name; do
+  profiles+=("$name")
+done < <(for path in "$source_dir"/*.yaml "$source_dir"/*.yml; do
+  if [ -f "$path" ]; then basename "$path"; fi
+done | sort)
 [ ${#profiles[@]} -gt 0 ] || { echo "no profiles in $source_dir" >&2; exit 1; }
 
 kustomization() {
@@ -44,11 +51,12 @@ if [ "$check" = yes ]; then
   for name in "${profiles[@]}"; do
     cmp -s "$source_dir/$name" "$copy_dir/$name" || problems+=("profiles/$name differs or is missing")
   done
-  if [ -d "$copy_dir" ]; then
-    while IFS= read -r name; do
-      [ -e "$source_dir/$name" ] || problems+=("manifests/base/profiles/$name has no profiles/$name")
-    done < <(cd "$copy_dir" && find . -maxdepth 1 -type f ! -name kustomization.yaml -printf '%f\n' | LC_ALL=C sort)
-  fi
+  for path in "$copy_dir"/*; do
+    name=$(basename "$path")
+    if [ -f "$path" ] && [ "$name" != kustomization.yaml ] && [ ! -e "$source_dir/$name" ]; then
+      problems+=("manifests/base/profiles/$name has no profiles/$name")
+    fi
+  done
   kustomization | cmp -s - "$copy_dir/kustomization.yaml" ||
     problems+=("manifests/base/profiles/kustomization.yaml does not list the profiles")
   if [ ${#problems[@]} -gt 0 ]; then
@@ -61,7 +69,9 @@ if [ "$check" = yes ]; then
 fi
 
 mkdir -p "$copy_dir"
-find "$copy_dir" -maxdepth 1 -type f ! -name kustomization.yaml -delete
+for path in "$copy_dir"/*; do
+  if [ -f "$path" ] && [ "$(basename "$path")" != kustomization.yaml ]; then rm -f "$path"; fi
+done
 for name in "${profiles[@]}"; do
   cp "$source_dir/$name" "$copy_dir/$name"
 done
