@@ -451,7 +451,7 @@ class ClientLoop {
   }
 
  private:
-  static constexpr int kMaxRequests = 3000;
+  static constexpr int kMaxRequests = 10000;
   static constexpr auto kMaxDuration = std::chrono::seconds(40);
 
   void run() {
