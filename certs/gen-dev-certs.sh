@@ -7,9 +7,15 @@
 # The serving certificate is valid for localhost, 127.0.0.1, ::1 and the
 # in-cluster Service names aiadmit.aiadmit-system.svc(.cluster.local).
 # Set AIADMIT_SERVICE / AIADMIT_NAMESPACE to name another Service.
+# For a cluster, use certs/webhook-certs.sh: it keeps the CA across renewals
+# and writes the Secret the manifests expect.
 set -euo pipefail
 
-out=${1:-"$(dirname "$0")/dev"}
+here=$(dirname "$0")
+# shellcheck source=certs/pki.sh
+source "$here/pki.sh"
+
+out=${1:-"$here/dev"}
 days=${2:-365}
 service=${AIADMIT_SERVICE:-aiadmit}
 namespace=${AIADMIT_NAMESPACE:-aiadmit-system}
@@ -19,24 +25,10 @@ umask 077
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-  -keyout "$tmp/ca.key" -out "$tmp/ca.crt" -days "$days" \
-  -subj "/CN=aiadmit-dev-ca" \
-  -addext "basicConstraints=critical,CA:TRUE" \
-  -addext "keyUsage=critical,keyCertSign,cRLSign" 2>/dev/null
-
-cat > "$tmp/server.ext" <<EXT
-basicConstraints=critical,CA:FALSE
-keyUsage=critical,digitalSignature,keyEncipherment
-extendedKeyUsage=serverAuth
-subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1,DNS:${service},DNS:${service}.${namespace},DNS:${service}.${namespace}.svc,DNS:${service}.${namespace}.svc.cluster.local
-EXT
-
-openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-  -keyout "$tmp/tls.key" -out "$tmp/tls.csr" \
-  -subj "/CN=${service}.${namespace}.svc" 2>/dev/null
-openssl x509 -req -in "$tmp/tls.csr" -CA "$tmp/ca.crt" -CAkey "$tmp/ca.key" \
-  -CAcreateserial -out "$tmp/tls.crt" -days "$days" -extfile "$tmp/server.ext" 2>/dev/null
+pki_new_ca "$tmp/ca.key" "$tmp/ca.crt" "$days" "aiadmit-dev-ca"
+pki_new_serving_cert "$tmp/tls.key" "$tmp/tls.crt" "$tmp/ca.crt" "$tmp/ca.key" "$days" \
+  "${service}.${namespace}.svc" \
+  "DNS:localhost,IP:127.0.0.1,IP:::1,DNS:${service},DNS:${service}.${namespace},DNS:${service}.${namespace}.svc,DNS:${service}.${namespace}.svc.cluster.local"
 
 # Move into place last, so a reader never sees a half-written pair.
 for f in ca.key ca.crt tls.key tls.crt; do

@@ -13,7 +13,7 @@ namespace aiadmit {
 
 struct CertifiedKey {
   X509* certificate = nullptr;
-  STACK_OF(X509)* chain = nullptr;
+  STACK_OF(X509) * chain = nullptr;
   EVP_PKEY* key = nullptr;
   double notAfter = 0;
 
@@ -117,6 +117,10 @@ int CertificateStore::selectCertificate(SSL* ssl, void* arg) {
   const auto* store = static_cast<const CertificateStore*>(arg);
   const auto pair = store->current_.load();
   if (!pair) return 0;
+  // The connection starts with the context's pair; OpenSSL keeps one pair per
+  // key type, so without clearing, an old ECDSA pair would still be chosen
+  // after a rotation to RSA (or the reverse).
+  SSL_certs_clear(ssl);
   if (SSL_use_certificate(ssl, pair->certificate) != 1) return 0;
   if (SSL_use_PrivateKey(ssl, pair->key) != 1) return 0;
   if (pair->chain != nullptr && SSL_set1_chain(ssl, pair->chain) != 1) return 0;
@@ -130,8 +134,8 @@ bool CertificateStore::configure(SSL_CTX& context, std::string* error) {
     return false;
   }
   SSL_CTX_set_min_proto_version(&context, TLS1_2_VERSION);
-  SSL_CTX_set_options(&context, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION |
-                                    SSL_OP_CIPHER_SERVER_PREFERENCE);
+  SSL_CTX_set_options(
+      &context, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
   // Idle keep-alive connections give their 34 KB of record buffers back.
   SSL_CTX_set_mode(&context, SSL_MODE_RELEASE_BUFFERS);
   // TLS 1.2: forward-secret AEAD suites only; TLS 1.3 suites are all modern.

@@ -1,4 +1,5 @@
-// Validates Kubernetes objects against the API schemas of kubernetes-models.
+// Validates Kubernetes objects against the API schemas of kubernetes-models
+// (built-in kinds) and @kubernetes-models/cert-manager (cert-manager.io kinds).
 //
 //   node validate.mjs FILE...
 //
@@ -9,15 +10,26 @@ import { readFileSync } from "node:fs";
 
 const cache = new Map();
 
+// The package that holds the schemas of an API group.
+function packageFor(apiVersion) {
+  const group = apiVersion.includes("/") ? apiVersion.split("/")[0] : "";
+  if (group === "cert-manager.io" || group.endsWith(".cert-manager.io")) {
+    return "@kubernetes-models/cert-manager";
+  }
+  return "kubernetes-models";
+}
+
 async function modelFor(apiVersion, kind) {
   const key = `${apiVersion}/${kind}`;
   if (!cache.has(key)) {
     let model = null;
-    try {
-      const module = await import(`kubernetes-models/${apiVersion}/${kind}`);
-      model = module[kind] ?? module.default ?? null;
-    } catch {
-      model = null;
+    if (typeof apiVersion === "string" && typeof kind === "string") {
+      try {
+        const module = await import(`${packageFor(apiVersion)}/${apiVersion}/${kind}`);
+        model = module[kind] ?? module.default ?? null;
+      } catch {
+        model = null;
+      }
     }
     cache.set(key, model);
   }
