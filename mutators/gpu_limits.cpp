@@ -1,5 +1,7 @@
 #include "mutators/gpu_limits.h"
 
+#include "webhook/resources.h"
+
 #include <algorithm>
 
 #include "mutators/gpu_count.h"

@@ -207,7 +207,7 @@ spec:
 }
 
 TEST(GpuLimitsMutator, AnnotationThatIsNotAPositiveWholeNumberAsksForNothing) {
-  for (const char* value : {"two", "0.5", "500m", "0", "-1", ""}) {
+  for (const char* value : {"two", "0.5", "500m", "0", "-1"}) {
     SCOPED_TRACE(value);
     const MutationRun run = runMutator(kMutator,
                                        std::string(R"(

@@ -161,7 +161,7 @@ TEST(Logs, CarryIdentityAndDecisionButNeverObjectContents) {
           R"("uid":"log-uid-2","operation":"CREATE","kind":"Pod","namespace":"ml","name":"leaky","class":"batch")"),
       std::string::npos)
       << logs;
-  EXPECT_NE(logs.find(R"("decision":"denied","rules":["AIA004"])"), std::string::npos) << logs;
+  EXPECT_NE(logs.find(R"("decision":"denied","rules":["AIA004")"), std::string::npos) << logs;
 }
 
 TEST(Logs, LevelFlagSilencesRequestLines) {

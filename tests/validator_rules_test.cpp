@@ -216,8 +216,8 @@ spec:
         {"NoVendorDomain", "default", gpuJob("batch", "", "", R"(
       - {name: infer, image: i, resources: {limits: {gpu: 1}}})"),
          "spec.template.spec.containers[0].resources.limits"},
-        {"MigProfileNotOffered", "default", gpuJob("batch", "", "", R"(
-      - {name: infer, image: i, resources: {limits: {nvidia.com/mig-1g.5gb: 1}}})"),
+        {"OtherVendorGpuNotOffered", "default", gpuJob("batch", "", "", R"(
+      - {name: infer, image: i, resources: {limits: {amd.com/gpu: 1}}})"),
          "spec.template.spec.containers[0].resources.limits"},
         {"OrdinaryExtendedResourcesAreLeftAlone", "default", gpuJob("batch", "", "", R"(
       - {name: infer, image: i, resources: {limits: {nvidia.com/gpu: 1, nvidia.com/rdma_shared_device_a: 1, example.com/outputs: 2, hugepages-2Mi: 1Gi}}})"),

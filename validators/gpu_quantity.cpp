@@ -7,13 +7,17 @@ namespace aiadmit {
 
 namespace {
 
-// A slice the profile offers, for a fraction that wanted part of a GPU.
-std::string_view offeredSlice(const Profile* profile) {
+// A slice the profile offers, for a fraction that wanted part of a GPU: a
+// named one when the profile lists one, else the pattern it allows.
+std::string offeredSlice(const Profile* profile) {
   if (profile == nullptr || !profile->gpu.sharingAllowed) return {};
+  std::string pattern;
   for (const std::string& allowed : profile->gpu.allowedResources) {
-    if (isSharedGpuResource(allowed)) return allowed;
+    if (!isSharedGpuResource(allowed)) continue;
+    if (!isGlob(allowed)) return quoted(allowed) + ": 1";
+    if (pattern.empty()) pattern = "a slice matching " + quoted(allowed);
   }
-  return {};
+  return pattern;
 }
 
 }  // namespace
@@ -53,8 +57,8 @@ void GpuQuantityValidator::check(const ValidationContext& context,
     } else {
       problem += ", but GPUs cannot be split into fractions";
       brief = amount + "; GPUs are whole, ask for 1 or more";
-      if (const std::string_view slice = offeredSlice(context.profile); !slice.empty()) {
-        fix = "ask for whole GPUs, or for a slice such as " + quoted(slice) + ": 1";
+      if (const std::string slice = offeredSlice(context.profile); !slice.empty()) {
+        fix = "ask for whole GPUs, or for " + (slice[0] == '"' ? "a slice such as " + slice : slice);
       }
     }
     out.push_back({AIA004,

@@ -11,37 +11,6 @@ namespace aiadmit {
 
 namespace {
 
-char lower(char c) {
-  return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
-bool startsSegment(std::string_view text, size_t at) {
-  if (at == 0) return true;
-  const char before = text[at - 1];
-  return before == '/' || before == '.' || before == '-' || before == '_';
-}
-
-// Case-insensitive search; with `segmentStart`, only where a name segment
-// begins, so that "tpu" is found in "google.com/tpu" but not in "outputs".
-bool containsWord(std::string_view text, std::string_view word, bool segmentStart) {
-  if (word.size() > text.size()) return false;
-  for (size_t at = 0; at + word.size() <= text.size(); ++at) {
-    if (segmentStart && !startsSegment(text, at)) continue;
-    bool equal = true;
-    for (size_t k = 0; k < word.size() && equal; ++k) equal = lower(text[at + k]) == word[k];
-    if (equal) return true;
-  }
-  return false;
-}
-
-bool endsWith(std::string_view text, std::string_view suffix) {
-  if (suffix.size() > text.size()) return false;
-  for (size_t k = 0; k < suffix.size(); ++k) {
-    if (lower(text[text.size() - suffix.size() + k]) != suffix[k]) return false;
-  }
-  return true;
-}
-
 bool nearAllowedName(std::string_view name, const Profile& profile) {
   if (name.find('/') == std::string_view::npos) return false;
   auto near = [&](std::string_view allowed) {
@@ -76,15 +45,6 @@ bool isAcceleratorResource(std::string_view name, const Profile* profile) {
     if (containsWord(name, word, true)) return true;
   }
   return profile != nullptr && nearAllowedName(name, *profile);
-}
-
-bool isSharedGpuResource(std::string_view name) {
-  if (containsWord(name, "mig-", false) || endsWith(name, ".shared")) return true;
-  if (!containsWord(name, "gpu", false)) return false;
-  for (std::string_view word : {"share", "gpumem", "gpu-mem", "gpucores", "gpu-core"}) {
-    if (containsWord(name, word, false)) return true;
-  }
-  return false;
 }
 
 bool isSharedGpuNodeLabel(std::string_view key, std::string_view value) {

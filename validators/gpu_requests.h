@@ -11,6 +11,7 @@
 
 #include "webhook/json.h"
 #include "webhook/profile.h"
+#include "webhook/resources.h"
 #include "webhook/workload.h"
 
 namespace aiadmit {
@@ -21,13 +22,6 @@ namespace aiadmit {
 // ("nvidia.com/gp"). Other extended resources (RDMA devices, hugepages,
 // FUSE devices) are not the rules' business.
 bool isAcceleratorResource(std::string_view name, const Profile* profile);
-
-// Whether `name` is a share of a GPU rather than a whole one: a MIG slice
-// (nvidia.com/mig-1g.10gb), a time-sliced or MPS replica renamed by the
-// device plugin (nvidia.com/gpu.shared), a shared-GPU resource
-// (nvidia.com/sharedgpu) or GPU memory or cores sold by the unit
-// (nvidia.com/gpumem, nvidia.com/gpucores).
-bool isSharedGpuResource(std::string_view name);
 
 // A node label that selects GPUs shared between Pods (GKE time-sharing, MPS
 // or MIG partitions; GPU feature discovery's sharing strategy), given the

@@ -4,6 +4,21 @@
 
 namespace aiadmit {
 
+namespace {
+
+// A resource the pool offers: only then could the pool's taint matter. A
+// misspelt resource is AIA003's to report, and the tolerations follow by
+// themselves once it is fixed (the mutator adds them).
+bool asksForOfferedResource(const JsonValue* spec, const Profile& profile) {
+  bool offered = false;
+  forEachAcceleratorEntry(spec, &profile, [&](const AcceleratorEntry& entry) {
+    if (profile.allowsResource(entry.name)) offered = true;
+  });
+  return offered;
+}
+
+}  // namespace
+
 void PoolConflictValidator::check(const ValidationContext& context,
                                   std::vector<Violation>& out) const {
   const Profile* profile = context.profile;
@@ -37,7 +52,7 @@ void PoolConflictValidator::check(const ValidationContext& context,
                    problem + ", so no GPU node can run the Pod", std::move(fix), std::move(brief)});
   }
 
-  if (!asksForAccelerator(spec, profile)) return;
+  if (!asksForOfferedResource(spec, *profile)) return;
   if (const Toleration* taint = firstUntoleratedPoolTaint(member(spec, "tolerations"), pool)) {
     out.push_back({AIA008, std::string(podSpec) + ".tolerations",
                    "the GPU pool's taint " + describeToleration(*taint) +

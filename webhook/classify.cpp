@@ -1,5 +1,7 @@
 #include "webhook/classify.h"
 
+#include "webhook/resources.h"
+
 namespace aiadmit {
 
 std::string_view className(WorkloadClass workloadClass) {

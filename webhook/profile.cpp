@@ -47,13 +47,6 @@ bool isGlob(std::string_view pattern) {
   return pattern.find_first_of("*?") != std::string_view::npos;
 }
 
-bool isSharedGpuResource(std::string_view resourceName) {
-  const size_t slash = resourceName.find('/');
-  const std::string_view name =
-      slash == std::string_view::npos ? resourceName : resourceName.substr(slash + 1);
-  return name.starts_with("mig-") || name.ends_with(".shared") || name == "sharedgpu";
-}
-
 bool isNamespaceName(std::string_view name) {
   if (name.empty() || name.size() > 63) return false;
   for (char c : name) {

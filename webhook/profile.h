@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "webhook/classify.h"
+#include "webhook/resources.h"
 #include "webhook/rules.h"
 
 namespace aiadmit {
@@ -166,9 +167,5 @@ std::optional<std::string> namespaceMatchedByAll(
     const std::vector<std::string_view>& patterns,
     const std::vector<std::string_view>& excluded = {});
 
-// A GPU resource that shares a physical GPU between pods: a MIG slice
-// (nvidia.com/mig-1g.10gb) or a time-sliced replica (nvidia.com/gpu.shared,
-// nvidia.com/sharedgpu). A profile that lists one must allow sharing.
-bool isSharedGpuResource(std::string_view resourceName);
 
 }  // namespace aiadmit

@@ -1,5 +1,7 @@
 #include "webhook/workload.h"
 
+#include "webhook/resources.h"
+
 #include <algorithm>
 #include <cctype>
 
@@ -145,35 +147,6 @@ void forEachContainer(
       if ((*containers)[i].IsObject()) visit((*containers)[i], list, i);
     }
   }
-}
-
-namespace {
-bool containsIgnoringCase(std::string_view text, std::string_view lowerNeedle) {
-  if (lowerNeedle.size() > text.size()) return false;
-  for (size_t i = 0; i + lowerNeedle.size() <= text.size(); ++i) {
-    size_t j = 0;
-    while (j < lowerNeedle.size() &&
-           std::tolower(static_cast<unsigned char>(text[i + j])) == lowerNeedle[j]) {
-      ++j;
-    }
-    if (j == lowerNeedle.size()) return true;
-  }
-  return false;
-}
-}  // namespace
-
-bool looksLikeAccelerator(std::string_view name) {
-  // cpu, memory, storage and hugepages are by far the most common names.
-  if (name == "cpu" || name == "memory" || name == "ephemeral-storage" ||
-      name.rfind("hugepages-", 0) == 0) {
-    return false;
-  }
-  static constexpr std::string_view kMarkers[] = {
-      "gpu", "mig-", "nvidia", "amd.com/", "habana.ai/", "google.com/tpu", "aws.amazon.com/neuron",
-      "xilinx.com/", "intel.com/gaudi"};
-  return std::any_of(std::begin(kMarkers), std::end(kMarkers), [&](std::string_view marker) {
-    return containsIgnoringCase(name, marker);
-  });
 }
 
 bool requestsAccelerator(const JsonValue* podSpec) {

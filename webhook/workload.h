@@ -54,10 +54,6 @@ void forEachContainer(
     const JsonValue* podSpec,
     const std::function<void(const JsonValue& container, ContainerList list, size_t index)>& visit);
 
-// Whether a resource name looks like an accelerator: a GPU, a MIG slice or a
-// vendor accelerator domain, including common misspellings ("nvidia.com/gpus",
-// "nvidia/gpu", "gpu") so that they are classified and then reported.
-bool looksLikeAccelerator(std::string_view resourceName);
 // Whether any container asks for an accelerator in requests or limits.
 bool requestsAccelerator(const JsonValue* podSpec);
 
