@@ -1,5 +1,7 @@
 #include "webhook/profile_loader.h"
 
+#include "webhook/yaml_load.h"
+
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -976,14 +978,13 @@ void parseProfileDocuments(std::string_view text, const std::string& fileName,
                            std::vector<Profile>& out, std::vector<ProfileError>& errors) {
   Reader reader(fileName, errors);
   std::vector<YAML::Node> documents;
-  try {
-    documents = YAML::LoadAll(std::string(text));
-  } catch (const YAML::Exception& e) {
+  YamlLoadError loadError;
+  if (!loadYamlDocuments(text, documents, loadError)) {
     ProfileError error;
     error.file = fileName;
-    error.line = e.mark.line + 1;
-    error.column = e.mark.column + 1;
-    error.message = "invalid YAML: " + e.msg;
+    error.line = loadError.line;
+    error.column = loadError.column;
+    error.message = "invalid YAML: " + loadError.message;
     errors.push_back(std::move(error));
     return;
   }

@@ -1,5 +1,7 @@
 #include "webhook/yaml_json.h"
 
+#include "webhook/yaml_load.h"
+
 #include <yaml-cpp/yaml.h>
 
 #include <cerrno>
@@ -148,11 +150,10 @@ std::string toYaml(const JsonValue& value) {
 bool parseManifests(std::string_view text, std::vector<ManifestDocument>& out,
                     std::string* error) {
   std::vector<YAML::Node> documents;
-  try {
-    documents = YAML::LoadAll(std::string(text));
-  } catch (const YAML::Exception& e) {
-    *error = "line " + std::to_string(e.mark.line + 1) + ", column " +
-             std::to_string(e.mark.column + 1) + ": " + e.msg;
+  YamlLoadError loadError;
+  if (!loadYamlDocuments(text, documents, loadError)) {
+    *error = "line " + std::to_string(loadError.line) + ", column " +
+             std::to_string(loadError.column) + ": " + loadError.message;
     return false;
   }
   for (const YAML::Node& node : documents) {
