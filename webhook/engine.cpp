@@ -37,9 +37,25 @@ const JsonValue* labelsOf(const JsonValue* metadata) { return member(metadata, "
 
 ProfileSelection selectProfile(const ProfileSet& profiles, const PodTemplateView& view,
                                WorkloadClass workloadClass, std::string_view namespaceName) {
-  return profiles.select(workloadClass, namespaceName,
-                         labelsOf(member(view.object, "metadata")), labelsOf(view.metadata),
-                         declaredAnnotation(view, kProfileAnnotation).value_or(""));
+  const JsonValue* labels = labelsOf(member(view.object, "metadata"));
+  const JsonValue* templateLabels = labelsOf(view.metadata);
+  const std::string_view requested = declaredAnnotation(view, kProfileAnnotation).value_or("");
+  ProfileSelection selection =
+      profiles.select(workloadClass, namespaceName, labels, templateLabels, requested);
+  // aiadmit writes aiadmit.dev/profile beside aiadmit.dev/class on what it
+  // mutates. When that record names a profile since renamed or removed, the
+  // workload must stay updatable: select again as if it named none.
+  const std::string_view stampedClass = declaredAnnotation(view, kClassAnnotation).value_or("");
+  if (selection.profile == nullptr && !requested.empty() &&
+      stampedClass == className(workloadClass)) {
+    ProfileSelection fresh = profiles.select(workloadClass, namespaceName, labels, templateLabels, "");
+    if (fresh.profile != nullptr) {
+      fresh.reason = "recorded profile " + std::string(requested) + " no longer applies; " +
+                     fresh.reason;
+      return fresh;
+    }
+  }
+  return selection;
 }
 
 std::string changeWarning(const std::string& change, const Profile& profile) {
@@ -55,8 +71,10 @@ bool isMutable(const AdmissionSubject& subject) {
   if (!subject.subResource.empty() || subject.object == nullptr) return false;
   if (subject.kind == WorkloadKind::Other) return false;
   if (subject.operation == Operation::Create) return true;
-  // A Pod's spec is immutable after creation; templates of controllers are not.
-  return subject.operation == Operation::Update && subject.kind != WorkloadKind::Pod;
+  // A Pod's spec and a Job's pod template are immutable after creation; the
+  // templates of the other controllers are not.
+  return subject.operation == Operation::Update && subject.kind != WorkloadKind::Pod &&
+         subject.kind != WorkloadKind::Job;
 }
 
 bool isValidatable(const AdmissionSubject& subject) {
