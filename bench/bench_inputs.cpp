@@ -62,7 +62,8 @@ std::shared_ptr<const ProfileSet> profilesWithExtra(size_t extra) {
     profiles.push_back(std::move(profile));
   }
   ProfileLoadResult built = buildProfileSet(std::move(profiles), {}, "generated");
-  if (!built.ok()) throw std::runtime_error("generated profiles refused: " + built.errors[0].format());
+  if (!built.ok())
+    throw std::runtime_error("generated profiles refused: " + built.errors[0].format());
   return built.set;
 }
 

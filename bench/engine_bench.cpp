@@ -50,7 +50,8 @@ void registerAll() {
     benchmark::RegisterBenchmark((std::string("parse/") + name).c_str(), parseOnly, name);
     for (size_t extra : {size_t{0}, size_t{997}}) {
       const std::string suffix = "/" + std::string(name) + "/profiles:" + std::to_string(3 + extra);
-      benchmark::RegisterBenchmark(("mutate" + suffix).c_str(), answer, name, Endpoint::Mutate, extra);
+      benchmark::RegisterBenchmark(("mutate" + suffix).c_str(), answer, name, Endpoint::Mutate,
+                                   extra);
       benchmark::RegisterBenchmark(("validate" + suffix).c_str(), answer, name, Endpoint::Validate,
                                    extra);
     }

@@ -58,41 +58,54 @@ INSTANTIATE_TEST_SUITE_P(
         MalformedCase{"TrailingGarbage", std::string(kPodReview) + "}", "malformed JSON"},
         MalformedCase{"Array", "[]", "not a JSON object"},
         MalformedCase{"Number", "42", "not a JSON object"},
-        MalformedCase{"OtherKind", R"({"apiVersion":"v1","kind":"Pod"})", "kind must be AdmissionReview"},
-        MalformedCase{"V1beta1",
-                      R"({"apiVersion":"admission.k8s.io/v1beta1","kind":"AdmissionReview","request":{"uid":"a"}})",
-                      "apiVersion must be admission.k8s.io/v1"},
-        MalformedCase{"NoRequest", R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"})",
+        MalformedCase{"OtherKind", R"({"apiVersion":"v1","kind":"Pod"})",
+                      "kind must be AdmissionReview"},
+        MalformedCase{
+            "V1beta1",
+            R"({"apiVersion":"admission.k8s.io/v1beta1","kind":"AdmissionReview","request":{"uid":"a"}})",
+            "apiVersion must be admission.k8s.io/v1"},
+        MalformedCase{"NoRequest",
+                      R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"})",
                       "request is missing"},
-        MalformedCase{"RequestNotObject",
-                      R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":"x"})",
-                      "request is missing or not an object"},
-        MalformedCase{"NoUid",
-                      R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"kind":{"kind":"Pod"}}})",
-                      "uid is missing"},
-        MalformedCase{"EmptyUid",
-                      R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":""}})",
-                      "uid is missing"},
-        MalformedCase{"UidNotString",
-                      R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":7}})",
-                      "uid is missing"},
-        MalformedCase{"NoKind",
-                      R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"a","operation":"CREATE"}})",
-                      "request.kind"},
-        MalformedCase{"UnknownOperation",
-                      R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"a","kind":{"kind":"Pod"},"operation":"PATCH"}})",
-                      "is not CREATE"},
-        MalformedCase{"CreateWithoutObject",
-                      R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"a","kind":{"kind":"Pod"},"operation":"CREATE"}})",
-                      "object is missing"},
-        MalformedCase{"ObjectIsString",
-                      R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"a","kind":{"kind":"Pod"},"operation":"CREATE","object":"pod"}})",
-                      "object is not a JSON object"},
-        MalformedCase{"OldObjectIsArray",
-                      R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"a","kind":{"kind":"Pod"},"operation":"UPDATE","object":{},"oldObject":[]}})",
-                      "oldObject is not a JSON object"},
+        MalformedCase{
+            "RequestNotObject",
+            R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":"x"})",
+            "request is missing or not an object"},
+        MalformedCase{
+            "NoUid",
+            R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"kind":{"kind":"Pod"}}})",
+            "uid is missing"},
+        MalformedCase{
+            "EmptyUid",
+            R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":""}})",
+            "uid is missing"},
+        MalformedCase{
+            "UidNotString",
+            R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":7}})",
+            "uid is missing"},
+        MalformedCase{
+            "NoKind",
+            R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"a","operation":"CREATE"}})",
+            "request.kind"},
+        MalformedCase{
+            "UnknownOperation",
+            R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"a","kind":{"kind":"Pod"},"operation":"PATCH"}})",
+            "is not CREATE"},
+        MalformedCase{
+            "CreateWithoutObject",
+            R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"a","kind":{"kind":"Pod"},"operation":"CREATE"}})",
+            "object is missing"},
+        MalformedCase{
+            "ObjectIsString",
+            R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"a","kind":{"kind":"Pod"},"operation":"CREATE","object":"pod"}})",
+            "object is not a JSON object"},
+        MalformedCase{
+            "OldObjectIsArray",
+            R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"a","kind":{"kind":"Pod"},"operation":"UPDATE","object":{},"oldObject":[]}})",
+            "oldObject is not a JSON object"},
         MalformedCase{"InvalidUtf8",
-                      "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"x\":\"\xff\xfe\"}",
+                      "{\"apiVersion\":\"admission.k8s.io/"
+                      "v1\",\"kind\":\"AdmissionReview\",\"x\":\"\xff\xfe\"}",
                       "malformed JSON"},
         MalformedCase{"DeeplyNested", nested(100000), "nested deeper"}),
     [](const ::testing::TestParamInfo<MalformedCase>& info) { return info.param.name; });
@@ -133,7 +146,8 @@ TEST_F(AnswerReview, NullBytesAndControlCharactersInStringsAreCarriedSafely) {
 TEST_F(AnswerReview, DeleteAndConnectAreAllowedWithoutPatch) {
   for (const char* operation : {"DELETE", "CONNECT"}) {
     const std::string body =
-        std::string(R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"d","kind":{"kind":"Pod"},"operation":")") +
+        std::string(
+            R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"d","kind":{"kind":"Pod"},"operation":")") +
         operation + R"(","oldObject":{"spec":{}}}})";
     const ReviewAnswer answer = answerReview(*engine_, Endpoint::Mutate, body);
     EXPECT_EQ(answer.httpStatus, 200) << operation;

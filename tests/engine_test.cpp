@@ -31,7 +31,8 @@ std::string deploymentWithProfile(const std::string& annotations) {
   return jsonOf(R"(
 apiVersion: apps/v1
 kind: Deployment
-metadata: {name: server, namespace: ml, annotations: {)" + annotations + R"(}}
+metadata: {name: server, namespace: ml, annotations: {)" +
+                annotations + R"(}}
 spec:
   selector: {matchLabels: {app: s}}
   template:
@@ -52,8 +53,8 @@ TEST(Engine, AJobsPodTemplateIsNotMutatedOnUpdate) {
   EXPECT_FALSE(created.patch.empty()) << "created Jobs get the profile";
   // The API server refuses changes to a Job's template: an UPDATE of a Job
   // made before aiadmit (or before a profile change) must not gain a patch.
-  const ReviewResponse updated = parseReviewResponse(
-      server.post("/mutate", makeReview(kGpuJob, "UPDATE", "u", kGpuJob)).body);
+  const ReviewResponse updated =
+      parseReviewResponse(server.post("/mutate", makeReview(kGpuJob, "UPDATE", "u", kGpuJob)).body);
   EXPECT_TRUE(updated.allowed);
   EXPECT_TRUE(updated.patch.empty()) << updated.patch;
 }
@@ -61,27 +62,27 @@ TEST(Engine, AJobsPodTemplateIsNotMutatedOnUpdate) {
 TEST(Engine, AStampedProfileThatNoLongerExistsIsReplacedNotDenied) {
   WebhookServer server;
   // What aiadmit wrote on an object before the profile was renamed.
-  const std::string stamped = deploymentWithProfile(
-      "aiadmit.dev/class: realtime, aiadmit.dev/profile: realtime-2025");
+  const std::string stamped =
+      deploymentWithProfile("aiadmit.dev/class: realtime, aiadmit.dev/profile: realtime-2025");
   const ReviewResponse validated = parseReviewResponse(
       server.post("/validate", makeReview(stamped, "UPDATE", "v", stamped)).body);
   EXPECT_TRUE(validated.allowed) << validated.message;
 
-  const ReviewResponse mutated = parseReviewResponse(
-      server.post("/mutate", makeReview(stamped, "UPDATE", "m", stamped)).body);
+  const ReviewResponse mutated =
+      parseReviewResponse(server.post("/mutate", makeReview(stamped, "UPDATE", "m", stamped)).body);
   ASSERT_FALSE(mutated.patch.empty());
   const std::string patched = applyPatch(stamped, mutated.patch);
   const auto doc = parseJson(patched);
-  EXPECT_EQ(stringMember(member(member(doc.get(), "metadata"), "annotations"),
-                         "aiadmit.dev/profile"),
-            "realtime");
+  EXPECT_EQ(
+      stringMember(member(member(doc.get(), "metadata"), "annotations"), "aiadmit.dev/profile"),
+      "realtime");
 }
 
 TEST(Engine, AProfileTheDeveloperNamedThatDoesNotExistIsDenied) {
   WebhookServer server;
   const std::string named = deploymentWithProfile("aiadmit.dev/profile: realtime-2025");
-  const ReviewResponse validated = parseReviewResponse(
-      server.post("/validate", makeReview(named, "CREATE", "v")).body);
+  const ReviewResponse validated =
+      parseReviewResponse(server.post("/validate", makeReview(named, "CREATE", "v")).body);
   EXPECT_FALSE(validated.allowed);
   EXPECT_NE(validated.message.find("realtime-2025"), std::string::npos) << validated.message;
 }

@@ -278,7 +278,8 @@ TEST(Manifests, ProfilesConfigMapIsGeneratedFromTheRepositoryProfiles) {
   {
     std::vector<ManifestDocument> documents;
     std::string error;
-    ASSERT_TRUE(parseManifests(readFile(sourceDir() + "/profiles/Kustomization"), documents, &error))
+    ASSERT_TRUE(
+        parseManifests(readFile(sourceDir() + "/profiles/Kustomization"), documents, &error))
         << error;
     ASSERT_EQ(documents.size(), 1u);
     const JsonValue* generators = member(documents[0].json.get(), "configMapGenerator");

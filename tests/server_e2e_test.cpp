@@ -54,7 +54,8 @@ TEST(ServerEndToEnd, CorpusThroughMutateIsAppliedValidAndIdempotent) {
       EXPECT_EQ(response.patchType, "JSONPatch");
       mutated = applyPatch(object.json, response.patch);
       ASSERT_FALSE(mutated.empty());
-      const HttpResponse again = server.post("/mutate", makeReview(mutated, "CREATE", uid + "-again"));
+      const HttpResponse again =
+          server.post("/mutate", makeReview(mutated, "CREATE", uid + "-again"));
       const ReviewResponse second = parseReviewResponse(again.body);
       EXPECT_TRUE(second.patch.empty()) << "not idempotent: " << second.patch;
     }

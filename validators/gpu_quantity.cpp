@@ -58,7 +58,8 @@ void GpuQuantityValidator::check(const ValidationContext& context,
       problem += ", but GPUs cannot be split into fractions";
       brief = amount + "; GPUs are whole, ask for 1 or more";
       if (const std::string slice = offeredSlice(context.profile); !slice.empty()) {
-        fix = "ask for whole GPUs, or for " + (slice[0] == '"' ? "a slice such as " + slice : slice);
+        fix =
+            "ask for whole GPUs, or for " + (slice[0] == '"' ? "a slice such as " + slice : slice);
       }
     }
     out.push_back({AIA004,

@@ -7,21 +7,30 @@ namespace aiadmit {
 
 std::string_view operationName(Operation operation) {
   switch (operation) {
-    case Operation::Create: return "CREATE";
-    case Operation::Update: return "UPDATE";
-    case Operation::Delete: return "DELETE";
-    case Operation::Connect: return "CONNECT";
-    case Operation::Unknown: break;
+    case Operation::Create:
+      return "CREATE";
+    case Operation::Update:
+      return "UPDATE";
+    case Operation::Delete:
+      return "DELETE";
+    case Operation::Connect:
+      return "CONNECT";
+    case Operation::Unknown:
+      break;
   }
   return "UNKNOWN";
 }
 
 std::string_view decisionName(Decision decision) {
   switch (decision) {
-    case Decision::Allowed: return "allowed";
-    case Decision::Patched: return "patched";
-    case Decision::Denied: return "denied";
-    case Decision::Errored: return "errored";
+    case Decision::Allowed:
+      return "allowed";
+    case Decision::Patched:
+      return "patched";
+    case Decision::Denied:
+      return "denied";
+    case Decision::Errored:
+      return "errored";
   }
   return "errored";
 }
@@ -44,7 +53,8 @@ bool fail(DecodeError& error, std::string message) {
 }  // namespace
 
 bool decodeAdmissionReview(std::string_view body, AdmissionRequest& request, DecodeError& error) {
-  if (body.empty()) return fail(error, "empty body: expected an admission.k8s.io/v1 AdmissionReview");
+  if (body.empty())
+    return fail(error, "empty body: expected an admission.k8s.io/v1 AdmissionReview");
   request.buffer.assign(body.data(), body.size());
   JsonDocument& doc = request.document;
   std::string parseError =
@@ -60,7 +70,8 @@ bool decodeAdmissionReview(std::string_view body, AdmissionRequest& request, Dec
   const std::string_view kind = stringMember(&doc, "kind");
   const std::string_view apiVersion = stringMember(&doc, "apiVersion");
   if (kind != "AdmissionReview") {
-    return fail(error, "kind must be AdmissionReview, got \"" + std::string(kind.substr(0, 64)) + "\"");
+    return fail(error,
+                "kind must be AdmissionReview, got \"" + std::string(kind.substr(0, 64)) + "\"");
   }
   if (apiVersion != "admission.k8s.io/v1") {
     return fail(error, "apiVersion must be admission.k8s.io/v1, got \"" +
@@ -170,8 +181,7 @@ std::vector<std::string> fitWarnings(const std::vector<std::string>& warnings) {
   for (size_t i = 0; i < warnings.size(); ++i) {
     std::string line = trimUtf8(warnings[i], kMaxWarningLength);
     if (total + line.size() > budget) {
-      out.push_back("aiadmit: " + std::to_string(warnings.size() - i) +
-                    " more warnings not shown");
+      out.push_back("aiadmit: " + std::to_string(warnings.size() - i) + " more warnings not shown");
       break;
     }
     total += line.size();

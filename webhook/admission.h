@@ -58,7 +58,9 @@ class AdmissionOutcome {
   static AdmissionOutcome internalError(std::string message);
 
   Decision decision() const { return decision_; }
-  bool isAllowed() const { return decision_ == Decision::Allowed || decision_ == Decision::Patched; }
+  bool isAllowed() const {
+    return decision_ == Decision::Allowed || decision_ == Decision::Patched;
+  }
   const std::string& patch() const { return patch_; }
   const std::vector<std::string>& warnings() const { return warnings_; }
   const std::string& message() const { return message_; }

@@ -17,7 +17,8 @@ namespace aiadmit {
 
 namespace {
 
-constexpr const char* kServeHelp = R"(Usage: aiadmit serve --profiles DIR --tls-cert FILE --tls-key FILE [options]
+constexpr const char* kServeHelp =
+    R"(Usage: aiadmit serve --profiles DIR --tls-cert FILE --tls-key FILE [options]
 
 Runs the admission webhook over HTTPS: POST /mutate, POST /validate,
 GET /healthz, GET /readyz, GET /metrics.
@@ -162,8 +163,7 @@ int serveCommand(const Arguments& args) {
     return usageError("--tls-cert and --tls-key are required", kServeHelp);
   }
   const size_t colon = listen.rfind(':');
-  if (colon == std::string::npos ||
-      !parseInt(listen.substr(colon + 1), 0, 65535, options.port)) {
+  if (colon == std::string::npos || !parseInt(listen.substr(colon + 1), 0, 65535, options.port)) {
     return usageError("--listen must be HOST:PORT", kServeHelp);
   }
   options.host = listen.substr(0, colon);

@@ -29,11 +29,15 @@ void Engine::replaceProfiles(std::shared_ptr<const ProfileSet> profiles) {
   profiles_.store(std::move(profiles));
 }
 
-std::shared_ptr<const ProfileSet> Engine::profiles() const { return profiles_.load(); }
+std::shared_ptr<const ProfileSet> Engine::profiles() const {
+  return profiles_.load();
+}
 
 namespace {
 
-const JsonValue* labelsOf(const JsonValue* metadata) { return member(metadata, "labels"); }
+const JsonValue* labelsOf(const JsonValue* metadata) {
+  return member(metadata, "labels");
+}
 
 ProfileSelection selectProfile(const ProfileSet& profiles, const PodTemplateView& view,
                                WorkloadClass workloadClass, std::string_view namespaceName) {
@@ -48,10 +52,11 @@ ProfileSelection selectProfile(const ProfileSet& profiles, const PodTemplateView
   const std::string_view stampedClass = declaredAnnotation(view, kClassAnnotation).value_or("");
   if (selection.profile == nullptr && !requested.empty() &&
       stampedClass == className(workloadClass)) {
-    ProfileSelection fresh = profiles.select(workloadClass, namespaceName, labels, templateLabels, "");
+    ProfileSelection fresh =
+        profiles.select(workloadClass, namespaceName, labels, templateLabels, "");
     if (fresh.profile != nullptr) {
-      fresh.reason = "recorded profile " + std::string(requested) + " no longer applies; " +
-                     fresh.reason;
+      fresh.reason =
+          "recorded profile " + std::string(requested) + " no longer applies; " + fresh.reason;
       return fresh;
     }
   }
@@ -102,9 +107,14 @@ void collectViolations(const JsonValue& object, const AdmissionSubject& subject,
     evaluation->workloadClass = classification.workloadClass;
     evaluation->classReason = classification.reason;
   }
-  const ValidationContext context{object,  subject.kind, view,
-                                  classification, profile, profiles,
-                                  subject.namespaceName, subject.operation};
+  const ValidationContext context{object,
+                                  subject.kind,
+                                  view,
+                                  classification,
+                                  profile,
+                                  profiles,
+                                  subject.namespaceName,
+                                  subject.operation};
   for (const auto& validator : allValidators()) {
     if (!classification.isAiWorkload() && !validator->appliesToUnclassified()) continue;
     validator->check(context, out);
@@ -132,12 +142,8 @@ bool Engine::mutateInto(const AdmissionSubject& subject, JsonDocument& mutated,
   eval.profileReason = selection.reason;
 
   mutated.CopyFrom(*subject.object, mutated.GetAllocator());
-  MutationContext context{mutated,
-                          mutated.GetAllocator(),
-                          subject.kind,
-                          classification,
-                          *selection.profile,
-                          subject.namespaceName,
+  MutationContext context{mutated,        mutated.GetAllocator(), subject.kind,
+                          classification, *selection.profile,     subject.namespaceName,
                           eval.changes};
   bool changed = false;
   for (const auto& mutator : allMutators()) changed = mutator->mutate(context) || changed;
@@ -150,19 +156,18 @@ AdmissionOutcome Engine::mutate(const AdmissionSubject& subject, Evaluation* eva
   JsonDocument mutated;
   if (!mutateInto(subject, mutated, &eval)) {
     std::vector<std::string> warnings;
-    if (eval.workloadClass != WorkloadClass::None && eval.profile.empty() &&
-        isMutable(subject)) {
+    if (eval.workloadClass != WorkloadClass::None && eval.profile.empty() && isMutable(subject)) {
       // Say why an AI workload got nothing: the selection failed or no profile applies.
       const auto profiles = this->profiles();
       const PodTemplateView view = PodTemplateView::of(*subject.object, subject.kind);
       const ProfileSelection selection =
           selectProfile(*profiles, view, eval.workloadClass, subject.namespaceName);
-      warnings.push_back(
-          "aiadmit: nothing injected: " +
-          (selection.error.empty() ? "no profile for class " +
-                                         std::string(className(eval.workloadClass)) +
-                                         " in namespace " + std::string(subject.namespaceName)
-                                   : selection.error));
+      warnings.push_back("aiadmit: nothing injected: " +
+                         (selection.error.empty()
+                              ? "no profile for class " +
+                                    std::string(className(eval.workloadClass)) + " in namespace " +
+                                    std::string(subject.namespaceName)
+                              : selection.error));
     }
     return AdmissionOutcome::allowed(std::move(warnings));
   }
@@ -200,8 +205,8 @@ AdmissionOutcome Engine::validate(const AdmissionSubject& subject, Evaluation* e
         eval.classReason = classification.reason;
         return AdmissionOutcome::denied(
             std::string(podMetadataFieldPath(subject.kind)) +
-            ".annotations[aiadmit.dev/profile]: " + selection.error +
-            "; name a profile of class " + std::string(className(classification.workloadClass)) +
+            ".annotations[aiadmit.dev/profile]: " + selection.error + "; name a profile of class " +
+            std::string(className(classification.workloadClass)) +
             " that applies to this namespace, or remove the annotation");
       }
     }
@@ -230,9 +235,14 @@ AdmissionOutcome Engine::validate(const AdmissionSubject& subject, Evaluation* e
     const RuleActions& ruleActions =
         violation.profile != nullptr ? violation.profile->rules : actions;
     switch (ruleActions.of(violation.rule)) {
-      case RuleAction::Deny: eval.denials.push_back(std::move(violation)); break;
-      case RuleAction::Warn: eval.warnings.push_back(std::move(violation)); break;
-      case RuleAction::Off: break;
+      case RuleAction::Deny:
+        eval.denials.push_back(std::move(violation));
+        break;
+      case RuleAction::Warn:
+        eval.warnings.push_back(std::move(violation));
+        break;
+      case RuleAction::Off:
+        break;
     }
   }
 

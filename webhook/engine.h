@@ -35,9 +35,9 @@ struct Evaluation {
   std::string classReason;
   std::string profile;
   std::string profileReason;
-  std::vector<std::string> changes;      // injected, one line each
-  std::vector<Violation> denials;        // violations whose action is deny
-  std::vector<Violation> warnings;       // violations whose action is warn
+  std::vector<std::string> changes;  // injected, one line each
+  std::vector<Violation> denials;    // violations whose action is deny
+  std::vector<Violation> warnings;   // violations whose action is warn
 };
 
 enum class Endpoint { Mutate, Validate };

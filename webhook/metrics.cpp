@@ -6,12 +6,11 @@ namespace aiadmit {
 
 namespace {
 constexpr std::array<WorkloadKind, 7> kAllKinds = {
-    WorkloadKind::Pod,         WorkloadKind::Job,        WorkloadKind::CronJob,
-    WorkloadKind::Deployment,  WorkloadKind::StatefulSet, WorkloadKind::ReplicaSet,
+    WorkloadKind::Pod,        WorkloadKind::Job,         WorkloadKind::CronJob,
+    WorkloadKind::Deployment, WorkloadKind::StatefulSet, WorkloadKind::ReplicaSet,
     WorkloadKind::Other};
-constexpr std::array<WorkloadClass, 4> kAllClasses = {WorkloadClass::None, WorkloadClass::Training,
-                                                      WorkloadClass::Batch,
-                                                      WorkloadClass::Realtime};
+constexpr std::array<WorkloadClass, 4> kAllClasses = {
+    WorkloadClass::None, WorkloadClass::Training, WorkloadClass::Batch, WorkloadClass::Realtime};
 constexpr std::array<Decision, 4> kAllDecisions = {Decision::Allowed, Decision::Patched,
                                                    Decision::Denied, Decision::Errored};
 
@@ -25,10 +24,10 @@ std::string number(double value) {
 void Metrics::recordRequest(Endpoint endpoint, WorkloadKind kind, WorkloadClass workloadClass,
                             Decision decision, double seconds) {
   const size_t e = static_cast<size_t>(endpoint);
-  const size_t index = ((e * kKinds + static_cast<size_t>(kind)) * kClasses +
-                        static_cast<size_t>(workloadClass)) *
-                           kDecisions +
-                       static_cast<size_t>(decision);
+  const size_t index =
+      ((e * kKinds + static_cast<size_t>(kind)) * kClasses + static_cast<size_t>(workloadClass)) *
+          kDecisions +
+      static_cast<size_t>(decision);
   requests_[index].fetch_add(1, std::memory_order_relaxed);
   Histogram& histogram = latency_[e];
   size_t bucket = 0;
@@ -41,8 +40,8 @@ void Metrics::recordRequest(Endpoint endpoint, WorkloadKind kind, WorkloadClass 
 
 void Metrics::recordRuleHit(RuleId rule, RuleAction action) {
   if (action == RuleAction::Off) return;
-  ruleHits_[static_cast<size_t>(rule.number) * 2 + (action == RuleAction::Deny ? 0 : 1)]
-      .fetch_add(1, std::memory_order_relaxed);
+  ruleHits_[static_cast<size_t>(rule.number) * 2 + (action == RuleAction::Deny ? 0 : 1)].fetch_add(
+      1, std::memory_order_relaxed);
 }
 
 void Metrics::recordProfileReload(bool success, double unixTime) {
@@ -54,13 +53,18 @@ void Metrics::recordProfileReload(bool success, double unixTime) {
   }
 }
 
-void Metrics::setCertificateExpiry(double unixTime) { certificateExpiry_.store(unixTime); }
-void Metrics::setProfilesLoaded(size_t count) { profilesLoaded_.store(count); }
+void Metrics::setCertificateExpiry(double unixTime) {
+  certificateExpiry_.store(unixTime);
+}
+void Metrics::setProfilesLoaded(size_t count) {
+  profilesLoaded_.store(count);
+}
 
 std::string Metrics::render() const {
   std::string out;
   out.reserve(16384);
-  out += "# HELP aiadmit_requests_total Admission requests by endpoint, kind, class and decision.\n";
+  out +=
+      "# HELP aiadmit_requests_total Admission requests by endpoint, kind, class and decision.\n";
   out += "# TYPE aiadmit_requests_total counter\n";
   for (size_t e = 0; e < kEndpoints; ++e) {
     for (WorkloadKind kind : kAllKinds) {
@@ -89,7 +93,8 @@ std::string Metrics::render() const {
   out += "# TYPE aiadmit_request_duration_seconds histogram\n";
   for (size_t e = 0; e < kEndpoints; ++e) {
     const Histogram& histogram = latency_[e];
-    const std::string label = "endpoint=\"" + std::string(endpointName(static_cast<Endpoint>(e))) + "\"";
+    const std::string label =
+        "endpoint=\"" + std::string(endpointName(static_cast<Endpoint>(e))) + "\"";
     uint64_t cumulative = 0;
     for (size_t b = 0; b <= kBuckets.size(); ++b) {
       cumulative += histogram.buckets[b].load(std::memory_order_relaxed);
@@ -113,18 +118,22 @@ std::string Metrics::render() const {
   }
   out += "# HELP aiadmit_profile_reloads_total Profile set loads by result.\n";
   out += "# TYPE aiadmit_profile_reloads_total counter\n";
-  out += "aiadmit_profile_reloads_total{result=\"success\"} " + std::to_string(reloadSuccess_.load()) + "\n";
-  out += "aiadmit_profile_reloads_total{result=\"failure\"} " + std::to_string(reloadFailure_.load()) + "\n";
-  out += "# HELP aiadmit_profile_last_success_timestamp_seconds When the profiles in force were loaded.\n";
+  out += "aiadmit_profile_reloads_total{result=\"success\"} " +
+         std::to_string(reloadSuccess_.load()) + "\n";
+  out += "aiadmit_profile_reloads_total{result=\"failure\"} " +
+         std::to_string(reloadFailure_.load()) + "\n";
+  out +=
+      "# HELP aiadmit_profile_last_success_timestamp_seconds When the profiles in force were "
+      "loaded.\n";
   out += "# TYPE aiadmit_profile_last_success_timestamp_seconds gauge\n";
   out += "aiadmit_profile_last_success_timestamp_seconds " + number(lastGoodReload_.load()) + "\n";
   out += "# HELP aiadmit_profiles Profiles in force.\n# TYPE aiadmit_profiles gauge\n";
   out += "aiadmit_profiles " + std::to_string(profilesLoaded_.load()) + "\n";
-  out += "# HELP aiadmit_certificate_expiry_timestamp_seconds NotAfter of the serving certificate.\n";
+  out +=
+      "# HELP aiadmit_certificate_expiry_timestamp_seconds NotAfter of the serving certificate.\n";
   out += "# TYPE aiadmit_certificate_expiry_timestamp_seconds gauge\n";
   out += "aiadmit_certificate_expiry_timestamp_seconds " + number(certificateExpiry_.load()) + "\n";
   return out;
 }
-
 
 }  // namespace aiadmit

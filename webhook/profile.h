@@ -167,5 +167,4 @@ std::optional<std::string> namespaceMatchedByAll(
     const std::vector<std::string_view>& patterns,
     const std::vector<std::string_view>& excluded = {});
 
-
 }  // namespace aiadmit

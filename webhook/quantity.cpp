@@ -16,9 +16,9 @@ struct Suffix {
 
 // Longest first so that "Ki" is not read as "K"+"i".
 constexpr Suffix kSuffixes[] = {
-    {"Ki", 0, 10}, {"Mi", 0, 20}, {"Gi", 0, 30}, {"Ti", 0, 40}, {"Pi", 0, 50}, {"Ei", 0, 60},
-    {"n", -9, 0},  {"u", -6, 0},  {"m", -3, 0},  {"k", 3, 0},   {"M", 6, 0},   {"G", 9, 0},
-    {"T", 12, 0},  {"P", 15, 0},  {"E", 18, 0},
+    {"Ki", 0, 10}, {"Mi", 0, 20}, {"Gi", 0, 30}, {"Ti", 0, 40}, {"Pi", 0, 50},
+    {"Ei", 0, 60}, {"n", -9, 0},  {"u", -6, 0},  {"m", -3, 0},  {"k", 3, 0},
+    {"M", 6, 0},   {"G", 9, 0},   {"T", 12, 0},  {"P", 15, 0},  {"E", 18, 0},
 };
 
 constexpr uint64_t kMaxMantissa = std::numeric_limits<uint64_t>::max() / 10 - 10;
@@ -165,8 +165,8 @@ std::optional<int64_t> Quantity::wholeValue() const {
 }
 
 double Quantity::approximate() const {
-  const double magnitude = static_cast<double>(mantissa_) * std::pow(10.0, exponent10_) *
-                           std::ldexp(1.0, exponent2_);
+  const double magnitude =
+      static_cast<double>(mantissa_) * std::pow(10.0, exponent10_) * std::ldexp(1.0, exponent2_);
   return negative_ ? -magnitude : magnitude;
 }
 

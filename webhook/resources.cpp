@@ -4,7 +4,9 @@ namespace aiadmit {
 
 namespace {
 
-char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+char lower(char c) {
+  return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+}
 
 bool startsSegment(std::string_view text, size_t at) {
   if (at == 0) return true;

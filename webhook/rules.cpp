@@ -23,9 +23,12 @@ std::optional<RuleId> RuleId::parse(std::string_view text) {
 
 std::string_view actionName(RuleAction action) {
   switch (action) {
-    case RuleAction::Deny: return "deny";
-    case RuleAction::Warn: return "warn";
-    case RuleAction::Off: return "off";
+    case RuleAction::Deny:
+      return "deny";
+    case RuleAction::Warn:
+      return "warn";
+    case RuleAction::Off:
+      return "off";
   }
   return "off";
 }

@@ -14,16 +14,15 @@ constexpr int kFirstRule = 1;
 constexpr int kLastRule = 15;
 
 struct RuleId {
-  int number = 0;  // 1..15
+  int number = 0;            // 1..15
   std::string name() const;  // "AIA004"
   static std::optional<RuleId> parse(std::string_view text);
   bool operator==(const RuleId&) const = default;
   auto operator<=>(const RuleId&) const = default;
 };
 
-inline constexpr RuleId AIA001{1}, AIA002{2}, AIA003{3}, AIA004{4}, AIA005{5}, AIA006{6},
-    AIA007{7}, AIA008{8}, AIA009{9}, AIA010{10}, AIA011{11}, AIA012{12}, AIA013{13}, AIA014{14},
-    AIA015{15};
+inline constexpr RuleId AIA001{1}, AIA002{2}, AIA003{3}, AIA004{4}, AIA005{5}, AIA006{6}, AIA007{7},
+    AIA008{8}, AIA009{9}, AIA010{10}, AIA011{11}, AIA012{12}, AIA013{13}, AIA014{14}, AIA015{15};
 
 std::string_view actionName(RuleAction action);
 std::optional<RuleAction> parseAction(std::string_view text);

@@ -312,9 +312,9 @@ int runServer(const ServerOptions& options) {
           for (const ProfileError& error : reloaded.errors) {
             logError("invalid profile", {{"error", error.format()}});
           }
-          logError("profile reload refused; keeping the last good set",
-                   {{"dir", options.profilesDir},
-                    {"errors", std::to_string(reloaded.errors.size())}});
+          logError(
+              "profile reload refused; keeping the last good set",
+              {{"dir", options.profilesDir}, {"errors", std::to_string(reloaded.errors.size())}});
         }
       }
       std::string error;

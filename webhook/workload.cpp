@@ -31,13 +31,20 @@ WorkloadKind workloadKindOfObject(const JsonValue& object) {
 
 std::string_view kindName(WorkloadKind kind) {
   switch (kind) {
-    case WorkloadKind::Pod: return "Pod";
-    case WorkloadKind::Job: return "Job";
-    case WorkloadKind::CronJob: return "CronJob";
-    case WorkloadKind::Deployment: return "Deployment";
-    case WorkloadKind::StatefulSet: return "StatefulSet";
-    case WorkloadKind::ReplicaSet: return "ReplicaSet";
-    case WorkloadKind::Other: break;
+    case WorkloadKind::Pod:
+      return "Pod";
+    case WorkloadKind::Job:
+      return "Job";
+    case WorkloadKind::CronJob:
+      return "CronJob";
+    case WorkloadKind::Deployment:
+      return "Deployment";
+    case WorkloadKind::StatefulSet:
+      return "StatefulSet";
+    case WorkloadKind::ReplicaSet:
+      return "ReplicaSet";
+    case WorkloadKind::Other:
+      break;
   }
   return "Other";
 }
@@ -52,25 +59,34 @@ bool isJobLike(WorkloadKind kind) {
 
 std::string_view podSpecPointer(WorkloadKind kind) {
   switch (kind) {
-    case WorkloadKind::Pod: return "/spec";
-    case WorkloadKind::CronJob: return "/spec/jobTemplate/spec/template/spec";
-    default: return "/spec/template/spec";
+    case WorkloadKind::Pod:
+      return "/spec";
+    case WorkloadKind::CronJob:
+      return "/spec/jobTemplate/spec/template/spec";
+    default:
+      return "/spec/template/spec";
   }
 }
 
 std::string_view podSpecFieldPath(WorkloadKind kind) {
   switch (kind) {
-    case WorkloadKind::Pod: return "spec";
-    case WorkloadKind::CronJob: return "spec.jobTemplate.spec.template.spec";
-    default: return "spec.template.spec";
+    case WorkloadKind::Pod:
+      return "spec";
+    case WorkloadKind::CronJob:
+      return "spec.jobTemplate.spec.template.spec";
+    default:
+      return "spec.template.spec";
   }
 }
 
 std::string_view podMetadataFieldPath(WorkloadKind kind) {
   switch (kind) {
-    case WorkloadKind::Pod: return "metadata";
-    case WorkloadKind::CronJob: return "spec.jobTemplate.spec.template.metadata";
-    default: return "spec.template.metadata";
+    case WorkloadKind::Pod:
+      return "metadata";
+    case WorkloadKind::CronJob:
+      return "spec.jobTemplate.spec.template.metadata";
+    default:
+      return "spec.template.metadata";
   }
 }
 
@@ -136,10 +152,9 @@ std::string_view containerListName(ContainerList list) {
   return list == ContainerList::Containers ? "containers" : "initContainers";
 }
 
-void forEachContainer(
-    const JsonValue* podSpec,
-    const std::function<void(const JsonValue& container, ContainerList list, size_t index)>&
-        visit) {
+void forEachContainer(const JsonValue* podSpec,
+                      const std::function<void(const JsonValue& container, ContainerList list,
+                                               size_t index)>& visit) {
   for (ContainerList list : {ContainerList::InitContainers, ContainerList::Containers}) {
     const JsonValue* containers = member(podSpec, containerListName(list));
     if (!isArray(containers)) continue;

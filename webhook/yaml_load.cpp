@@ -4,7 +4,9 @@ namespace aiadmit {
 
 namespace {
 
-bool isSpace(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+bool isSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\r';
+}
 
 // The line of a document root that starts with ',', or 0.
 int strayRootFlowEntry(std::string_view text) {
