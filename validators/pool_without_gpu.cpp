@@ -86,18 +86,18 @@ void PoolWithoutGpuValidator::check(const ValidationContext& context,
     // this namespace count, and the strictest of their actions decides.
     const JsonValue* labels = member(member(&context.object, "metadata"), "labels");
     const JsonValue* templateLabels = member(context.view.metadata, "labels");
-    for (const Profile& candidate : context.profiles.profiles()) {
+    context.profiles.forEachForNamespace(context.namespaceName, [&](const Profile& candidate) {
       if (aim.profile != nullptr &&
           strictness(candidate.rules.of(AIA007)) <= strictness(aim.profile->rules.of(AIA007))) {
-        continue;
+        return;
       }
       if (!ProfileSet::scopeMatches(candidate, context.namespaceName, labels, templateLabels,
                                     nullptr)) {
-        continue;
+        return;
       }
       Aim candidateAim;
       if (aimsAtPool(spec, candidate, candidateAim)) aim = std::move(candidateAim);
-    }
+    });
     if (aim.profile == nullptr) return;
   }
 

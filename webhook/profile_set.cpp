@@ -321,4 +321,26 @@ ProfileSelection ProfileSet::select(WorkloadClass workloadClass, std::string_vie
   return selection;
 }
 
+void ProfileSet::forEachForNamespace(std::string_view ns,
+                                     const std::function<void(const Profile&)>& visit) const {
+  std::vector<const Profile*> seen;  // a profile with several patterns sits in several buckets
+  auto once = [&](const Profile* profile) {
+    if (std::find(seen.begin(), seen.end(), profile) != seen.end()) return;
+    seen.push_back(profile);
+    if (admitsNamespace(*profile, ns)) visit(*profile);
+  };
+  for (const ClassIndex& index : byClass_) {
+    if (auto exact = index.byExactNamespace.find(ns); exact != index.byExactNamespace.end()) {
+      for (const Profile* profile : exact->second) once(profile);
+    }
+    for (size_t length : index.patternPrefixLengths) {
+      if (length > ns.size()) break;
+      const auto bucket = index.byPatternPrefix.find(ns.substr(0, length));
+      if (bucket == index.byPatternPrefix.end()) continue;
+      for (const Profile* profile : bucket->second) once(profile);
+    }
+    for (const Profile* profile : index.unscoped) once(profile);
+  }
+}
+
 }  // namespace aiadmit

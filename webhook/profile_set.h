@@ -16,6 +16,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <compare>
 #include <map>
 #include <optional>
@@ -80,6 +81,13 @@ class ProfileSet {
   // `requestedName` is the aiadmit.dev/profile annotation ("" when absent).
   ProfileSelection select(WorkloadClass workloadClass, std::string_view ns, const JsonValue* labels,
                           const JsonValue* templateLabels, std::string_view requestedName) const;
+
+  // Calls `visit` once for each profile, of any class, whose namespace scope
+  // may admit `ns`, through the same index as select(): the cost follows the
+  // profiles that concern the namespace, not the size of the set. Callers
+  // still check labels (scopeMatches).
+  void forEachForNamespace(std::string_view ns,
+                           const std::function<void(const Profile&)>& visit) const;
 
   // How `profile`'s scope matches an object; nullopt when it does not.
   static std::optional<Precedence> match(const Profile& profile, std::string_view ns,
