@@ -93,5 +93,25 @@ for review in "${reviews[@]}"; do
                r, c, a, a50/1000, a99/1000, a999/1000, e, n, n50/1000, n99/1000, (n > 0 ? a/n : 0) }'
   done
 done
+rss_kib() { awk '/^VmRSS/ {print $2}' "/proc/$aiadmit_pid/status"; }
 echo "aiadmit resident memory: $(grep -E 'VmRSS|VmHWM' /proc/$aiadmit_pid/status | tr -s ' \t' ' ' | tr '\n' ' ')"
+
+# Memory under sustained load: RSS after the first ~100k requests of the
+# reference review at 64 connections, then after BENCH_MEMORY_REQUESTS in all.
+if [ -n "${BENCH_MEMORY_REQUESTS:-}" ]; then
+  total=0
+  rounds=0
+  first_rss=""
+  while [ "$total" -lt "$BENCH_MEMORY_REQUESTS" ] && [ "$rounds" -lt 200 ]; do
+    result=$(run_wrk "https://127.0.0.1:$port/mutate" gpu-pod 64)
+    total=$((total + $(field "$result" requests)))
+    rounds=$((rounds + 1))
+    if [ -z "$first_rss" ] && [ "$total" -ge 100000 ]; then
+      first_rss=$(rss_kib)
+      first_total=$total
+    fi
+  done
+  last_rss=$(rss_kib)
+  echo "memory: RSS ${first_rss} KiB after ${first_total} requests, ${last_rss} KiB after ${total} requests (growth $((last_rss - first_rss)) KiB)"
+fi
 echo "answer sizes (bytes): $(for r in "${reviews[@]}"; do printf '%s=%s ' "$r" "$(wc -c < "$work/$r.answer")"; done)"
