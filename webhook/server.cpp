@@ -317,6 +317,9 @@ int runServer(const ServerOptions& options) {
               {{"dir", options.profilesDir}, {"errors", std::to_string(reloaded.errors.size())}});
         }
       }
+      // A burst of large objects leaves freed pool chunks in malloc's
+      // arenas; hand them back so that resident memory follows the load.
+      malloc_trim(0);
       std::string error;
       if (certificates.reloadIfChanged(&error)) {
         metrics.setCertificateExpiry(certificates.expiry());
