@@ -109,8 +109,10 @@ TEST(PodAgainstPool, NodeSelector) {
   EXPECT_EQ(relation(R"({"nodeSelector":{"accelerator":"amd"}})"), PoolRelation::Excludes);
   EXPECT_EQ(relation(R"({"nodeSelector":{"zone":"a"}})"), PoolRelation::Unrelated);
   EXPECT_EQ(relation(R"({})"), PoolRelation::Unrelated);
-  const PoolVerdict verdict = relatePodToPool(
-      parseJson(R"({"nodeSelector":{"zone":"a","accelerator":"amd"}})").get(), seedPool());
+  // The verdict points into the PodSpec and the pool, which must outlive it.
+  const auto podSpec = parseJson(R"({"nodeSelector":{"zone":"a","accelerator":"amd"}})");
+  const Placement pool = seedPool();
+  const PoolVerdict verdict = relatePodToPool(podSpec.get(), pool);
   EXPECT_EQ(verdict.site.fieldPath(), "nodeSelector");
   EXPECT_EQ(verdict.site.key, "accelerator");
   EXPECT_EQ(describeRequirement(verdict.site.poolRequirement), "accelerator=nvidia");

@@ -158,6 +158,21 @@ struct InSituParse {
   }
 };
 
+// RapidJSON 1.1.0 takes the continuation bytes a UTF-8 lead byte announces
+// without looking for the end: a text ending inside such a sequence would be
+// read, and in situ written, past its terminating NUL.
+bool endsInsideUtf8Sequence(const char* text, size_t size) {
+  for (size_t back = 1; back <= 3 && back <= size; ++back) {
+    const auto byte = static_cast<unsigned char>(text[size - back]);
+    const size_t continuations = byte >= 0xC2 && byte <= 0xDF   ? 1
+                                 : byte >= 0xE0 && byte <= 0xEF ? 2
+                                 : byte >= 0xF0 && byte <= 0xF4 ? 3
+                                                                : 0;
+    if (continuations > back) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::string parseJsonInSitu(char* text, size_t size, size_t maxDepth, JsonDocument& document) {
@@ -165,6 +180,7 @@ std::string parseJsonInSitu(char* text, size_t size, size_t maxDepth, JsonDocume
   if (std::char_traits<char>::find(text, size, '\0') != nullptr) {
     return "malformed JSON: NUL byte in body";
   }
+  if (endsInsideUtf8Sequence(text, size)) return "malformed JSON: truncated UTF-8 at the end";
   InSituParse parse{text, size, maxDepth, {}, false};
   document.Populate(parse);
   if (parse.tooDeep) return "JSON nested deeper than " + std::to_string(maxDepth) + " levels";

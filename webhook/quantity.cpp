@@ -84,9 +84,11 @@ std::optional<Quantity> Quantity::parse(std::string_view text) {
             }
             exponent = exponent * 10 + (c - '0');
           }
-          if (!allDigits) return std::nullopt;
-          q.exponent10_ += negativeExponent ? -exponent : exponent;
-          matched = true;
+          // Not an exponent ("Ei" is the exbi suffix): the suffix table decides.
+          if (allDigits) {
+            q.exponent10_ += negativeExponent ? -exponent : exponent;
+            matched = true;
+          }
         }
       }
     }

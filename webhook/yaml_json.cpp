@@ -4,6 +4,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -110,7 +111,15 @@ void emit(YAML::Emitter& out, const JsonValue& value) {
     case rapidjson::kStringType: {
       const std::string text(value.GetString(), value.GetStringLength());
       JsonDocument scratch;
-      if (!resolvePlainScalar(text, scratch.GetAllocator()).IsString()) {
+      // yaml-cpp writes some strings plain that read back as something else:
+      // "--- a" (a root key would start a document) and text holding a
+      // carriage return or another control character (a line break, or trimmed).
+      const bool documentMarker = (text.rfind("---", 0) == 0 || text.rfind("...", 0) == 0) &&
+                                  (text.size() == 3 || text.find_first_of(" \t\r\n") == 3);
+      const bool control = std::any_of(text.begin(), text.end(),
+                                       [](char c) { return (c >= 0 && c < 0x20) || c == 0x7F; });
+      if (documentMarker || control ||
+          !resolvePlainScalar(text, scratch.GetAllocator()).IsString()) {
         out << YAML::DoubleQuoted << text;
       } else {
         out << text;
@@ -167,6 +176,8 @@ bool parseManifests(std::string_view text, std::vector<ManifestDocument>& out,
       *error = "line " + std::to_string(e.mark.line + 1) + ": " + e.msg;
       return false;
     }
+    // A tagged empty scalar ("!int" alone) is as empty as a blank document.
+    if (document.json->IsNull()) continue;
     out.push_back(std::move(document));
   }
   return true;

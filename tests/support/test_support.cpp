@@ -123,6 +123,26 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ec);
 }
 
+void ProjectedVolume::publish(const std::map<std::string, std::string>& files) {
+  namespace fs = std::filesystem;
+  const std::string version = "..2024_01_01_00_00_00." + std::to_string(++version_);
+  fs::create_directory(file(version));
+  for (const auto& [name, content] : files) writeFile(file(version + "/" + name), content);
+  fs::create_symlink(version, file("..data_tmp"));
+  fs::rename(file("..data_tmp"), file("..data"));
+  for (const auto& [name, content] : files) {
+    if (!fs::exists(fs::symlink_status(file(name))))
+      fs::create_symlink("..data/" + name, file(name));
+  }
+  for (const std::string& stale : keys_) {
+    if (files.count(stale) == 0) fs::remove(file(stale));
+  }
+  if (!current_.empty()) fs::remove_all(file(current_));
+  current_ = version;
+  keys_.clear();
+  for (const auto& [name, content] : files) keys_.push_back(name);
+}
+
 const TempDir& devCertificates() {
   static const TempDir* dir = [] {
     auto* made = new TempDir();

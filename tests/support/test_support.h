@@ -46,6 +46,23 @@ class TempDir {
   std::string path_;
 };
 
+// A directory laid out as the kubelet lays out a Secret or ConfigMap volume:
+// each key is a symlink through ..data into a hidden version directory, and
+// an update writes a new version and swaps ..data to it with one rename,
+// then removes the previous version and keys that are gone.
+class ProjectedVolume {
+ public:
+  const std::string& path() const { return dir_.path(); }
+  std::string file(std::string_view name) const { return dir_.file(name); }
+  void publish(const std::map<std::string, std::string>& files);
+
+ private:
+  TempDir dir_;
+  int version_ = 0;
+  std::string current_;
+  std::vector<std::string> keys_;
+};
+
 // A development CA and serving certificate made by certs/gen-dev-certs.sh,
 // once per test process: ca.crt, tls.crt, tls.key.
 const TempDir& devCertificates();
