@@ -81,6 +81,7 @@ struct InputError {
 struct Source {
   std::string name;  // as kubectl names it in messages: the path given, or STDIN
   std::string text;
+  std::optional<InputError> unreadable;
 };
 
 // One object of the input, in the order kubectl would apply them.
@@ -218,33 +219,27 @@ bool isManifestFile(const std::filesystem::path& path) {
 
 // The files of `path` as kubectl -f reads them: a directory's manifest files
 // in name order (its subdirectories too with -R), a file whatever its name.
-void collectSources(const std::string& path, bool recursive, std::vector<Source>& sources,
-                    std::vector<InputError>& errors) {
+void collectSources(const std::string& path, bool recursive, std::vector<Source>& sources) {
   namespace fs = std::filesystem;
   if (path == "-") {
-    Source source{"STDIN", {}};
-    if (!readAll("-", source.text)) {
-      errors.push_back({"STDIN", 0, 0, "cannot read"});
-      return;
-    }
+    Source source{"STDIN", {}, {}};
+    if (!readAll("-", source.text)) source.unreadable = InputError{"STDIN", 0, 0, "cannot read"};
     sources.push_back(std::move(source));
     return;
   }
   std::error_code ec;
   const fs::file_status status = fs::status(path, ec);
   if (!fs::exists(status)) {
-    errors.push_back({path, 0, 0,
-                      ec && ec != std::errc::no_such_file_or_directory
-                          ? ec.message()
-                          : "the path does not exist"});
+    const std::string why =
+        ec && ec != std::errc::no_such_file_or_directory ? ec.message() : "the path does not exist";
+    sources.push_back({path, {}, InputError{path, 0, 0, why}});
     return;
   }
   if (!fs::is_directory(status)) {
-    Source source{path, {}};
+    Source source{path, {}, {}};
     std::string why;
     if (!readFile(path, source.text, why)) {
-      errors.push_back({path, 0, 0, "cannot read: " + why});
-      return;
+      source.unreadable = InputError{path, 0, 0, "cannot read: " + why};
     }
     sources.push_back(std::move(source));
     return;
@@ -254,7 +249,7 @@ void collectSources(const std::string& path, bool recursive, std::vector<Source>
     entries.push_back(*it);
   }
   if (ec) {
-    errors.push_back({path, 0, 0, "cannot list: " + ec.message()});
+    sources.push_back({path, {}, InputError{path, 0, 0, "cannot list: " + ec.message()}});
     return;
   }
   std::sort(entries.begin(), entries.end(),
@@ -263,9 +258,9 @@ void collectSources(const std::string& path, bool recursive, std::vector<Source>
     const std::string child = (fs::path(path) / entry.path().filename()).string();
     std::error_code entryError;
     if (entry.is_directory(entryError)) {
-      if (recursive) collectSources(child, recursive, sources, errors);
+      if (recursive) collectSources(child, recursive, sources);
     } else if (isManifestFile(entry.path())) {
-      collectSources(child, recursive, sources, errors);
+      collectSources(child, recursive, sources);
     }
   }
 }
@@ -668,10 +663,16 @@ int checkCommand(const Arguments& args) {
   std::vector<Source> sources;
   std::vector<InputError> errors;
   for (const std::string& path : options.paths) {
-    collectSources(path, options.recursive, sources, errors);
+    collectSources(path, options.recursive, sources);
   }
   std::vector<InputObject> objects;
-  for (const Source& source : sources) parseSource(source, objects, errors);
+  for (const Source& source : sources) {
+    if (source.unreadable) {
+      errors.push_back(*source.unreadable);
+    } else {
+      parseSource(source, objects, errors);
+    }
+  }
   if (objects.empty() && errors.empty()) {
     errors.push_back({"", 0, 0, "no objects in the input"});
   }

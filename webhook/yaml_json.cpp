@@ -412,18 +412,9 @@ bool parseManifests(std::string_view text, std::vector<ManifestDocument>& out,
                     ManifestError& error) {
   const size_t start = jsonStart(text);
   if (start == std::string_view::npos) return parseYaml(text, out, error);
-  std::vector<ManifestDocument> documents;
-  if (parseJsonStream(text, start, documents, error)) {
-    out.insert(out.end(), documents.begin(), documents.end());
-    return true;
-  }
-  // YAML in flow style also starts with `{`; the JSON error is the one to
-  // show when the text is neither.
-  documents.clear();
-  ManifestError yamlError;
-  if (!parseYaml(text, documents, yamlError)) return false;
-  out.insert(out.end(), documents.begin(), documents.end());
-  return true;
+  // kubectl decides by the first character too: such text is JSON or nothing,
+  // never flow-style YAML that would read `"b": }` as null.
+  return parseJsonStream(text, start, out, error);
 }
 
 bool parseManifests(std::string_view text, std::vector<ManifestDocument>& out, std::string* error) {

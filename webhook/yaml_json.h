@@ -24,10 +24,9 @@ struct ManifestError {
 };
 
 // Appends every non-empty document of `text` to `out`, as kubectl splits a
-// file: text whose first character is `{` is a stream of JSON objects (read
-// as YAML when it is not JSON), anything else YAML documents separated by
-// `---`. Refuses what kubectl refuses or would read differently than
-// written: duplicate keys, keys that are not scalars, nesting deeper than 200
+// file: text whose first character is `{` is a stream of JSON objects,
+// anything else YAML documents separated by `---`. Refuses what kubectl refuses or would read
+// differently than written: duplicate keys, keys that are not scalars, nesting deeper than 200
 // levels, aliases that expand far beyond the text. Supports `<<` merge keys
 // (keys written in the mapping win). On failure returns false with `error`
 // at the line and column of the problem.
