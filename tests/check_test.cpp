@@ -666,6 +666,7 @@ TEST(Manifests, YamlWrittenBackReadsTheSame) {
   const auto again = parsed(yaml);
   ASSERT_EQ(again.size(), 1u);
   EXPECT_EQ(*again[0].json, *documents[0].json) << yaml;
+  EXPECT_TRUE((*again[0].json)["n"][5].IsUint64()) << "not turned into a double";
 }
 
 }  // namespace

@@ -49,6 +49,13 @@ JsonValue resolvePlainScalar(const std::string& text, JsonAllocator& alloc) {
     const long long integer = std::strtoll(digits.c_str(), &end, 0);
     if (end != nullptr && *end == '\0' && errno == 0)
       return JsonValue(static_cast<int64_t>(integer));
+    if (errno == ERANGE && first != '-') {  // above int64, as JSON's Uint64 reads it
+      errno = 0;
+      const unsigned long long large = std::strtoull(digits.c_str(), &end, 0);
+      if (end != nullptr && *end == '\0' && errno == 0) {
+        return JsonValue(static_cast<uint64_t>(large));
+      }
+    }
     errno = 0;
     const double real = std::strtod(digits.c_str(), &end);
     const bool looksNumeric = digits.find_first_not_of("0123456789+-.eE") == std::string::npos;
