@@ -13,6 +13,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
+#include <tuple>
 
 #include "tests/support/test_support.h"
 #include "webhook/admission.h"
@@ -608,6 +609,8 @@ TEST(Manifests, JsonStreamsAsKubectlReadsThem) {
   EXPECT_EQ(error.message, "NUL byte in the text");
   error = refused("{\"a\": " + std::string(300, '[') + "}");
   EXPECT_NE(error.message.find("nested deeper than 200"), std::string::npos) << error.message;
+  error = refused("{\"a\": \"x\xE0");  // a truncated UTF-8 sequence at the very end
+  EXPECT_NE(error.message.find("invalid JSON"), std::string::npos) << error.message;
 }
 
 TEST(Manifests, MergeKeysAndDuplicateKeys) {
@@ -654,8 +657,34 @@ TEST(Manifests, AliasesThatExpandBeyondTheTextAreRefused) {
   EXPECT_EQ(member(documents[0].json.get(), "c2")->operator[]("env").Size(), 1u);
 }
 
+// yaml-cpp 0.7 never returns from these; the builder counts its events.
+TEST(Manifests, StrayCommasAtTheTopLevelAreRefusedWhereTheyAre) {
+  for (const auto& [text, line, column] :
+       {std::tuple{"[],", 1, 3}, std::tuple{"\n\n [],\n", 3, 4}, std::tuple{"- a\n,", 2, 1},
+        std::tuple{", a", 1, 1}, std::tuple{"'a' ,", 1, 5}, std::tuple{"|\n  a\n,", 3, 1}}) {
+    SCOPED_TRACE(text);
+    const ManifestError error = refused(text);
+    EXPECT_NE(error.message.find("makes no progress"), std::string::npos) << error.message;
+    EXPECT_EQ(error.line, line);
+    EXPECT_EQ(error.column, column);
+  }
+}
+
+TEST(Manifests, TextThatIsNotYamlIsRefusedWhereItIs) {
+  ManifestError error = refused("a: 1\nb: \xC3\x28\n");
+  EXPECT_EQ(error.message, "invalid YAML: not UTF-8");
+  EXPECT_EQ(error.line, 2);
+  EXPECT_EQ(error.column, 4);
+  error = refused(std::string(" \0\0\0/", 5));
+  EXPECT_EQ(error.message, "invalid YAML: control characters are not allowed");
+  EXPECT_EQ(error.column, 2);
+  EXPECT_EQ(refused("a: &a [*a]\n").message, "an alias refers to the node that contains it");
+  EXPECT_EQ(refused("a: 1\n  b: 2\n").line, 2);
+}
+
 TEST(Manifests, YamlWrittenBackReadsTheSame) {
-  const std::string text = R"({"s": ["8", "yes", "~", "<<", "a: b", "multi\nline", "0x1F", ""],
+  const std::string text = R"({"s": ["8", "yes", "~", "<<", "a: b", "multi\nline", "0x1F", "",
+   "cr\r", "del\u007f", "\u0001", "caf\u00e9", " padded ", "---", "... a"],
  "n": [8, -3, 0.1, 1e300, 2.5e-7, 18446744073709551615],
  "<<": {"k": true}, "e": {}, "l": [], "z": null})";
   const auto documents = parsed(text);
@@ -667,6 +696,19 @@ TEST(Manifests, YamlWrittenBackReadsTheSame) {
   ASSERT_EQ(again.size(), 1u);
   EXPECT_EQ(*again[0].json, *documents[0].json) << yaml;
   EXPECT_TRUE((*again[0].json)["n"][5].IsUint64()) << "not turned into a double";
+
+  // A document that is a string, or a key, starting with a document marker.
+  for (const char* marker : {R"({"--- a": 1})", R"({"a": 1}
+{"...": 2})"}) {
+    for (const ManifestDocument& document : parsed(marker)) {
+      const auto back = parsed(toYaml(*document.json));
+      ASSERT_EQ(back.size(), 1u) << toYaml(*document.json);
+      EXPECT_EQ(*back[0].json, *document.json);
+    }
+  }
+  const auto scalar = parsed("\"---\"\n");
+  ASSERT_EQ(scalar.size(), 1u);
+  EXPECT_EQ(parsed(toYaml(*scalar[0].json)).size(), 1u) << toYaml(*scalar[0].json);
 }
 
 }  // namespace

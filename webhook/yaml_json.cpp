@@ -4,14 +4,17 @@
 #include <rapidjson/reader.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <map>
+#include <optional>
+#include <sstream>
 #include <utility>
-
-#include "webhook/yaml_load.h"
 
 namespace aiadmit {
 
@@ -66,141 +69,233 @@ JsonValue resolvePlainScalar(const std::string& text, JsonAllocator& alloc) {
   return JsonValue(text.data(), static_cast<rapidjson::SizeType>(text.size()), alloc);
 }
 
-// Plain `<<` (or one tagged !!merge) merges mappings; quoted, it is a key.
-bool isMergeKey(const YAML::Node& key) {
-  return key.IsScalar() && key.Scalar() == kMergeKey &&
-         (key.Tag() == "?" || key.Tag() == "tag:yaml.org,2002:merge");
-}
+constexpr const char* kMergeTag = "tag:yaml.org,2002:merge";
+constexpr const char* kStringTag = "tag:yaml.org,2002:str";
 
-// One YAML document into one JSON value.
-class YamlConverter {
- public:
-  YamlConverter(JsonAllocator& alloc, size_t& nodeBudget, ManifestError& error)
-      : alloc_(alloc), nodeBudget_(nodeBudget), error_(error) {}
-
-  bool convert(const YAML::Node& node, JsonValue& out, int depth) {
-    if (depth > kMaxDepth) {
-      return fail(node, "nested deeper than " + std::to_string(kMaxDepth) + " levels");
-    }
-    // Aliases are shared nodes: a few lines can stand for billions of them.
-    if (nodeBudget_ == 0) return fail(node, "aliases expand to far more than the text holds");
-    --nodeBudget_;
-    switch (node.Type()) {
-      case YAML::NodeType::Null:
-      case YAML::NodeType::Undefined:
-        out.SetNull();
-        return true;
-      case YAML::NodeType::Scalar:
-        // Quoted scalars ("8", 'true') carry the non-specific tag "!": always strings.
-        if (node.Tag() == "!" || node.Tag() == "tag:yaml.org,2002:str") {
-          out.SetString(node.Scalar().data(),
-                        static_cast<rapidjson::SizeType>(node.Scalar().size()), alloc_);
-        } else {
-          out = resolvePlainScalar(node.Scalar(), alloc_);
-        }
-        return true;
-      case YAML::NodeType::Sequence:
-        out.SetArray();
-        for (const YAML::Node& item : node) {
-          JsonValue value;
-          if (!convert(item, value, depth + 1)) return false;
-          out.PushBack(value, alloc_);
-        }
-        return true;
-      case YAML::NodeType::Map:
-        return convertMap(node, out, depth);
-    }
-    return true;
-  }
-
- private:
-  bool convertMap(const YAML::Node& node, JsonValue& out, int depth) {
-    out.SetObject();
-    std::vector<std::pair<std::string, int>> keyLines;
-    std::vector<YAML::Node> merges;
-    for (const auto& entry : node) {
-      const YAML::Node& key = entry.first;
-      if (isMergeKey(key)) {
-        merges.push_back(entry.second);
-        continue;
-      }
-      if (!key.IsScalar()) return fail(key, "a mapping key must be a string");
-      const std::string& name = key.Scalar();
-      for (const auto& [seen, line] : keyLines) {
-        if (seen == name) {
-          return fail(
-              key, "duplicate key \"" + name + "\" (first at line " + std::to_string(line) + ")");
-        }
-      }
-      keyLines.emplace_back(name, key.Mark().line + 1);
-      JsonValue value;
-      if (!convert(entry.second, value, depth + 1)) return false;
-      out.AddMember(makeString(name, alloc_), value, alloc_);
-    }
-    // Keys written in the mapping win over merged ones; earlier merged mappings
-    // win over later ones.
-    for (const YAML::Node& merge : merges) {
-      std::vector<YAML::Node> sources;
-      if (merge.IsMap()) {
-        sources.push_back(merge);
-      } else if (merge.IsSequence()) {
-        for (const YAML::Node& item : merge) sources.push_back(item);
-      } else {
-        return fail(merge, "<< merges a mapping or a list of mappings");
-      }
-      for (const YAML::Node& source : sources) {
-        if (!source.IsMap()) return fail(source, "<< merges a mapping or a list of mappings");
-        JsonValue merged;
-        if (!convert(source, merged, depth + 1)) return false;
-        for (auto it = merged.MemberBegin(); it != merged.MemberEnd(); ++it) {
-          const std::string_view name(it->name.GetString(), it->name.GetStringLength());
-          if (member(&out, name) == nullptr) out.AddMember(it->name, it->value, alloc_);
-        }
-      }
-    }
-    return true;
-  }
-
-  bool fail(const YAML::Node& node, std::string message) {
-    error_ = {node.Mark().line + 1, node.Mark().column + 1, std::move(message)};
-    return false;
-  }
-
-  JsonAllocator& alloc_;
-  size_t& nodeBudget_;  // shared by the documents of one text
-  ManifestError& error_;
+// Thrown by the builder to stop yaml-cpp, which has no other way to be stopped.
+struct StopParsing {
+  ManifestError error;
 };
 
-bool parseYaml(std::string_view text, std::vector<ManifestDocument>& out, ManifestError& error) {
-  std::vector<YAML::Node> documents;
-  YamlLoadError loadError;
-  if (!loadYamlDocuments(text, documents, loadError)) {
-    error = {loadError.line, loadError.column, "invalid YAML: " + loadError.message};
-    return false;
-  }
-  // Generous for anchors reused by hand; a document cannot have more nodes
-  // than characters otherwise.
-  size_t nodeBudget = 10000 + 10 * text.size();
-  for (const YAML::Node& node : documents) {
-    if (node.IsNull() || !node.IsDefined()) continue;
-    ManifestDocument document;
-    document.json = std::make_shared<JsonDocument>();
-    document.line = node.Mark().line + 1;
-    try {
-      YamlConverter converter(document.json->GetAllocator(), nodeBudget, error);
-      if (!converter.convert(node, *document.json, 0)) return false;
-    } catch (const YAML::Exception& e) {
-      error = {e.mark.line + 1, e.mark.column + 1, "invalid YAML: " + e.msg};
-      return false;
-    }
-    out.push_back(std::move(document));
-  }
-  return true;
-}
+// Builds JSON documents from yaml-cpp's parse events. Working on events
+// rather than on YAML::Node lets it bound what a text can cost: yaml-cpp 0.7
+// never returns on some invalid input (a stray `,` at the top level: `[],`,
+// `- a\n,`, `, a`), emitting events without end at the same place, and
+// aliases can stand for billions of nodes.
+class JsonBuilder : public YAML::EventHandler {
+ public:
+  JsonBuilder(std::vector<ManifestDocument>& out, size_t textSize)
+      : out_(out),
+        // A document cannot have more nodes than characters but for
+        // aliases, which are allowed ten times that.
+        nodeBudget_(10000 + 10 * textSize) {}
 
-bool isJsonSpace(char c) {
-  return c == ' ' || c == '\t' || c == '\r' || c == '\n';
-}
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    count(mark);
+    document_ = std::make_shared<JsonDocument>();
+    anchors_.clear();
+    stack_.clear();
+    rootLine_ = 0;
+  }
+
+  void OnDocumentEnd() override {
+    countUnmarked();
+    if (document_ && rootLine_ > 0 && !document_->IsNull()) {
+      out_.push_back({std::move(document_), rootLine_});
+    }
+    document_.reset();
+  }
+
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    count(mark);
+    spend(mark, 1);
+    add(mark, JsonValue(), 1, anchor, std::nullopt, false);
+  }
+
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    count(mark);
+    const auto it = anchors_.find(anchor);
+    if (it == anchors_.end()) fail(mark, "an alias refers to the node that contains it");
+    // Aliases are shared nodes: a few lines can stand for billions of them.
+    spend(mark, it->second.nodes);
+    JsonValue copy(it->second.value, allocator());
+    add(mark, std::move(copy), it->second.nodes, YAML::NullAnchor, it->second.scalar, false);
+  }
+
+  void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                const std::string& value) override {
+    count(mark);
+    spend(mark, 1);
+    // Quoted scalars ("8", 'true') carry the non-specific tag "!": always strings.
+    JsonValue json = tag == "!" || tag == kStringTag ? makeString(value, allocator())
+                                                     : resolvePlainScalar(value, allocator());
+    const bool mergeKey = value == kMergeKey && (tag == "?" || tag == kMergeTag);
+    add(mark, std::move(json), 1, anchor, value, mergeKey);
+  }
+
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value) override {
+    open(mark, anchor, JsonValue(rapidjson::kArrayType));
+  }
+  void OnSequenceEnd() override { close(); }
+
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value) override {
+    open(mark, anchor, JsonValue(rapidjson::kObjectType));
+  }
+  void OnMapEnd() override { close(); }
+
+ private:
+  struct Anchored {
+    JsonValue value;
+    size_t nodes = 0;
+    std::optional<std::string> scalar;  // the text of a scalar, for use as a key
+  };
+
+  struct Collection {
+    JsonValue value;  // array or object
+    YAML::Mark mark;
+    YAML::anchor_t anchor = YAML::NullAnchor;
+    size_t nodes = 1;
+    // Mappings alternate key and value.
+    bool expectingKey = true;
+    std::string key;
+    bool keyIsMerge = false;
+    std::vector<std::pair<std::string, int>> keyLines;
+    std::vector<std::pair<JsonValue, YAML::Mark>> merges;
+  };
+
+  JsonAllocator& allocator() { return document_->GetAllocator(); }
+
+  // Events that start something carry the place they start at, and a place
+  // starts only a few: a document, a collection, a key. Ends carry none, and
+  // follow one another for at most the nesting depth.
+  void count(const YAML::Mark& mark) {
+    last_ = mark;
+    if (mark.pos > furthest_) {
+      furthest_ = mark.pos;
+      sinceProgress_ = 0;
+    } else {
+      countUnmarked();
+    }
+  }
+  void countUnmarked() {
+    if (++sinceProgress_ > 4 * static_cast<size_t>(kMaxDepth) + 64) {
+      fail(last_,
+           "invalid YAML: the parser makes no progress here (a stray ',' at the top level?)");
+    }
+  }
+
+  void spend(const YAML::Mark& mark, size_t nodes) {
+    if (nodes > nodeBudget_) fail(mark, "aliases expand to far more than the text holds");
+    nodeBudget_ -= nodes;
+  }
+
+  [[noreturn]] void fail(const YAML::Mark& mark, std::string message) {
+    throw StopParsing{{mark.line + 1, mark.column + 1, std::move(message)}};
+  }
+
+  void open(const YAML::Mark& mark, YAML::anchor_t anchor, JsonValue value) {
+    count(mark);
+    spend(mark, 1);
+    if (stack_.size() >= static_cast<size_t>(kMaxDepth)) {
+      fail(mark, "nested deeper than " + std::to_string(kMaxDepth) + " levels");
+    }
+    if (!stack_.empty() && stack_.back().value.IsObject() && stack_.back().expectingKey) {
+      fail(mark, "a mapping key must be a string");
+    }
+    Collection collection;
+    collection.value = std::move(value);
+    collection.mark = mark;
+    collection.anchor = anchor;
+    stack_.push_back(std::move(collection));
+  }
+
+  void close() {
+    countUnmarked();
+    Collection collection = std::move(stack_.back());
+    stack_.pop_back();
+    if (collection.value.IsObject()) merge(collection);
+    add(collection.mark, std::move(collection.value), collection.nodes, collection.anchor,
+        std::nullopt, false);
+  }
+
+  // Keys written in the mapping win over merged ones; earlier merged
+  // mappings win over later ones.
+  void merge(Collection& map) {
+    for (auto& [value, mark] : map.merges) {
+      std::vector<JsonValue*> sources;
+      if (value.IsObject()) {
+        sources.push_back(&value);
+      } else if (value.IsArray()) {
+        for (JsonValue& item : value.GetArray()) sources.push_back(&item);
+      }
+      if (sources.empty() && !value.IsArray()) {
+        fail(mark, "<< merges a mapping or a list of mappings");
+      }
+      for (JsonValue* source : sources) {
+        if (!source->IsObject()) fail(mark, "<< merges a mapping or a list of mappings");
+        for (rapidjson::SizeType i = 0; i < source->MemberCount(); ++i) {
+          auto& [name, item] = *(source->MemberBegin() + i);
+          if (member(&map.value, stringOf(&name)) == nullptr) {
+            map.value.AddMember(name, item, allocator());
+          }
+        }
+      }
+    }
+  }
+
+  void add(const YAML::Mark& mark, JsonValue value, size_t nodes, YAML::anchor_t anchor,
+           const std::optional<std::string>& scalar, bool mergeKey) {
+    if (anchor != YAML::NullAnchor) {
+      Anchored& anchored = anchors_[anchor];
+      anchored.value.CopyFrom(value, allocator());
+      anchored.nodes = nodes;
+      anchored.scalar = scalar;
+    }
+    if (stack_.empty()) {
+      static_cast<JsonValue&>(*document_) = std::move(value);
+      rootLine_ = mark.line + 1;
+      return;
+    }
+    Collection& top = stack_.back();
+    top.nodes += nodes;
+    if (top.value.IsArray()) {
+      top.value.PushBack(value, allocator());
+      return;
+    }
+    if (top.expectingKey) {
+      if (!scalar) fail(mark, "a mapping key must be a string");
+      top.expectingKey = false;
+      top.keyIsMerge = mergeKey;
+      top.key = *scalar;
+      if (mergeKey) return;
+      for (const auto& [seen, line] : top.keyLines) {
+        if (seen == top.key) {
+          fail(mark, "duplicate key \"" + seen + "\" (first at line " + std::to_string(line) + ")");
+        }
+      }
+      top.keyLines.emplace_back(top.key, mark.line + 1);
+      return;
+    }
+    top.expectingKey = true;
+    if (top.keyIsMerge) {
+      top.merges.emplace_back(std::move(value), mark);
+    } else {
+      top.value.AddMember(makeString(top.key, allocator()), value, allocator());
+    }
+  }
+
+  std::vector<ManifestDocument>& out_;
+  size_t nodeBudget_;  // shared by the documents of one text
+  int furthest_ = -1;  // the furthest place an event started at
+  size_t sinceProgress_ = 0;
+  std::shared_ptr<JsonDocument> document_;
+  int rootLine_ = 0;
+  std::map<YAML::anchor_t, Anchored> anchors_;
+  std::vector<Collection> stack_;
+  YAML::Mark last_;
+};
 
 void locate(std::string_view text, size_t offset, ManifestError& error) {
   error.line = 1;
@@ -212,6 +307,80 @@ void locate(std::string_view text, size_t offset, ManifestError& error) {
     }
   }
   error.column = static_cast<int>(offset - lineStart) + 1;
+}
+
+// The offset of the first byte that YAML does not allow: not part of
+// well-formed UTF-8 (overlong forms, surrogates and code points above
+// U+10FFFF included), or a control character other than tab, line feed and
+// carriage return; npos when there is none. kubectl's YAML reader refuses
+// such text, while yaml-cpp passes bad UTF-8 on and takes NUL bytes for
+// UTF-16 or UTF-32.
+size_t unreadableByte(std::string_view text, std::string& why) {
+  size_t i = 0;
+  while (i < text.size()) {
+    const auto byte = [&](size_t at) { return static_cast<unsigned char>(text[at]); };
+    const unsigned char lead = byte(i);
+    size_t length = 0;
+    unsigned char low = 0x80, high = 0xBF;  // allowed range of the second byte
+    if (lead < 0x80) {
+      if ((lead < 0x20 && lead != '\t' && lead != '\n' && lead != '\r') || lead == 0x7F) {
+        why = "control characters are not allowed";
+        return i;
+      }
+      ++i;
+      continue;
+    }
+    why = "not UTF-8";
+    if (lead >= 0xC2 && lead <= 0xDF) {
+      length = 2;
+    } else if (lead >= 0xE0 && lead <= 0xEF) {
+      length = 3;
+      if (lead == 0xE0) low = 0xA0;
+      if (lead == 0xED) high = 0x9F;
+    } else if (lead >= 0xF0 && lead <= 0xF4) {
+      length = 4;
+      if (lead == 0xF0) low = 0x90;
+      if (lead == 0xF4) high = 0x8F;
+    } else {
+      return i;
+    }
+    if (i + length > text.size() || byte(i + 1) < low || byte(i + 1) > high) return i;
+    for (size_t k = 2; k < length; ++k) {
+      if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return i;
+    }
+    i += length;
+  }
+  return std::string_view::npos;
+}
+
+bool parseYaml(std::string_view text, std::vector<ManifestDocument>& out, ManifestError& error) {
+  std::string why;
+  if (const size_t bad = unreadableByte(text, why); bad != std::string_view::npos) {
+    locate(text, bad, error);
+    error.message = "invalid YAML: " + why;
+    return false;
+  }
+  std::vector<ManifestDocument> documents;
+  try {
+    std::istringstream stream{std::string(text)};
+    YAML::Parser parser(stream);
+    JsonBuilder builder(documents, text.size());
+    while (parser.HandleNextDocument(builder)) {
+    }
+  } catch (const StopParsing& stop) {
+    error = stop.error;
+    return false;
+  } catch (const YAML::Exception& e) {
+    error = {e.mark.line + 1, e.mark.column + 1, "invalid YAML: " + e.msg};
+    return false;
+  }
+  out.insert(out.end(), std::make_move_iterator(documents.begin()),
+             std::make_move_iterator(documents.end()));
+  return true;
+}
+
+bool isJsonSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
 // Forwards SAX events to a document, refusing duplicate keys and deep
@@ -310,11 +479,15 @@ bool parseJsonStream(std::string_view text, size_t start, std::vector<ManifestDo
     error.message = "NUL byte in the text";
     return false;
   }
-  const std::string buffer(text);  // the reader needs a terminating NUL
+  // The reader stops at a NUL; the padding after it keeps RapidJSON 1.1's
+  // UTF-8 check, which reads up to three bytes past a truncated sequence at
+  // the end, inside the buffer.
+  const std::string buffer = std::string(text) + std::string(4, '\0');
+  const size_t end = text.size();
   size_t offset = start;
   while (true) {
-    while (offset < buffer.size() && isJsonSpace(buffer[offset])) ++offset;
-    if (offset >= buffer.size()) return true;
+    while (offset < end && isJsonSpace(buffer[offset])) ++offset;
+    if (offset >= end) return true;
     rapidjson::StringStream stream(buffer.c_str() + offset);
     JsonValueParse parse{stream, {}, {}, 0};
     ManifestDocument document;
@@ -378,7 +551,19 @@ void emit(YAML::Emitter& out, const JsonValue& value) {
     case rapidjson::kStringType: {
       const std::string text(value.GetString(), value.GetStringLength());
       JsonDocument scratch;
-      if (text == kMergeKey || !resolvePlainScalar(text, scratch.GetAllocator()).IsString()) {
+      const bool hasControl = std::any_of(text.begin(), text.end(), [](char c) {
+        return static_cast<unsigned char>(c) < 0x20 || c == '\x7F';
+      });
+      if (text.find('\x7F') != std::string::npos) {
+        // yaml-cpp writes DEL as is, which YAML readers refuse; escaping all
+        // but ASCII is its only way to escape it.
+        out << YAML::EscapeNonAscii << YAML::DoubleQuoted << text;
+      } else if (hasControl || text == kMergeKey || text.starts_with("---") ||
+                 text.starts_with("...") ||
+                 !resolvePlainScalar(text, scratch.GetAllocator()).IsString()) {
+        // yaml-cpp would write a carriage return into a plain scalar, where
+        // reading it back drops it, and `---` at the start of a line where it
+        // reads as a document marker.
         out << YAML::DoubleQuoted << text;
       } else {
         out << text;
