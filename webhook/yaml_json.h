@@ -17,12 +17,29 @@ struct ManifestDocument {
   int line = 0;  // 1-based line where the document starts
 };
 
-// Appends every non-empty document of `text` to `out`. On invalid YAML returns
-// false with `error` naming the line and column.
+struct ManifestError {
+  int line = 0;  // 1-based
+  int column = 0;
+  std::string message;
+};
+
+// Appends every non-empty document of `text` to `out`, as kubectl splits a
+// file: text whose first character is `{` is a stream of JSON objects,
+// anything else YAML documents separated by `---`. Refuses what kubectl
+// refuses or would read differently than written: text that is not UTF-8 or
+// holds control characters, duplicate keys, keys that are not scalars,
+// nesting deeper than 200 levels, aliases that expand far beyond the text.
+// Supports `<<` merge keys (keys written in the mapping win). Never hangs on
+// the input yaml-cpp 0.7 does not return from. On failure returns false with
+// `error` at the line and column of the problem.
+bool parseManifests(std::string_view text, std::vector<ManifestDocument>& out,
+                    ManifestError& error);
+// The same, with the error as "line N, column M: MESSAGE".
 bool parseManifests(std::string_view text, std::vector<ManifestDocument>& out, std::string* error);
 
 // One YAML document for a JSON value, readable back by kubectl to the same
-// value: strings that would read as numbers, booleans or null are quoted.
+// value: strings that would read as numbers, booleans, null or a merge key are
+// quoted.
 std::string toYaml(const JsonValue& value);
 
 }  // namespace aiadmit
