@@ -679,6 +679,11 @@ TEST(Manifests, TextThatIsNotYamlIsRefusedWhereItIs) {
   EXPECT_EQ(error.message, "invalid YAML: control characters are not allowed");
   EXPECT_EQ(error.column, 2);
   EXPECT_EQ(refused("a: &a [*a]\n").message, "an alias refers to the node that contains it");
+  error = refused("a: 1\nb: \"x\\uffff\"\n");
+  EXPECT_EQ(error.message, "U+FFFE and U+FFFF are not characters YAML can hold");
+  EXPECT_EQ(error.line, 2);
+  EXPECT_EQ(refused("{\"a\": \"\\ufffe\"}").message,
+            "U+FFFE and U+FFFF are not characters YAML can hold");
   EXPECT_EQ(refused("a: 1\n  b: 2\n").line, 2);
 }
 
@@ -706,6 +711,15 @@ TEST(Manifests, YamlWrittenBackReadsTheSame) {
       EXPECT_EQ(*back[0].json, *document.json);
     }
   }
+  // Keys too long to be written as `key:`.
+  const std::string longKey =
+      "{\"" + std::string(300, 'k') + "\\r" + std::string(900, 'k') + "\": {\"a\": 1}}";
+  const auto longKeyDocument = parsed(longKey);
+  ASSERT_EQ(longKeyDocument.size(), 1u);
+  const auto longKeyBack = parsed(toYaml(*longKeyDocument[0].json));
+  ASSERT_EQ(longKeyBack.size(), 1u);
+  EXPECT_EQ(*longKeyBack[0].json, *longKeyDocument[0].json);
+
   const auto scalar = parsed("\"---\"\n");
   ASSERT_EQ(scalar.size(), 1u);
   EXPECT_EQ(parsed(toYaml(*scalar[0].json)).size(), 1u) << toYaml(*scalar[0].json);

@@ -21,6 +21,15 @@ namespace aiadmit {
 namespace {
 
 constexpr int kMaxDepth = 200;
+constexpr size_t kMaxSimpleKey = 1000;
+constexpr const char* kNoncharacters = "U+FFFE and U+FFFF are not characters YAML can hold";
+
+// U+FFFE or U+FFFF: YAML has no way to write them, and yaml-cpp turns them
+// into U+FFFD in quoted scalars.
+bool hasNoncharacter(std::string_view text) {
+  return text.find("\xEF\xBF\xBE") != std::string_view::npos ||
+         text.find("\xEF\xBF\xBF") != std::string_view::npos;
+}
 constexpr std::string_view kMergeKey = "<<";
 
 bool isOneOf(const std::string& text, std::initializer_list<const char*> options) {
@@ -126,6 +135,7 @@ class JsonBuilder : public YAML::EventHandler {
                 const std::string& value) override {
     count(mark);
     spend(mark, 1);
+    if (hasNoncharacter(value)) fail(mark, kNoncharacters);
     // Quoted scalars ("8", 'true') carry the non-specific tag "!": always strings.
     JsonValue json = tag == "!" || tag == kStringTag ? makeString(value, allocator())
                                                      : resolvePlainScalar(value, allocator());
@@ -402,9 +412,11 @@ class StrictJsonHandler {
     return handler_.RawNumber(s, n, copy);
   }
   bool String(const char* s, rapidjson::SizeType n, bool copy) {
+    if (hasNoncharacter({s, n})) return stop(kNoncharacters);
     return handler_.String(s, n, copy);
   }
   bool Key(const char* s, rapidjson::SizeType n, bool copy) {
+    if (hasNoncharacter({s, n})) return stop(kNoncharacters);
     std::vector<std::string>& keys = keys_.back();
     const std::string_view key(s, n);
     for (const std::string& seen : keys) {
@@ -580,6 +592,9 @@ void emit(YAML::Emitter& out, const JsonValue& value) {
       if (value.ObjectEmpty()) out << YAML::Flow;
       out << YAML::BeginMap;
       for (auto it = value.MemberBegin(); it != value.MemberEnd(); ++it) {
+        // A key written as `key:` must stay under 1024 characters to be read
+        // back; escaping at most quadruples it.
+        if (it->name.GetStringLength() > kMaxSimpleKey / 4) out << YAML::LongKey;
         out << YAML::Key;
         emit(out, it->name);
         out << YAML::Value;
