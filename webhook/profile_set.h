@@ -16,8 +16,8 @@
 #pragma once
 
 #include <array>
-#include <functional>
 #include <compare>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
