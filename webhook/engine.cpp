@@ -63,13 +63,12 @@ ProfileSelection selectProfile(const ProfileSet& profiles, const PodTemplateView
   return selection;
 }
 
-std::string changeWarning(const std::string& change, const Profile& profile) {
-  return "aiadmit: " + change + " (profile " + profile.name + ")";
+std::string changeWarning(const std::string& change, const std::string& profile) {
+  return "aiadmit: " + change + " (profile " + profile + ")";
 }
 
-std::string classWarning(const Classification& classification) {
-  return "aiadmit: class " + std::string(className(classification.workloadClass)) + ": " +
-         classification.reason;
+std::string classWarning(WorkloadClass workloadClass, const std::string& reason) {
+  return "aiadmit: class " + std::string(className(workloadClass)) + ": " + reason;
 }
 
 bool isMutable(const AdmissionSubject& subject) {
@@ -137,7 +136,14 @@ bool Engine::mutateInto(const AdmissionSubject& subject, JsonDocument& mutated,
 
   const ProfileSelection selection =
       selectProfile(*profiles, view, classification.workloadClass, subject.namespaceName);
-  if (selection.profile == nullptr) return false;
+  if (selection.profile == nullptr) {
+    eval.profileError = !selection.error.empty()
+                            ? selection.error
+                            : "no profile for class " +
+                                  std::string(className(classification.workloadClass)) +
+                                  " in namespace " + std::string(subject.namespaceName);
+    return false;
+  }
   eval.profile = selection.profile->name;
   eval.profileReason = selection.reason;
 
@@ -156,34 +162,18 @@ AdmissionOutcome Engine::mutate(const AdmissionSubject& subject, Evaluation* eva
   JsonDocument mutated;
   if (!mutateInto(subject, mutated, &eval)) {
     std::vector<std::string> warnings;
-    if (eval.workloadClass != WorkloadClass::None && eval.profile.empty() && isMutable(subject)) {
-      // Say why an AI workload got nothing: the selection failed or no profile applies.
-      const auto profiles = this->profiles();
-      const PodTemplateView view = PodTemplateView::of(*subject.object, subject.kind);
-      const ProfileSelection selection =
-          selectProfile(*profiles, view, eval.workloadClass, subject.namespaceName);
-      warnings.push_back("aiadmit: nothing injected: " +
-                         (selection.error.empty()
-                              ? "no profile for class " +
-                                    std::string(className(eval.workloadClass)) + " in namespace " +
-                                    std::string(subject.namespaceName)
-                              : selection.error));
-    }
+    // Say why an AI workload got nothing: the selection failed or no profile applies.
+    if (!eval.profileError.empty())
+      warnings.push_back("aiadmit: nothing injected: " + eval.profileError);
     return AdmissionOutcome::allowed(std::move(warnings));
   }
   std::string patch = diffToJsonPatch(*subject.object, mutated);
   if (patch.empty()) return AdmissionOutcome::allowed();
 
-  const auto profiles = this->profiles();
-  const Profile* profile = profiles->find(eval.profile);
   std::vector<std::string> warnings;
-  Classification classification;
-  classification.workloadClass = eval.workloadClass;
-  classification.reason = eval.classReason;
-  warnings.push_back(classWarning(classification));
-  for (const std::string& change : eval.changes) {
-    warnings.push_back(profile != nullptr ? changeWarning(change, *profile) : "aiadmit: " + change);
-  }
+  warnings.push_back(classWarning(eval.workloadClass, eval.classReason));
+  for (const std::string& change : eval.changes)
+    warnings.push_back(changeWarning(change, eval.profile));
   return AdmissionOutcome::patched(std::move(patch), std::move(warnings));
 }
 

@@ -35,6 +35,7 @@ struct Evaluation {
   std::string classReason;
   std::string profile;
   std::string profileReason;
+  std::string profileError;          // why no profile applies to an AI workload
   std::vector<std::string> changes;  // injected, one line each
   std::vector<Violation> denials;    // violations whose action is deny
   std::vector<Violation> warnings;   // violations whose action is warn
