@@ -87,30 +87,34 @@ bool isValidatable(const AdmissionSubject& subject) {
          (subject.operation == Operation::Create || subject.operation == Operation::Update);
 }
 
-void collectViolations(const JsonValue& object, const AdmissionSubject& subject,
-                       const ProfileSet& profiles, std::vector<Violation>& out,
-                       Evaluation* evaluation) {
-  const PodTemplateView view = PodTemplateView::of(object, subject.kind);
-  const Classification classification = classify(view);
-  const Profile* profile = nullptr;
-  if (classification.isAiWorkload()) {
-    const ProfileSelection selection =
-        selectProfile(profiles, view, classification.workloadClass, subject.namespaceName);
-    profile = selection.profile;
-    if (evaluation != nullptr && profile != nullptr) {
-      evaluation->profile = profile->name;
-      evaluation->profileReason = selection.reason;
-    }
+// What the pipeline knows of one object before any mutator or validator runs.
+struct Assessment {
+  PodTemplateView view;
+  Classification classification;
+  ProfileSelection selection;  // empty for objects that are not AI workloads
+};
+
+Assessment assess(const JsonValue& object, const AdmissionSubject& subject,
+                  const ProfileSet& profiles) {
+  Assessment assessment;
+  assessment.view = PodTemplateView::of(object, subject.kind);
+  assessment.classification = classify(assessment.view);
+  if (assessment.classification.isAiWorkload()) {
+    assessment.selection = selectProfile(
+        profiles, assessment.view, assessment.classification.workloadClass, subject.namespaceName);
   }
-  if (evaluation != nullptr) {
-    evaluation->workloadClass = classification.workloadClass;
-    evaluation->classReason = classification.reason;
-  }
+  return assessment;
+}
+
+void collectViolations(const JsonValue& object, const Assessment& assessment,
+                       const AdmissionSubject& subject, const ProfileSet& profiles,
+                       std::vector<Violation>& out) {
+  const Classification& classification = assessment.classification;
   const ValidationContext context{object,
                                   subject.kind,
-                                  view,
+                                  assessment.view,
                                   classification,
-                                  profile,
+                                  assessment.selection.profile,
                                   profiles,
                                   subject.namespaceName,
                                   subject.operation};
@@ -126,16 +130,15 @@ bool Engine::mutateInto(const AdmissionSubject& subject, JsonDocument& mutated,
                         Evaluation* evaluation) const {
   if (!isMutable(subject)) return false;
   const auto profiles = this->profiles();
-  const PodTemplateView view = PodTemplateView::of(*subject.object, subject.kind);
-  const Classification classification = classify(view);
+  const Assessment assessment = assess(*subject.object, subject, *profiles);
+  const Classification& classification = assessment.classification;
+  const ProfileSelection& selection = assessment.selection;
   Evaluation local;
   Evaluation& eval = evaluation != nullptr ? *evaluation : local;
   eval.workloadClass = classification.workloadClass;
   eval.classReason = classification.reason;
   if (!classification.isAiWorkload()) return false;
 
-  const ProfileSelection selection =
-      selectProfile(*profiles, view, classification.workloadClass, subject.namespaceName);
   if (selection.profile == nullptr) {
     eval.profileError = !selection.error.empty()
                             ? selection.error
@@ -183,40 +186,39 @@ AdmissionOutcome Engine::validate(const AdmissionSubject& subject, Evaluation* e
   Evaluation& eval = evaluation != nullptr ? *evaluation : local;
   const auto profiles = this->profiles();
 
+  const Assessment assessment = assess(*subject.object, subject, *profiles);
+  const Classification& classification = assessment.classification;
+  eval.workloadClass = classification.workloadClass;
+  eval.classReason = classification.reason;
   // A profile named by annotation that cannot apply is refused outright.
-  {
-    const PodTemplateView view = PodTemplateView::of(*subject.object, subject.kind);
-    const Classification classification = classify(view);
-    if (classification.isAiWorkload()) {
-      const ProfileSelection selection =
-          selectProfile(*profiles, view, classification.workloadClass, subject.namespaceName);
-      if (!selection.error.empty()) {
-        eval.workloadClass = classification.workloadClass;
-        eval.classReason = classification.reason;
-        return AdmissionOutcome::denied(
-            std::string(podMetadataFieldPath(subject.kind)) +
-            ".annotations[aiadmit.dev/profile]: " + selection.error + "; name a profile of class " +
-            std::string(className(classification.workloadClass)) +
-            " that applies to this namespace, or remove the annotation");
-      }
-    }
+  if (!assessment.selection.error.empty()) {
+    return AdmissionOutcome::denied(
+        std::string(podMetadataFieldPath(subject.kind)) +
+        ".annotations[aiadmit.dev/profile]: " + assessment.selection.error +
+        "; name a profile of class " + std::string(className(classification.workloadClass)) +
+        " that applies to this namespace, or remove the annotation");
+  }
+  if (assessment.selection.profile != nullptr) {
+    eval.profile = assessment.selection.profile->name;
+    eval.profileReason = assessment.selection.reason;
   }
 
   std::vector<Violation> violations;
-  collectViolations(*subject.object, subject, *profiles, violations, &eval);
+  collectViolations(*subject.object, assessment, subject, *profiles, violations);
 
   // An UPDATE is not refused for what the old object already had and the
   // update did not touch: changing a label must not start failing.
   if (subject.operation == Operation::Update && subject.oldObject != nullptr &&
       !violations.empty()) {
     std::vector<Violation> existing;
-    collectViolations(*subject.oldObject, subject, *profiles, existing, nullptr);
+    collectViolations(*subject.oldObject, assess(*subject.oldObject, subject, *profiles), subject,
+                      *profiles, existing);
     std::erase_if(violations, [&](const Violation& v) {
       return std::find(existing.begin(), existing.end(), v) != existing.end();
     });
   }
 
-  const Profile* profile = profiles->find(eval.profile);
+  const Profile* profile = assessment.selection.profile;
   const RuleActions defaults;
   const RuleActions& actions = profile != nullptr ? profile->rules : defaults;
   for (Violation& violation : violations) {
