@@ -83,24 +83,13 @@ namespace {
 
 // Forwards SAX events to a document while counting depth.
 template <typename Handler>
-class DepthLimiter {
- public:
-  DepthLimiter(Handler& handler, size_t maxDepth) : handler_(handler), maxDepth_(maxDepth) {}
+class DepthLimiter : public ForwardingHandler<Handler> {
+  using ForwardingHandler<Handler>::handler_;
 
-  bool Null() { return handler_.Null(); }
-  bool Bool(bool b) { return handler_.Bool(b); }
-  bool Int(int i) { return handler_.Int(i); }
-  bool Uint(unsigned u) { return handler_.Uint(u); }
-  bool Int64(int64_t i) { return handler_.Int64(i); }
-  bool Uint64(uint64_t u) { return handler_.Uint64(u); }
-  bool Double(double d) { return handler_.Double(d); }
-  bool RawNumber(const char* s, rapidjson::SizeType n, bool copy) {
-    return handler_.RawNumber(s, n, copy);
-  }
-  bool String(const char* s, rapidjson::SizeType n, bool copy) {
-    return handler_.String(s, n, copy);
-  }
-  bool Key(const char* s, rapidjson::SizeType n, bool copy) { return handler_.Key(s, n, copy); }
+ public:
+  DepthLimiter(Handler& handler, size_t maxDepth)
+      : ForwardingHandler<Handler>(handler), maxDepth_(maxDepth) {}
+
   bool StartObject() { return enter() && handler_.StartObject(); }
   bool EndObject(rapidjson::SizeType n) {
     --depth_;
@@ -119,7 +108,6 @@ class DepthLimiter {
     tooDeep_ = true;
     return false;
   }
-  Handler& handler_;
   size_t maxDepth_;
   size_t depth_ = 0;
   bool tooDeep_ = false;

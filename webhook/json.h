@@ -4,6 +4,7 @@
 
 #include <rapidjson/document.h>
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -40,6 +41,36 @@ JsonValue makeString(std::string_view text, JsonAllocator& alloc);
 
 // Compact serialisation (for patches, logs of shapes, tests).
 std::string toJson(const JsonValue& value);
+
+// Passes every SAX event on to `handler` (a RapidJSON document, usually).
+// Filters derive from it and hide only the events they look at.
+template <typename Handler>
+class ForwardingHandler {
+ public:
+  explicit ForwardingHandler(Handler& handler) : handler_(handler) {}
+
+  bool Null() { return handler_.Null(); }
+  bool Bool(bool b) { return handler_.Bool(b); }
+  bool Int(int i) { return handler_.Int(i); }
+  bool Uint(unsigned u) { return handler_.Uint(u); }
+  bool Int64(int64_t i) { return handler_.Int64(i); }
+  bool Uint64(uint64_t u) { return handler_.Uint64(u); }
+  bool Double(double d) { return handler_.Double(d); }
+  bool RawNumber(const char* s, rapidjson::SizeType n, bool copy) {
+    return handler_.RawNumber(s, n, copy);
+  }
+  bool String(const char* s, rapidjson::SizeType n, bool copy) {
+    return handler_.String(s, n, copy);
+  }
+  bool Key(const char* s, rapidjson::SizeType n, bool copy) { return handler_.Key(s, n, copy); }
+  bool StartObject() { return handler_.StartObject(); }
+  bool EndObject(rapidjson::SizeType n) { return handler_.EndObject(n); }
+  bool StartArray() { return handler_.StartArray(); }
+  bool EndArray(rapidjson::SizeType n) { return handler_.EndArray(n); }
+
+ protected:
+  Handler& handler_;
+};
 
 // Parses `text` in place into `document` (strings point into `text`, which
 // must outlive the document), refusing nesting deeper than `maxDepth` in the

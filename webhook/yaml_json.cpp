@@ -396,21 +396,13 @@ bool isJsonSpace(char c) {
 // Forwards SAX events to a document, refusing duplicate keys and deep
 // nesting, and remembering where it stopped.
 template <typename Handler>
-class StrictJsonHandler {
+class StrictJsonHandler : public ForwardingHandler<Handler> {
+  using ForwardingHandler<Handler>::handler_;
+
  public:
   StrictJsonHandler(Handler& handler, const rapidjson::StringStream& stream)
-      : handler_(handler), stream_(stream) {}
+      : ForwardingHandler<Handler>(handler), stream_(stream) {}
 
-  bool Null() { return handler_.Null(); }
-  bool Bool(bool b) { return handler_.Bool(b); }
-  bool Int(int i) { return handler_.Int(i); }
-  bool Uint(unsigned u) { return handler_.Uint(u); }
-  bool Int64(int64_t i) { return handler_.Int64(i); }
-  bool Uint64(uint64_t u) { return handler_.Uint64(u); }
-  bool Double(double d) { return handler_.Double(d); }
-  bool RawNumber(const char* s, rapidjson::SizeType n, bool copy) {
-    return handler_.RawNumber(s, n, copy);
-  }
   bool String(const char* s, rapidjson::SizeType n, bool copy) {
     if (hasNoncharacter({s, n})) return stop(kNoncharacters);
     return handler_.String(s, n, copy);
@@ -454,7 +446,6 @@ class StrictJsonHandler {
     problemOffset_ = stream_.Tell();
     return false;
   }
-  Handler& handler_;
   const rapidjson::StringStream& stream_;
   std::vector<std::vector<std::string>> keys_;
   size_t depth_ = 0;
