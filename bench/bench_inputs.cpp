@@ -4,7 +4,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "webhook/profile_loader.h"
+#include "webhook/policy/profile_loader.h"
 
 namespace aiadmit::bench {
 

@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "webhook/profile_set.h"
+#include "webhook/policy/profile_set.h"
 
 namespace aiadmit::bench {
 

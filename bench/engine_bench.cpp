@@ -4,7 +4,7 @@
 #include <rapidjson/document.h>
 
 #include "bench/bench_inputs.h"
-#include "webhook/engine.h"
+#include "webhook/engine/engine.h"
 
 namespace aiadmit::bench {
 namespace {

@@ -15,9 +15,9 @@
 #include <memory>
 #include <string>
 
-#include "webhook/classify.h"
-#include "webhook/profile_loader.h"
-#include "webhook/profile_watch.h"
+#include "webhook/policy/classify.h"
+#include "webhook/policy/profile_loader.h"
+#include "webhook/serving/profile_watch.h"
 
 namespace aiadmit {
 namespace {

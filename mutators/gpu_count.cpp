@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "webhook/quantity.h"
-#include "webhook/workload.h"
+#include "webhook/kube/quantity.h"
+#include "webhook/kube/workload.h"
 
 namespace aiadmit {
 

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "webhook/json.h"
-#include "webhook/profile.h"
+#include "webhook/kube/json.h"
+#include "webhook/policy/profile.h"
 
 namespace aiadmit {
 

@@ -1,12 +1,12 @@
 #include "mutators/gpu_limits.h"
 
-#include "webhook/resources.h"
+#include "webhook/kube/resources.h"
 
 #include <algorithm>
 
 #include "mutators/gpu_count.h"
 #include "mutators/template_parts.h"
-#include "webhook/quantity.h"
+#include "webhook/kube/quantity.h"
 
 namespace aiadmit {
 

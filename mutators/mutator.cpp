@@ -1,6 +1,6 @@
 #include "mutators/mutator.h"
 
-#include "webhook/admission.h"
+#include "webhook/kube/warnings.h"
 
 namespace aiadmit {
 

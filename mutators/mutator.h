@@ -10,10 +10,11 @@
 #include <string_view>
 #include <vector>
 
-#include "webhook/classify.h"
-#include "webhook/json.h"
-#include "webhook/profile.h"
-#include "webhook/workload.h"
+#include "webhook/kube/json.h"
+#include "webhook/kube/warnings.h"
+#include "webhook/kube/workload.h"
+#include "webhook/policy/classify.h"
+#include "webhook/policy/profile.h"
 
 namespace aiadmit {
 

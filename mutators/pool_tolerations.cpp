@@ -1,7 +1,7 @@
 #include "mutators/pool_tolerations.h"
 
 #include "mutators/gpu_count.h"
-#include "webhook/scheduling.h"
+#include "webhook/kube/scheduling.h"
 
 namespace aiadmit {
 

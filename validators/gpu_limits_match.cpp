@@ -1,7 +1,7 @@
 #include "validators/gpu_limits_match.h"
 
 #include "validators/gpu_requests.h"
-#include "webhook/quantity.h"
+#include "webhook/kube/quantity.h"
 
 namespace aiadmit {
 

@@ -4,8 +4,8 @@
 #include <limits>
 
 #include "validators/suggestion.h"
-#include "webhook/classify.h"
-#include "webhook/quantity.h"
+#include "webhook/kube/quantity.h"
+#include "webhook/policy/classify.h"
 
 namespace aiadmit {
 

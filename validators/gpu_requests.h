@@ -9,10 +9,10 @@
 #include <string>
 #include <string_view>
 
-#include "webhook/json.h"
-#include "webhook/profile.h"
-#include "webhook/resources.h"
-#include "webhook/workload.h"
+#include "webhook/kube/json.h"
+#include "webhook/kube/resources.h"
+#include "webhook/kube/workload.h"
+#include "webhook/policy/profile.h"
 
 namespace aiadmit {
 

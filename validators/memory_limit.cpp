@@ -1,7 +1,7 @@
 #include "validators/memory_limit.h"
 
 #include "validators/gpu_requests.h"
-#include "webhook/quantity.h"
+#include "webhook/kube/quantity.h"
 
 namespace aiadmit {
 

@@ -8,14 +8,14 @@
 #include <string_view>
 #include <vector>
 
-#include "webhook/admission.h"
-#include "webhook/classify.h"
-#include "webhook/json.h"
-#include "webhook/profile.h"
-#include "webhook/profile_set.h"
-#include "webhook/rules.h"
-#include "webhook/scheduling.h"
-#include "webhook/workload.h"
+#include "webhook/kube/json.h"
+#include "webhook/kube/scheduling.h"
+#include "webhook/kube/warnings.h"
+#include "webhook/kube/workload.h"
+#include "webhook/policy/classify.h"
+#include "webhook/policy/profile.h"
+#include "webhook/policy/profile_set.h"
+#include "webhook/policy/rules.h"
 
 namespace aiadmit {
 

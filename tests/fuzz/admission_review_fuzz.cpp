@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "webhook/engine.h"
-#include "webhook/profile_loader.h"
+#include "webhook/engine/engine.h"
+#include "webhook/policy/profile_loader.h"
 
 namespace {
 const aiadmit::Engine& engine() {

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "webhook/yaml_json.h"
+#include "webhook/kube/yaml_json.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

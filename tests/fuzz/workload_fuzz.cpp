@@ -11,11 +11,11 @@
 #include <string_view>
 #include <vector>
 
-#include "webhook/admission.h"
-#include "webhook/engine.h"
-#include "webhook/json_patch.h"
-#include "webhook/profile_loader.h"
-#include "webhook/yaml_json.h"
+#include "webhook/engine/admission.h"
+#include "webhook/engine/engine.h"
+#include "webhook/kube/json_patch.h"
+#include "webhook/policy/profile_loader.h"
+#include "webhook/kube/yaml_json.h"
 
 namespace {
 

@@ -19,8 +19,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "webhook/workload.h"
-#include "webhook/yaml_json.h"
+#include "webhook/kube/workload.h"
+#include "webhook/kube/yaml_json.h"
 
 namespace aiadmit::testing {
 

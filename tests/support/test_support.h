@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "webhook/json.h"
+#include "webhook/kube/json.h"
 
 namespace aiadmit::testing {
 

@@ -1,0 +1,91 @@
+// Pipeline decisions that concern no single mutator or validator.
+#include <gtest/gtest.h>
+
+#include "tests/support/test_support.h"
+#include "webhook/kube/yaml_json.h"
+
+namespace aiadmit {
+namespace {
+
+using namespace testing;
+
+std::string jsonOf(const std::string& yaml) {
+  std::vector<ManifestDocument> documents;
+  std::string error;
+  EXPECT_TRUE(parseManifests(yaml, documents, &error)) << error;
+  return documents.empty() ? "{}" : toJson(*documents[0].json);
+}
+
+const std::string kGpuJob = jsonOf(R"(
+apiVersion: batch/v1
+kind: Job
+metadata: {name: train, namespace: ml, annotations: {aiadmit.dev/workload: training}}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: t, image: i, resources: {limits: {nvidia.com/gpu: 1}}}]
+)");
+
+std::string deploymentWithProfile(const std::string& annotations) {
+  return jsonOf(R"(
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: server, namespace: ml, annotations: {)" +
+                annotations + R"(}}
+spec:
+  selector: {matchLabels: {app: s}}
+  template:
+    metadata: {labels: {app: s}}
+    spec:
+      containers:
+        - name: s
+          image: i
+          ports: [{containerPort: 8000}]
+          resources: {limits: {nvidia.com/gpu: 1, memory: 8Gi}}
+)");
+}
+
+TEST(Engine, AJobsPodTemplateIsNotMutatedOnUpdate) {
+  WebhookServer server;
+  const ReviewResponse created =
+      parseReviewResponse(server.post("/mutate", makeReview(kGpuJob, "CREATE", "c")).body);
+  EXPECT_FALSE(created.patch.empty()) << "created Jobs get the profile";
+  // The API server refuses changes to a Job's template: an UPDATE of a Job
+  // made before aiadmit (or before a profile change) must not gain a patch.
+  const ReviewResponse updated =
+      parseReviewResponse(server.post("/mutate", makeReview(kGpuJob, "UPDATE", "u", kGpuJob)).body);
+  EXPECT_TRUE(updated.allowed);
+  EXPECT_TRUE(updated.patch.empty()) << updated.patch;
+}
+
+TEST(Engine, AStampedProfileThatNoLongerExistsIsReplacedNotDenied) {
+  WebhookServer server;
+  // What aiadmit wrote on an object before the profile was renamed.
+  const std::string stamped =
+      deploymentWithProfile("aiadmit.dev/class: realtime, aiadmit.dev/profile: realtime-2025");
+  const ReviewResponse validated = parseReviewResponse(
+      server.post("/validate", makeReview(stamped, "UPDATE", "v", stamped)).body);
+  EXPECT_TRUE(validated.allowed) << validated.message;
+
+  const ReviewResponse mutated =
+      parseReviewResponse(server.post("/mutate", makeReview(stamped, "UPDATE", "m", stamped)).body);
+  ASSERT_FALSE(mutated.patch.empty());
+  const std::string patched = applyPatch(stamped, mutated.patch);
+  const auto doc = parseJson(patched);
+  EXPECT_EQ(
+      stringMember(member(member(doc.get(), "metadata"), "annotations"), "aiadmit.dev/profile"),
+      "realtime");
+}
+
+TEST(Engine, AProfileTheDeveloperNamedThatDoesNotExistIsDenied) {
+  WebhookServer server;
+  const std::string named = deploymentWithProfile("aiadmit.dev/profile: realtime-2025");
+  const ReviewResponse validated =
+      parseReviewResponse(server.post("/validate", makeReview(named, "CREATE", "v")).body);
+  EXPECT_FALSE(validated.allowed);
+  EXPECT_NE(validated.message.find("realtime-2025"), std::string::npos) << validated.message;
+}
+
+}  // namespace
+}  // namespace aiadmit

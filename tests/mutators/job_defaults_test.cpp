@@ -1,0 +1,146 @@
+// Job defaults: backoffLimit, activeDeadlineSeconds and ttlSecondsAfterFinished
+// for training and batch Jobs and CronJob job templates, when absent.
+#include "mutators/job_defaults.h"
+#include "tests/support/mutator_harness.h"
+
+namespace aiadmit {
+namespace {
+
+using namespace testing;
+
+const JobDefaultsMutator kMutator;
+
+const Profile& training() {
+  return shippedProfile("training");
+}
+
+std::string job(const std::string& jobSpecFields) {
+  return R"(
+apiVersion: batch/v1
+kind: Job
+metadata: {name: train}
+spec:
+)" + jobSpecFields +
+         R"(
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: main, image: x, resources: {limits: {nvidia.com/gpu: 1}}}]
+)";
+}
+
+TEST(JobDefaultsMutator, TrainingJobGetsAllThreeAsSmallAdds) {
+  const MutationRun run = runMutator(kMutator, job("  completions: 1"), training());
+  EXPECT_EQ(run.patch(), R"([{"op":"add","path":"/spec/backoffLimit","value":3},)"
+                         R"({"op":"add","path":"/spec/activeDeadlineSeconds","value":604800},)"
+                         R"({"op":"add","path":"/spec/ttlSecondsAfterFinished","value":86400}])");
+  EXPECT_EQ(run.changes, (std::vector<std::string>{"set Job backoffLimit=3",
+                                                   "set Job activeDeadlineSeconds=604800",
+                                                   "set Job ttlSecondsAfterFinished=86400"}));
+  expectAppliedAndIdempotent(kMutator, run, training());
+}
+
+TEST(JobDefaultsMutator, ValuesTheJobSetsAreKept) {
+  const MutationRun run = runMutator(
+      kMutator, job("  backoffLimit: 0\n  activeDeadlineSeconds: 60\n  ttlSecondsAfterFinished: 0"),
+      training());
+  EXPECT_FALSE(run.changed) << run.patch();
+}
+
+TEST(JobDefaultsMutator, TheApiServersDefaultBackoffLimitCountsAsAbsent) {
+  // The API server writes backoffLimit: 6 into every Job that leaves it out.
+  const MutationRun run = runMutator(
+      kMutator, job("  backoffLimit: 6\n  activeDeadlineSeconds: 60\n  ttlSecondsAfterFinished: 0"),
+      training());
+  EXPECT_EQ(run.patch(), R"([{"op":"replace","path":"/spec/backoffLimit","value":3}])");
+  expectAppliedAndIdempotent(kMutator, run, training());
+
+  // With backoffLimitPerIndex, backoffLimit means something else.
+  const MutationRun perIndex = runMutator(
+      kMutator,
+      job("  completionMode: Indexed\n  completions: 2\n  backoffLimitPerIndex: 1\n"
+          "  backoffLimit: 6\n  activeDeadlineSeconds: 60\n  ttlSecondsAfterFinished: 0"),
+      training());
+  EXPECT_FALSE(perIndex.changed) << perIndex.patch();
+}
+
+const char* kCronJob = R"(
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: nightly-eval}
+spec:
+  schedule: "0 3 * * *"
+  jobTemplate:
+    spec:
+      backoffLimit: 6
+      template:
+        spec:
+          restartPolicy: Never
+          containers: [{name: eval, image: x, resources: {limits: {nvidia.com/gpu: 1}}}]
+)";
+
+TEST(JobDefaultsMutator, CronJobJobTemplateGetsThemAndKeepsWhatItSays) {
+  // A jobTemplate is not defaulted by the API server: its 6 was written by someone.
+  const MutationRun run = runMutator(kMutator, kCronJob, training());
+  EXPECT_EQ(
+      run.patch(),
+      R"([{"op":"add","path":"/spec/jobTemplate/spec/activeDeadlineSeconds","value":604800},)"
+      R"({"op":"add","path":"/spec/jobTemplate/spec/ttlSecondsAfterFinished","value":86400}])");
+  expectAppliedAndIdempotent(kMutator, run, training());
+}
+
+TEST(JobDefaultsMutator, BatchProfileValuesAreUsedForBatch) {
+  const MutationRun run = runMutator(kMutator, job("  parallelism: 2"), shippedProfile("batch"));
+  EXPECT_EQ(at(*run.after, "/spec/backoffLimit")->GetInt(), 6);
+  EXPECT_EQ(at(*run.after, "/spec/activeDeadlineSeconds")->GetInt(), 86400);
+  EXPECT_EQ(at(*run.after, "/spec/ttlSecondsAfterFinished")->GetInt(), 3600);
+}
+
+TEST(JobDefaultsMutator, OnlyTrainingAndBatchJobsAreTouched) {
+  // A Pod has no Job fields; a realtime Job is refused by validation (AIA002).
+  const MutationRun pod = runMutator(kMutator, R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  restartPolicy: Never
+  containers: [{name: main, image: x, resources: {limits: {nvidia.com/gpu: 1}}}]
+)",
+                                     training());
+  EXPECT_FALSE(pod.changed);
+  const std::string realtimeJob = R"(
+apiVersion: batch/v1
+kind: Job
+metadata: {name: j, annotations: {aiadmit.dev/workload: realtime}}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: main, image: x}]
+)";
+  EXPECT_FALSE(runMutator(kMutator, realtimeJob, training()).changed);
+}
+
+TEST(JobDefaultsMutator, ProfileTurnsItOff) {
+  const auto profiles = profilesFromYaml(R"(
+apiVersion: aiadmit.dev/v1
+kind: Profile
+metadata: {name: off}
+spec:
+  class: training
+  jobDefaults: {backoffLimit: 1, activeDeadlineSeconds: 10, ttlSecondsAfterFinished: 10}
+  mutations: {jobDefaults: false}
+---
+apiVersion: aiadmit.dev/v1
+kind: Profile
+metadata: {name: none}
+spec:
+  class: training
+  scope: {namespaces: [other]}
+)");
+  EXPECT_FALSE(runMutator(kMutator, job("  parallelism: 1"), *profiles->find("off")).changed);
+  EXPECT_FALSE(runMutator(kMutator, job("  parallelism: 1"), *profiles->find("none")).changed);
+}
+
+}  // namespace
+}  // namespace aiadmit

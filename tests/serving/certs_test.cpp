@@ -1,0 +1,635 @@
+// Certificates without cert-manager: certs/webhook-certs.sh makes a CA and a
+// serving certificate that the real server loads and that curl and an
+// OpenSSL client verify for the Service's DNS name, renews and rotates them
+// as documented, and the running server picks up replaced files (a Secret
+// volume's symlink swap, a plain rename, a key-type change, a broken file)
+// without a restart and without a failed request.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "tests/support/test_support.h"
+#include "webhook/kube/yaml_json.h"
+
+namespace aiadmit {
+namespace {
+
+using namespace testing;
+namespace fs = std::filesystem;
+
+constexpr const char* kServiceName = "aiadmit.aiadmit-system.svc";
+
+std::string script() {
+  return sourceDir() + "/certs/webhook-certs.sh";
+}
+
+// certs/webhook-certs.sh with the Secret written beside the PKI directory.
+CommandResult runScript(const TempDir& dir, std::vector<std::string> options = {}) {
+  std::vector<std::string> argv = {script(), "--secret", dir.file("tls-secret.yaml")};
+  argv.insert(argv.end(), options.begin(), options.end());
+  argv.push_back(dir.file("pki"));
+  return runCommand(argv);
+}
+
+size_t certificateCount(const std::string& pem) {
+  size_t count = 0;
+  for (size_t at = pem.find("BEGIN CERTIFICATE"); at != std::string::npos;
+       at = pem.find("BEGIN CERTIFICATE", at + 1)) {
+    ++count;
+  }
+  return count;
+}
+
+bool verifies(const std::string& caFile, const std::string& certificateFile) {
+  return runCommand({"openssl", "verify", "-CAfile", caFile, certificateFile}).exitCode == 0;
+}
+
+std::string serialOf(X509* certificate) {
+  std::unique_ptr<BIGNUM, decltype(&BN_free)> number(
+      ASN1_INTEGER_to_BN(X509_get_serialNumber(certificate), nullptr), BN_free);
+  char* hex = BN_bn2hex(number.get());
+  std::string out = hex;
+  OPENSSL_free(hex);
+  return out;
+}
+
+std::string serialOfFile(const std::string& path) {
+  std::unique_ptr<FILE, decltype(&fclose)> in(fopen(path.c_str(), "rb"), fclose);
+  if (!in) return "";
+  std::unique_ptr<X509, decltype(&X509_free)> certificate(
+      PEM_read_X509(in.get(), nullptr, nullptr, nullptr), X509_free);
+  return certificate ? serialOf(certificate.get()) : "";
+}
+
+double notAfterOfFile(const std::string& path) {
+  std::unique_ptr<FILE, decltype(&fclose)> in(fopen(path.c_str(), "rb"), fclose);
+  if (!in) return 0;
+  std::unique_ptr<X509, decltype(&X509_free)> certificate(
+      PEM_read_X509(in.get(), nullptr, nullptr, nullptr), X509_free);
+  struct tm parsed {};
+  if (!certificate || ASN1_TIME_to_tm(X509_get0_notAfter(certificate.get()), &parsed) != 1)
+    return 0;
+  return static_cast<double>(timegm(&parsed));
+}
+
+std::string opensslErrors() {
+  std::string out;
+  while (const unsigned long code = ERR_get_error()) {
+    char buffer[256];
+    ERR_error_string_n(code, buffer, sizeof buffer);
+    out += std::string(out.empty() ? "" : "; ") + buffer;
+  }
+  return out;
+}
+
+struct TlsAnswer {
+  bool ok = false;
+  std::string error;
+  int status = 0;
+  std::string body;
+};
+
+// A TLS connection as kube-apiserver opens one to a webhook: it trusts only
+// the caBundle and checks the certificate against the Service's DNS name,
+// while the TCP connection goes to whatever address the name resolves to.
+class TlsConnection {
+ public:
+  TlsConnection(int port, const std::string& caFile, const std::string& serverName) {
+    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    timeval timeout{5, 0};
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<uint16_t>(port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+      error_ = "connect failed";
+      return;
+    }
+    context_ = SSL_CTX_new(TLS_client_method());
+    SSL_CTX_set_min_proto_version(context_, TLS1_2_VERSION);
+    if (SSL_CTX_load_verify_locations(context_, caFile.c_str(), nullptr) != 1) {
+      error_ = "cannot load " + caFile + ": " + opensslErrors();
+      return;
+    }
+    SSL_CTX_set_verify(context_, SSL_VERIFY_PEER, nullptr);
+    ssl_ = SSL_new(context_);
+    SSL_set_tlsext_host_name(ssl_, serverName.c_str());
+    SSL_set1_host(ssl_, serverName.c_str());
+    SSL_set_fd(ssl_, fd_);
+    if (SSL_connect(ssl_) != 1) {
+      error_ = "handshake failed: " +
+               std::string(X509_verify_cert_error_string(SSL_get_verify_result(ssl_))) + " " +
+               opensslErrors();
+      return;
+    }
+    if (X509* peer = SSL_get1_peer_certificate(ssl_)) {
+      serial_ = serialOf(peer);
+      keyType_ = EVP_PKEY_get_base_id(X509_get0_pubkey(peer));
+      X509_free(peer);
+    }
+  }
+  ~TlsConnection() {
+    if (ssl_ != nullptr) {
+      SSL_shutdown(ssl_);
+      SSL_free(ssl_);
+    }
+    if (context_ != nullptr) SSL_CTX_free(context_);
+    if (fd_ >= 0) close(fd_);
+  }
+  TlsConnection(const TlsConnection&) = delete;
+  TlsConnection& operator=(const TlsConnection&) = delete;
+
+  bool connected() const { return error_.empty(); }
+  const std::string& error() const { return error_; }
+  const std::string& serial() const { return serial_; }  // of the certificate served
+  int keyType() const { return keyType_; }
+
+  // One HTTP/1.1 GET on this connection, which stays open for the next.
+  TlsAnswer get(const std::string& path) {
+    TlsAnswer answer;
+    if (!connected()) {
+      answer.error = error_;
+      return answer;
+    }
+    const std::string request = "GET " + path + " HTTP/1.1\r\nHost: " + std::string(kServiceName) +
+                                "\r\nConnection: keep-alive\r\n\r\n";
+    if (SSL_write(ssl_, request.data(), static_cast<int>(request.size())) <= 0) {
+      answer.error = "write failed: " + opensslErrors();
+      return answer;
+    }
+    std::string received;
+    size_t headerEnd = std::string::npos;
+    size_t contentLength = 0;
+    char buffer[4096];
+    for (;;) {
+      if (headerEnd != std::string::npos && received.size() >= headerEnd + 4 + contentLength) break;
+      const int n = SSL_read(ssl_, buffer, sizeof buffer);
+      if (n <= 0) {
+        answer.error = "read failed after " + std::to_string(received.size()) + " bytes";
+        return answer;
+      }
+      received.append(buffer, static_cast<size_t>(n));
+      if (headerEnd == std::string::npos &&
+          (headerEnd = received.find("\r\n\r\n")) != std::string::npos) {
+        const size_t at = received.find("Content-Length: ");
+        if (at != std::string::npos && at < headerEnd) {
+          contentLength = std::stoul(received.substr(at + 16));
+        }
+      }
+    }
+    answer.status = std::atoi(received.c_str() + received.find(' ') + 1);
+    answer.body = received.substr(headerEnd + 4, contentLength);
+    answer.ok = answer.status == 200;
+    return answer;
+  }
+
+ private:
+  int fd_ = -1;
+  SSL_CTX* context_ = nullptr;
+  SSL* ssl_ = nullptr;
+  std::string error_;
+  std::string serial_;
+  int keyType_ = 0;
+};
+
+// A directory laid out as the kubelet lays out a Secret volume: the files are
+// symlinks through ..data, and an update swaps ..data atomically.
+class SecretVolume {
+ public:
+  std::string file(const std::string& name) const { return dir_.file(name); }
+  void publish(const std::map<std::string, std::string>& files) {
+    const std::string version = "..v" + std::to_string(++version_);
+    fs::create_directory(dir_.file(version));
+    for (const auto& [name, content] : files) writeFile(dir_.file(version + "/" + name), content);
+    fs::create_symlink(version, dir_.file("..data_tmp"));
+    fs::rename(dir_.file("..data_tmp"), dir_.file("..data"));
+    for (const auto& [name, content] : files) {
+      if (!fs::is_symlink(dir_.file(name))) fs::create_symlink("..data/" + name, dir_.file(name));
+    }
+    if (version_ > 1) fs::remove_all(dir_.file("..v" + std::to_string(version_ - 1)));
+  }
+
+ private:
+  TempDir dir_;
+  int version_ = 0;
+};
+
+std::map<std::string, std::string> servingPair(const std::string& pki) {
+  return {{"tls.crt", readFile(pki + "/tls.crt")}, {"tls.key", readFile(pki + "/tls.key")}};
+}
+
+// Replaces a file the way an atomic writer does: write aside, then rename.
+void replaceFile(const std::string& path, const std::string& content) {
+  writeFile(path + ".new", content);
+  fs::rename(path + ".new", path);
+}
+
+TEST(CertsScript, MakesACaAServingCertificateAndTheSecretManifest) {
+  TempDir dir;
+  const CommandResult result = runScript(dir);
+  ASSERT_EQ(result.exitCode, 0) << result.err;
+  const std::string pki = dir.file("pki");
+  EXPECT_TRUE(verifies(pki + "/ca.crt", pki + "/tls.crt"));
+  EXPECT_EQ(readFile(pki + "/ca-bundle.crt"), readFile(pki + "/ca.crt"));
+  // Private keys and the Secret holding one are readable by their owner only.
+  for (const char* secret : {"pki/ca.key", "pki/tls.key", "tls-secret.yaml"}) {
+    EXPECT_EQ(fs::status(dir.file(secret)).permissions() & fs::perms::all,
+              fs::perms::owner_read | fs::perms::owner_write)
+        << secret;
+  }
+
+  // The certificate names the Service, and nothing else.
+  const CommandResult text =
+      runCommand({"openssl", "x509", "-in", pki + "/tls.crt", "-noout", "-ext",
+                  "subjectAltName,extendedKeyUsage,basicConstraints"});
+  EXPECT_NE(
+      text.out.find("DNS:aiadmit.aiadmit-system.svc, DNS:aiadmit.aiadmit-system.svc.cluster.local"),
+      std::string::npos)
+      << text.out;
+  EXPECT_EQ(text.out.find("localhost"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("TLS Web Server Authentication"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("CA:FALSE"), std::string::npos) << text.out;
+
+  std::vector<ManifestDocument> documents;
+  std::string error;
+  ASSERT_TRUE(parseManifests(readFile(dir.file("tls-secret.yaml")), documents, &error)) << error;
+  ASSERT_EQ(documents.size(), 1u);
+  const JsonValue* secret = documents[0].json.get();
+  EXPECT_EQ(stringMember(secret, "kind"), "Secret");
+  EXPECT_EQ(stringMember(secret, "type"), "kubernetes.io/tls");
+  EXPECT_EQ(stringMember(member(secret, "metadata"), "name"), "aiadmit-tls");
+  EXPECT_EQ(stringMember(member(secret, "metadata"), "namespace"), "aiadmit-system");
+  const JsonValue* data = member(secret, "data");
+  EXPECT_EQ(base64Decode(stringMember(data, "tls.crt")), readFile(pki + "/tls.crt"));
+  EXPECT_EQ(base64Decode(stringMember(data, "tls.key")), readFile(pki + "/tls.key"));
+  EXPECT_EQ(base64Decode(stringMember(data, "ca.crt")), readFile(pki + "/ca.crt"));
+  const CommandResult schema = validateSchemas({toJson(*secret)});
+  EXPECT_EQ(schema.exitCode, 0) << schema.out;
+}
+
+TEST(CertsScript, ServerLoadsTheCertificateAndCurlVerifiesItForTheServiceName) {
+  TempDir dir;
+  ASSERT_EQ(runScript(dir).exitCode, 0);
+  const std::string pki = dir.file("pki");
+  WebhookServer::Options options;
+  options.certFile = pki + "/tls.crt";
+  options.keyFile = pki + "/tls.key";
+  WebhookServer server(options);
+  const std::string port = std::to_string(server.port());
+
+  for (const std::string& name :
+       {std::string(kServiceName), std::string(kServiceName) + ".cluster.local"}) {
+    const CommandResult curl = runCommand(
+        {"curl", "-sS", "--max-time", "10", "--resolve", name + ":" + port + ":127.0.0.1",
+         "--cacert", pki + "/ca-bundle.crt", "https://" + name + ":" + port + "/healthz"});
+    EXPECT_EQ(curl.exitCode, 0) << name << ": " << curl.err;
+    EXPECT_EQ(curl.out, "ok\n") << name;
+  }
+
+  // An admission review over the same verified connection.
+  const std::string name = kServiceName;
+  const CommandResult review =
+      runCommand({"curl", "-sS", "--max-time", "10", "--resolve", name + ":" + port + ":127.0.0.1",
+                  "--cacert", pki + "/ca-bundle.crt", "-H", "Content-Type: application/json",
+                  "--data-binary", "@" + corpusDir() + "/../bench/gpu-pod-review.json",
+                  "https://" + name + ":" + port + "/mutate"});
+  EXPECT_EQ(review.exitCode, 0) << review.err;
+  EXPECT_EQ(parseReviewResponse(review.out).uid, "fbeb1f36-14d3-4562-a099-b9c52a1b3b4d");
+
+  // curl exit 60: the certificate does not verify. Another name, or another
+  // CA, and the connection is refused.
+  const CommandResult otherName = runCommand(
+      {"curl", "-sS", "--max-time", "10", "--resolve", "aiadmit.other.svc:" + port + ":127.0.0.1",
+       "--cacert", pki + "/ca-bundle.crt", "https://aiadmit.other.svc:" + port + "/healthz"});
+  EXPECT_EQ(otherName.exitCode, 60) << otherName.err;
+  const CommandResult otherCa = runCommand(
+      {"curl", "-sS", "--max-time", "10", "--resolve", name + ":" + port + ":127.0.0.1", "--cacert",
+       devCertificates().file("ca.crt"), "https://" + name + ":" + port + "/healthz"});
+  EXPECT_EQ(otherCa.exitCode, 60) << otherCa.err;
+}
+
+TEST(CertsScript, RenewalKeepsTheCaAndIssuesANewKey) {
+  TempDir dir;
+  ASSERT_EQ(runScript(dir).exitCode, 0);
+  const std::string pki = dir.file("pki");
+  const std::string ca = readFile(pki + "/ca.crt");
+  const std::string key = readFile(pki + "/tls.key");
+  const std::string serial = serialOfFile(pki + "/tls.crt");
+  const CommandResult again = runScript(dir);
+  ASSERT_EQ(again.exitCode, 0) << again.err;
+  EXPECT_EQ(readFile(pki + "/ca.crt"), ca) << "the caBundle does not change on renewal";
+  EXPECT_NE(readFile(pki + "/tls.key"), key);
+  EXPECT_NE(serialOfFile(pki + "/tls.crt"), serial);
+  EXPECT_TRUE(verifies(pki + "/ca.crt", pki + "/tls.crt"));
+}
+
+TEST(CertsScript, CaRotationTrustsBothCasUntilItIsFinished) {
+  TempDir dir;
+  ASSERT_EQ(runScript(dir).exitCode, 0);
+  const std::string pki = dir.file("pki");
+  fs::copy_file(pki + "/ca.crt", dir.file("old-ca.crt"));
+  fs::copy_file(pki + "/tls.crt", dir.file("old-tls.crt"));
+
+  const CommandResult rotate = runScript(dir, {"--rotate-ca"});
+  ASSERT_EQ(rotate.exitCode, 0) << rotate.err;
+  EXPECT_NE(readFile(pki + "/ca.crt"), readFile(dir.file("old-ca.crt")));
+  EXPECT_EQ(certificateCount(readFile(pki + "/ca-bundle.crt")), 2u);
+  // During the rotation the bundle trusts the certificate still served by
+  // Pods that have not reloaded yet, and the new one.
+  EXPECT_TRUE(verifies(pki + "/ca-bundle.crt", dir.file("old-tls.crt")));
+  EXPECT_TRUE(verifies(pki + "/ca-bundle.crt", pki + "/tls.crt"));
+  EXPECT_FALSE(verifies(dir.file("old-ca.crt"), pki + "/tls.crt"));
+  EXPECT_FALSE(fs::exists(pki + "/ca-previous.key")) << "the old CA signs nothing again";
+
+  const CommandResult twice = runScript(dir, {"--rotate-ca"});
+  EXPECT_EQ(twice.exitCode, 1);
+  EXPECT_NE(twice.err.find("--finish-ca-rotation"), std::string::npos) << twice.err;
+
+  const std::string served = readFile(pki + "/tls.crt");
+  const CommandResult finish = runScript(dir, {"--finish-ca-rotation"});
+  ASSERT_EQ(finish.exitCode, 0) << finish.err;
+  EXPECT_EQ(readFile(pki + "/tls.crt"), served) << "finishing keeps the serving pair";
+  EXPECT_EQ(certificateCount(readFile(pki + "/ca-bundle.crt")), 1u);
+  EXPECT_TRUE(verifies(pki + "/ca-bundle.crt", pki + "/tls.crt"));
+  EXPECT_FALSE(verifies(pki + "/ca-bundle.crt", dir.file("old-tls.crt")));
+  EXPECT_NE(runScript(dir, {"--finish-ca-rotation"}).exitCode, 0) << "no rotation under way";
+}
+
+TEST(CertsScript, RefusesACertificateThatWouldOutliveItsCa) {
+  TempDir dir;
+  ASSERT_EQ(runScript(dir, {"--ca-days", "30", "--days", "10"}).exitCode, 0);
+  const CommandResult tooLong = runScript(dir, {"--days", "60"});
+  EXPECT_EQ(tooLong.exitCode, 1);
+  EXPECT_NE(tooLong.err.find("--rotate-ca"), std::string::npos) << tooLong.err;
+  EXPECT_NE(tooLong.err.find("less than 90 days"), std::string::npos)
+      << "a CA near its end is announced: " << tooLong.err;
+}
+
+TEST(CertsScript, RejectsUnusableArguments) {
+  TempDir dir;
+  EXPECT_EQ(runCommand({script()}).exitCode, 2);
+  EXPECT_EQ(runCommand({script(), "--bogus", dir.file("pki")}).exitCode, 2);
+  EXPECT_EQ(runScript(dir, {"--namespace", "Not_A_Name"}).exitCode, 1);
+  EXPECT_EQ(runScript(dir, {"--days", "0"}).exitCode, 1);
+  EXPECT_FALSE(fs::exists(dir.file("tls-secret.yaml")));
+  ASSERT_EQ(runScript(dir).exitCode, 0);
+  fs::remove(dir.file("pki/ca.key"));
+  const CommandResult halfCa = runScript(dir);
+  EXPECT_EQ(halfCa.exitCode, 1);
+  EXPECT_NE(halfCa.err.find("ca.key"), std::string::npos) << halfCa.err;
+}
+
+TEST(CertsScript, DevelopmentCertificatesKeepTheirInterface) {
+  TempDir dir;
+  const CommandResult result =
+      runCommand({"bash", sourceDir() + "/certs/gen-dev-certs.sh", dir.file("dev"), "2"});
+  ASSERT_EQ(result.exitCode, 0) << result.err;
+  for (const char* file : {"ca.crt", "ca.key", "tls.crt", "tls.key"}) {
+    EXPECT_TRUE(fs::exists(dir.file(std::string("dev/") + file))) << file;
+  }
+  EXPECT_TRUE(verifies(dir.file("dev/ca.crt"), dir.file("dev/tls.crt")));
+  const CommandResult text = runCommand(
+      {"openssl", "x509", "-in", dir.file("dev/tls.crt"), "-noout", "-ext", "subjectAltName"});
+  for (const char* name :
+       {"DNS:localhost", "IP Address:127.0.0.1", "DNS:aiadmit.aiadmit-system.svc"}) {
+    EXPECT_NE(text.out.find(name), std::string::npos) << text.out;
+  }
+}
+
+// --- rotation under a running server ----------------------------------------
+
+struct LoopRecord {
+  bool ok = false;
+  std::string serial;
+  std::string error;
+};
+
+// A bounded client loop, one new TLS connection per request (so each one
+// handshakes with whatever pair the server holds), trusting the CA file as
+// it is at that moment, as the API server trusts the current caBundle.
+class ClientLoop {
+ public:
+  ClientLoop(int port, std::string caFile) : port_(port), caFile_(std::move(caFile)) {
+    thread_ = std::thread([this] { run(); });
+  }
+  ~ClientLoop() { stop(); }
+
+  void stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  // Waits until `count` successful answers served `serial`; false after `seconds`.
+  bool waitForServed(const std::string& serial, int count, double seconds) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    return changed_.wait_for(lock, std::chrono::duration<double>(seconds), [&] {
+      int seen = 0;
+      for (const LoopRecord& record : records_) seen += record.ok && record.serial == serial;
+      return seen >= count || done_;
+    }) && !done_;
+  }
+  std::vector<LoopRecord> records() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return records_;
+  }
+
+ private:
+  static constexpr int kMaxRequests = 10000;
+  static constexpr auto kMaxDuration = std::chrono::seconds(40);
+
+  void run() {
+    const auto started = std::chrono::steady_clock::now();
+    for (int i = 0;
+         i < kMaxRequests && !stop_ && std::chrono::steady_clock::now() - started < kMaxDuration;
+         ++i) {
+      LoopRecord record;
+      TlsConnection connection(port_, caFile_, kServiceName);
+      const TlsAnswer answer = connection.get("/readyz");
+      record.ok = answer.ok && answer.body == "ok\n";
+      record.serial = connection.serial();
+      record.error = answer.error.empty() ? "HTTP " + std::to_string(answer.status) : answer.error;
+      std::lock_guard<std::mutex> lock(mutex_);
+      records_.push_back(std::move(record));
+      changed_.notify_all();
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    done_ = true;
+    changed_.notify_all();
+  }
+
+  int port_;
+  std::string caFile_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<LoopRecord> records_;
+  bool done_ = false;
+};
+
+TEST(CertificateRotation, CaRotationUnderLoadServesTheNewCertificateWithoutAFailedRequest) {
+  TempDir dir;
+  ASSERT_EQ(runScript(dir).exitCode, 0);
+  const std::string pki = dir.file("pki");
+  SecretVolume volume;
+  volume.publish(servingPair(pki));
+  const std::string trust = dir.file("trusted-ca.crt");
+  writeFile(trust, readFile(pki + "/ca-bundle.crt"));
+
+  WebhookServer::Options options;
+  options.certFile = volume.file("tls.crt");
+  options.keyFile = volume.file("tls.key");
+  WebhookServer server(options);
+  const std::string oldSerial = serialOfFile(pki + "/tls.crt");
+
+  // A connection the API server opened before the rotation and keeps reusing.
+  TlsConnection kept(server.port(), trust, kServiceName);
+  ASSERT_TRUE(kept.connected()) << kept.error();
+  ASSERT_TRUE(kept.get("/healthz").ok);
+
+  ClientLoop loop(server.port(), trust);
+  ASSERT_TRUE(loop.waitForServed(oldSerial, 20, 20)) << server.output();
+
+  // Rotation as documented: the new caBundle (both CAs) reaches the API
+  // server first, the Secret reaches the Pod's volume later.
+  ASSERT_EQ(runScript(dir, {"--rotate-ca"}).exitCode, 0);
+  replaceFile(trust, readFile(pki + "/ca-bundle.crt"));
+  const std::string newSerial = serialOfFile(pki + "/tls.crt");
+  ASSERT_NE(newSerial, oldSerial);
+  volume.publish(servingPair(pki));
+  ASSERT_TRUE(server.waitForOutput("certificate reloaded", 15)) << server.output();
+  ASSERT_TRUE(loop.waitForServed(newSerial, 20, 20)) << server.output();
+  loop.stop();
+
+  const std::vector<LoopRecord> records = loop.records();
+  size_t failures = 0, firstNew = records.size();
+  std::string firstFailure;
+  for (size_t i = 0; i < records.size(); ++i) {
+    if (!records[i].ok) {
+      if (failures++ == 0) firstFailure = records[i].error;
+      continue;
+    }
+    if (records[i].serial == newSerial && firstNew == records.size()) firstNew = i;
+    EXPECT_TRUE(records[i].serial == oldSerial || records[i].serial == newSerial)
+        << records[i].serial;
+    if (firstNew < i) {
+      EXPECT_EQ(records[i].serial, newSerial) << "request " << i << " went back";
+    }
+  }
+  EXPECT_EQ(failures, 0u) << "first failure: " << firstFailure;
+  EXPECT_GE(records.size(), 40u);
+  std::cout << "[ rotation ] " << records.size() << " requests, " << failures << " failed, "
+            << firstNew << " served the old certificate\n";
+
+  // The kept connection still works, on the certificate it began with.
+  EXPECT_TRUE(kept.get("/healthz").ok);
+  EXPECT_EQ(kept.serial(), oldSerial);
+
+  // The rotation is finished: only the new CA is trusted, and that is enough.
+  ASSERT_EQ(runScript(dir, {"--finish-ca-rotation"}).exitCode, 0);
+  TlsConnection after(server.port(), pki + "/ca-bundle.crt", kServiceName);
+  const TlsAnswer metrics = after.get("/metrics");
+  ASSERT_TRUE(metrics.ok) << metrics.error;
+  EXPECT_EQ(after.serial(), newSerial);
+  const std::string metric = "\naiadmit_certificate_expiry_timestamp_seconds ";
+  const size_t at = metrics.body.find(metric);
+  ASSERT_NE(at, std::string::npos) << metrics.body;
+  EXPECT_NEAR(std::stod(metrics.body.substr(at + metric.size())), notAfterOfFile(pki + "/tls.crt"),
+              10.0)
+      << "the expiry metric follows the reloaded certificate";
+  TlsConnection oldTrust(server.port(), dir.file("pki/ca-previous.crt"), kServiceName);
+  EXPECT_FALSE(oldTrust.connected()) << "the old CA is gone from the PKI directory";
+}
+
+TEST(CertificateRotation, ChangingTheKeyTypeServesTheNewCertificate) {
+  TempDir dir;
+  ASSERT_EQ(runScript(dir).exitCode, 0);
+  const std::string pki = dir.file("pki");
+  fs::copy_file(pki + "/tls.crt", dir.file("tls.crt"));
+  fs::copy_file(pki + "/tls.key", dir.file("tls.key"));
+  WebhookServer::Options options;
+  options.certFile = dir.file("tls.crt");
+  options.keyFile = dir.file("tls.key");
+  WebhookServer server(options);
+  {
+    TlsConnection before(server.port(), pki + "/ca.crt", kServiceName);
+    ASSERT_TRUE(before.connected()) << before.error();
+    EXPECT_EQ(before.keyType(), EVP_PKEY_EC);
+  }
+
+  // cert-manager issues RSA keys unless told otherwise.
+  writeFile(dir.file("rsa.ext"),
+            "subjectAltName=DNS:" + std::string(kServiceName) + "\nextendedKeyUsage=serverAuth\n");
+  ASSERT_EQ(
+      runCommand({"openssl", "req", "-newkey", "rsa:2048", "-nodes", "-keyout", dir.file("rsa.key"),
+                  "-out", dir.file("rsa.csr"), "-subj", "/CN=" + std::string(kServiceName)})
+          .exitCode,
+      0);
+  ASSERT_EQ(runCommand({"openssl", "x509", "-req", "-in", dir.file("rsa.csr"), "-CA",
+                        pki + "/ca.crt", "-CAkey", pki + "/ca.key", "-set_serial", "0x5a5a5a",
+                        "-days", "2", "-extfile", dir.file("rsa.ext"), "-out", dir.file("rsa.crt")})
+                .exitCode,
+            0);
+  replaceFile(dir.file("tls.key"), readFile(dir.file("rsa.key")));
+  replaceFile(dir.file("tls.crt"), readFile(dir.file("rsa.crt")));
+  ASSERT_TRUE(server.waitForOutput("certificate reloaded", 15)) << server.output();
+
+  for (int i = 0; i < 3; ++i) {
+    TlsConnection after(server.port(), pki + "/ca.crt", kServiceName);
+    ASSERT_TRUE(after.connected()) << after.error();
+    EXPECT_EQ(after.keyType(), EVP_PKEY_RSA);
+    EXPECT_EQ(after.serial(), "5A5A5A");
+    EXPECT_TRUE(after.get("/healthz").ok);
+  }
+}
+
+TEST(CertificateRotation, UnusableFilesKeepThePreviousCertificateInService) {
+  TempDir dir;
+  ASSERT_EQ(runScript(dir).exitCode, 0);
+  const std::string pki = dir.file("pki");
+  SecretVolume volume;
+  volume.publish(servingPair(pki));
+  WebhookServer::Options options;
+  options.certFile = volume.file("tls.crt");
+  options.keyFile = volume.file("tls.key");
+  WebhookServer server(options);
+  const std::string oldSerial = serialOfFile(pki + "/tls.crt");
+
+  // A renewed certificate whose key has not been written yet (a half-done
+  // manual edit): the pair does not match and is refused.
+  const std::string oldKey = readFile(pki + "/tls.key");
+  ASSERT_EQ(runScript(dir).exitCode, 0);
+  volume.publish({{"tls.crt", readFile(pki + "/tls.crt")}, {"tls.key", oldKey}});
+  ASSERT_TRUE(server.waitForOutput("certificate reload failed", 15)) << server.output();
+  {
+    TlsConnection during(server.port(), pki + "/ca.crt", kServiceName);
+    EXPECT_TRUE(during.get("/healthz").ok) << during.error();
+    EXPECT_EQ(during.serial(), oldSerial);
+  }
+
+  volume.publish(servingPair(pki));
+  ASSERT_TRUE(server.waitForOutput("certificate reloaded", 15)) << server.output();
+  TlsConnection after(server.port(), pki + "/ca.crt", kServiceName);
+  EXPECT_TRUE(after.get("/healthz").ok) << after.error();
+  EXPECT_EQ(after.serial(), serialOfFile(pki + "/tls.crt"));
+}
+
+}  // namespace
+}  // namespace aiadmit

@@ -1,0 +1,134 @@
+// Runs mutators the way the engine does, on manifests written as YAML, and
+// checks what every mutator test needs: the change, its patch applied by
+// kubectl, and idempotence.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <rapidjson/pointer.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mutators/mutator.h"
+#include "tests/support/test_support.h"
+#include "webhook/kube/json_patch.h"
+#include "webhook/policy/profile_loader.h"
+#include "webhook/kube/yaml_json.h"
+
+namespace aiadmit::testing {
+
+// Profiles from YAML text (several documents allowed); fails the test on errors.
+inline std::shared_ptr<const ProfileSet> profilesFromYaml(const std::string& yaml) {
+  ProfileLoadResult result = loadProfileText(yaml, "test-profiles.yaml");
+  for (const ProfileError& error : result.errors) ADD_FAILURE() << error.format();
+  if (!result.ok()) return std::make_shared<const ProfileSet>(std::vector<Profile>{});
+  return result.set;
+}
+
+// The repository's shipped profiles (profiles/).
+inline const ProfileSet& shippedProfiles() {
+  static const std::shared_ptr<const ProfileSet> set = [] {
+    ProfileLoadResult result = loadProfileDirectory(sourceDir() + "/profiles");
+    for (const ProfileError& error : result.errors) ADD_FAILURE() << error.format();
+    return result.set;
+  }();
+  return *set;
+}
+
+inline const Profile& shippedProfile(std::string_view name) {
+  const Profile* profile = shippedProfiles().find(name);
+  if (profile == nullptr) {
+    ADD_FAILURE() << "no shipped profile " << name;
+    static const Profile empty;
+    return empty;
+  }
+  return *profile;
+}
+
+// One object from YAML; fails the test when the text holds anything else.
+inline std::shared_ptr<JsonDocument> manifest(const std::string& yaml) {
+  std::vector<ManifestDocument> documents;
+  std::string error;
+  if (!parseManifests(yaml, documents, &error) || documents.size() != 1) {
+    ADD_FAILURE() << "not one manifest: " << error << "\n" << yaml;
+    auto empty = std::make_shared<JsonDocument>();
+    empty->SetObject();
+    return empty;
+  }
+  return documents[0].json;
+}
+
+struct MutationRun {
+  std::shared_ptr<JsonDocument> before;
+  std::shared_ptr<JsonDocument> after;
+  bool changed = false;
+  std::vector<std::string> changes;
+
+  std::string patch() const { return diffToJsonPatch(*before, *after); }
+  const JsonValue& podSpec() const {
+    static const JsonValue none;
+    const JsonValue* spec = PodTemplateView::of(*after, workloadKindOfObject(*after)).spec;
+    return spec != nullptr ? *spec : none;
+  }
+};
+
+// Runs `mutators` in order on a copy of `object`, classified as the engine
+// classifies it, with `profile` as the selected profile.
+inline MutationRun runMutators(const std::vector<const Mutator*>& mutators, const JsonValue& object,
+                               const Profile& profile, std::string_view namespaceName = "default") {
+  MutationRun run;
+  run.before = std::make_shared<JsonDocument>();
+  run.before->CopyFrom(object, run.before->GetAllocator());
+  run.after = std::make_shared<JsonDocument>();
+  run.after->CopyFrom(object, run.after->GetAllocator());
+  const WorkloadKind kind = workloadKindOfObject(object);
+  const Classification classification = classify(PodTemplateView::of(object, kind));
+  MutationContext context{
+      *run.after, run.after->GetAllocator(), kind, classification, profile, namespaceName,
+      run.changes};
+  for (const Mutator* mutator : mutators) run.changed = mutator->mutate(context) || run.changed;
+  return run;
+}
+
+inline MutationRun runMutator(const Mutator& mutator, const JsonValue& object,
+                              const Profile& profile, std::string_view namespaceName = "default") {
+  return runMutators({&mutator}, object, profile, namespaceName);
+}
+
+inline MutationRun runMutator(const Mutator& mutator, const std::string& yaml,
+                              const Profile& profile, std::string_view namespaceName = "default") {
+  return runMutator(mutator, *manifest(yaml), profile, namespaceName);
+}
+
+// The run's patch, applied by kubectl to the original, gives the mutated
+// object; and the mutator run again on that result changes nothing.
+inline void expectAppliedAndIdempotent(const std::vector<const Mutator*>& mutators,
+                                       const MutationRun& run, const Profile& profile,
+                                       std::string_view namespaceName = "default") {
+  const std::string patch = run.patch();
+  ASSERT_EQ(run.changed, !patch.empty()) << patch;
+  ASSERT_EQ(run.changed, !run.changes.empty());
+  if (!patch.empty()) {
+    const std::string patched = applyPatch(toJson(*run.before), patch);
+    ASSERT_FALSE(patched.empty());
+    EXPECT_EQ(*parseJson(patched), *run.after) << patch;
+  }
+  const MutationRun again = runMutators(mutators, *run.after, profile, namespaceName);
+  EXPECT_FALSE(again.changed) << again.patch();
+  EXPECT_TRUE(again.changes.empty());
+  EXPECT_EQ(again.patch(), "");
+}
+
+inline void expectAppliedAndIdempotent(const Mutator& mutator, const MutationRun& run,
+                                       const Profile& profile,
+                                       std::string_view namespaceName = "default") {
+  expectAppliedAndIdempotent(std::vector<const Mutator*>{&mutator}, run, profile, namespaceName);
+}
+
+// The value at a JSON Pointer ("/spec/template/spec/nodeSelector"), or nullptr.
+inline const JsonValue* at(const JsonValue& root, const char* pointer) {
+  return rapidjson::Pointer(pointer).Get(root);
+}
+
+}  // namespace aiadmit::testing

@@ -1,0 +1,232 @@
+#include "webhook/cli/cli.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "webhook/engine/engine.h"
+#include "webhook/policy/profile_loader.h"
+#include "webhook/serving/logging.h"
+#include "webhook/serving/server.h"
+
+namespace aiadmit {
+
+namespace {
+
+constexpr const char* kServeHelp =
+    R"(Usage: aiadmit serve --profiles DIR --tls-cert FILE --tls-key FILE [options]
+
+Runs the admission webhook over HTTPS: POST /mutate, POST /validate,
+GET /healthz, GET /readyz, GET /metrics.
+
+Options:
+  --profiles DIR          profile directory (default: the shipped profiles)
+  --tls-cert FILE         PEM certificate (chain) to serve; reloaded when it changes
+  --tls-key FILE          PEM private key; reloaded when it changes
+  --listen HOST:PORT      address to listen on (default 0.0.0.0:8443; port 0 picks a free one)
+  --log-level LEVEL       trace, debug, info, warn, error or off (default info)
+  --max-connections N     open connections served at once, one thread each (default 4096)
+  --shutdown-delay SEC    seconds between SIGTERM and closing the listener (default 5)
+  -h, --help              this help
+)";
+
+constexpr const char* kReviewHelp = R"(Usage: aiadmit review [--profiles DIR] [--validate]
+
+Reads one admission.k8s.io/v1 AdmissionReview (JSON) on stdin and writes the
+response AdmissionReview on stdout, through the same code as `serve`
+(/mutate, or /validate with --validate). Exit 0 when the request was decided
+(allowed or denied), 2 when it was not a usable review.
+
+Options:
+  --profiles DIR   profile directory (default: the shipped profiles)
+  --validate       answer as /validate instead of /mutate
+  -h, --help       this help
+)";
+
+constexpr const char* kProfilesHelp = R"(Usage: aiadmit profiles lint [DIR]
+
+Validates every profile in DIR (default: the shipped profiles) with the checks
+the server applies when it loads them, and prints every error as
+FILE:LINE:COLUMN: FIELD: MESSAGE. When all are valid, lists each profile with
+its class and scope. Exit 0 when all are valid, 1 otherwise.
+)";
+
+bool wantsHelp(const Arguments& args) {
+  for (const std::string& arg : args) {
+    if (arg == "-h" || arg == "--help") return true;
+  }
+  return false;
+}
+
+// "--flag value" or "--flag=value".
+bool takeValue(const Arguments& args, size_t& i, const std::string& flag, std::string& out) {
+  const std::string& arg = args[i];
+  if (arg == flag) {
+    if (i + 1 >= args.size()) {
+      std::cerr << "aiadmit: " << flag << " needs a value\n";
+      std::exit(2);
+    }
+    out = args[++i];
+    return true;
+  }
+  if (arg.rfind(flag + "=", 0) == 0) {
+    out = arg.substr(flag.size() + 1);
+    return true;
+  }
+  return false;
+}
+
+bool parseInt(const std::string& text, int minimum, int maximum, int& out) {
+  try {
+    size_t used = 0;
+    const long value = std::stol(text, &used);
+    if (used != text.size() || value < minimum || value > maximum) return false;
+    out = static_cast<int>(value);
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+int usageError(const std::string& message, const char* help) {
+  std::cerr << "aiadmit: " << message << "\n\n" << help;
+  return 2;
+}
+
+}  // namespace
+
+std::string defaultProfilesDir() {
+  if (const char* fromEnv = std::getenv("AIADMIT_PROFILES"); fromEnv != nullptr && *fromEnv) {
+    return fromEnv;
+  }
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const auto installed = exe.parent_path().parent_path() / "share" / "aiadmit" / "profiles";
+    if (std::filesystem::is_directory(installed, ec)) return installed.string();
+  }
+  return AIADMIT_DEFAULT_PROFILES_DIR;
+}
+
+bool readAll(const std::string& path, std::string& out) {
+  std::ostringstream buffer;
+  if (path == "-") {
+    buffer << std::cin.rdbuf();
+    if (std::cin.bad()) return false;
+  } else {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return false;
+    buffer << in.rdbuf();
+  }
+  out = buffer.str();
+  return true;
+}
+
+int serveCommand(const Arguments& args) {
+  if (wantsHelp(args)) {
+    std::cout << kServeHelp;
+    return 0;
+  }
+  ServerOptions options;
+  options.profilesDir = defaultProfilesDir();
+  std::string listen = "0.0.0.0:8443";
+  std::string logLevel = "info";
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string value;
+    if (takeValue(args, i, "--profiles", options.profilesDir) ||
+        takeValue(args, i, "--tls-cert", options.certFile) ||
+        takeValue(args, i, "--tls-key", options.keyFile) ||
+        takeValue(args, i, "--listen", listen) || takeValue(args, i, "--log-level", logLevel)) {
+      continue;
+    }
+    if (takeValue(args, i, "--max-connections", value)) {
+      int connections = 0;
+      if (!parseInt(value, 4, 65536, connections)) {
+        return usageError("--max-connections: 4 to 65536", kServeHelp);
+      }
+      options.maxConnections = static_cast<size_t>(connections);
+      continue;
+    }
+    if (takeValue(args, i, "--shutdown-delay", value)) {
+      if (!parseInt(value, 0, 3600, options.shutdownDelaySeconds)) {
+        return usageError("--shutdown-delay: 0 to 3600 seconds", kServeHelp);
+      }
+      continue;
+    }
+    return usageError("unknown argument " + args[i], kServeHelp);
+  }
+  if (options.certFile.empty() || options.keyFile.empty()) {
+    return usageError("--tls-cert and --tls-key are required", kServeHelp);
+  }
+  const size_t colon = listen.rfind(':');
+  if (colon == std::string::npos || !parseInt(listen.substr(colon + 1), 0, 65535, options.port)) {
+    return usageError("--listen must be HOST:PORT", kServeHelp);
+  }
+  options.host = listen.substr(0, colon);
+  if (options.host.size() > 2 && options.host.front() == '[' && options.host.back() == ']') {
+    options.host = options.host.substr(1, options.host.size() - 2);
+  }
+  if (!setupLogging(logLevel)) return usageError("unknown --log-level " + logLevel, kServeHelp);
+  return runServer(options);
+}
+
+int reviewCommand(const Arguments& args) {
+  if (wantsHelp(args)) {
+    std::cout << kReviewHelp;
+    return 0;
+  }
+  std::string profilesDir = defaultProfilesDir();
+  Endpoint endpoint = Endpoint::Mutate;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (takeValue(args, i, "--profiles", profilesDir)) continue;
+    if (args[i] == "--validate") {
+      endpoint = Endpoint::Validate;
+      continue;
+    }
+    return usageError("unknown argument " + args[i], kReviewHelp);
+  }
+  ProfileLoadResult loaded = loadProfileDirectory(profilesDir);
+  if (!loaded.ok()) {
+    for (const ProfileError& error : loaded.errors) std::cerr << error.format() << "\n";
+    return 2;
+  }
+  std::string body;
+  if (!readAll("-", body)) {
+    std::cerr << "aiadmit: cannot read stdin\n";
+    return 2;
+  }
+  const Engine engine(loaded.set);
+  const ReviewAnswer answer = answerReview(engine, endpoint, body);
+  std::cout << answer.body << "\n";
+  return answer.decision == Decision::Errored ? 2 : 0;
+}
+
+int profilesCommand(const Arguments& args) {
+  if (args.empty() || wantsHelp(args)) {
+    std::cout << kProfilesHelp;
+    return args.empty() ? 2 : 0;
+  }
+  if (args[0] != "lint" || args.size() > 2) return usageError("unknown arguments", kProfilesHelp);
+  const std::string dir = args.size() == 2 ? args[1] : defaultProfilesDir();
+  const ProfileLoadResult loaded = loadProfileDirectory(dir);
+  for (const ProfileError& error : loaded.errors) std::cout << error.format() << "\n";
+  if (!loaded.ok()) {
+    std::cout << loaded.errors.size() << (loaded.errors.size() == 1 ? " error" : " errors")
+              << " in " << dir << "\n";
+    return 1;
+  }
+  for (const Profile& profile : loaded.set->profiles()) {
+    std::cout << profile.name << ": class " << className(profile.workloadClass) << ", "
+              << describeScope(profile.scope) << "\n";
+  }
+  const size_t count = loaded.set->profiles().size();
+  std::cout << count << (count == 1 ? " profile in " : " profiles in ") << dir
+            << (count == 1 ? " is valid\n" : " are valid\n");
+  return 0;
+}
+
+}  // namespace aiadmit

@@ -1,0 +1,250 @@
+#include "webhook/engine/admission.h"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+namespace aiadmit {
+
+std::string_view decisionName(Decision decision) {
+  switch (decision) {
+    case Decision::Allowed:
+      return "allowed";
+    case Decision::Patched:
+      return "patched";
+    case Decision::Denied:
+      return "denied";
+    case Decision::Errored:
+      return "errored";
+  }
+  return "errored";
+}
+
+namespace {
+
+Operation parseOperation(std::string_view text) {
+  if (text == "CREATE") return Operation::Create;
+  if (text == "UPDATE") return Operation::Update;
+  if (text == "DELETE") return Operation::Delete;
+  if (text == "CONNECT") return Operation::Connect;
+  return Operation::Unknown;
+}
+
+bool fail(DecodeError& error, std::string message) {
+  error.message = std::move(message);
+  return false;
+}
+
+}  // namespace
+
+bool decodeAdmissionReview(std::string_view body, AdmissionRequest& request, DecodeError& error) {
+  if (body.empty())
+    return fail(error, "empty body: expected an admission.k8s.io/v1 AdmissionReview");
+  request.buffer.assign(body.data(), body.size());
+  JsonDocument& doc = request.document;
+  std::string parseError =
+      parseJsonInSitu(request.buffer.data(), request.buffer.size(), kMaxJsonNesting, doc);
+  if (!parseError.empty()) return fail(error, std::move(parseError));
+  if (!doc.IsObject()) return fail(error, "body is not a JSON object");
+
+  const JsonValue* req = member(&doc, "request");
+  if (isObject(req)) {
+    const std::string_view uid = stringMember(req, "uid");
+    if (!uid.empty() && uid.size() <= 256) error.uid = std::string(uid);
+  }
+  const std::string_view kind = stringMember(&doc, "kind");
+  const std::string_view apiVersion = stringMember(&doc, "apiVersion");
+  if (kind != "AdmissionReview") {
+    return fail(error,
+                "kind must be AdmissionReview, got \"" + std::string(kind.substr(0, 64)) + "\"");
+  }
+  if (apiVersion != "admission.k8s.io/v1") {
+    return fail(error, "apiVersion must be admission.k8s.io/v1, got \"" +
+                           std::string(apiVersion.substr(0, 64)) + "\"");
+  }
+  if (!isObject(req)) return fail(error, "request is missing or not an object");
+
+  request.uid = stringMember(req, "uid");
+  if (request.uid.empty()) return fail(error, "request.uid is missing or empty");
+  if (request.uid.size() > 256) return fail(error, "request.uid is longer than 256 characters");
+
+  const JsonValue* gvk = member(req, "kind");
+  if (!isObject(gvk)) return fail(error, "request.kind is missing or not an object");
+  request.group = stringMember(gvk, "group");
+  request.version = stringMember(gvk, "version");
+  request.kindName = stringMember(gvk, "kind");
+  if (request.kindName.empty()) return fail(error, "request.kind.kind is missing");
+  request.kind = workloadKindOf(request.group, request.kindName);
+  request.subResource = stringMember(req, "subResource");
+  request.namespaceName = stringMember(req, "namespace");
+  request.name = stringMember(req, "name");
+
+  const std::string_view operation = stringMember(req, "operation");
+  request.operation = parseOperation(operation);
+  if (request.operation == Operation::Unknown) {
+    return fail(error, "request.operation \"" + std::string(operation.substr(0, 32)) +
+                           "\" is not CREATE, UPDATE, DELETE or CONNECT");
+  }
+  const JsonValue* dryRun = member(req, "dryRun");
+  request.dryRun = dryRun != nullptr && dryRun->IsBool() && dryRun->GetBool();
+
+  const JsonValue* object = member(req, "object");
+  const JsonValue* oldObject = member(req, "oldObject");
+  request.object = object != nullptr && !object->IsNull() ? object : nullptr;
+  request.oldObject = oldObject != nullptr && !oldObject->IsNull() ? oldObject : nullptr;
+  const bool needsObject =
+      request.operation == Operation::Create || request.operation == Operation::Update;
+  if (needsObject && request.object == nullptr) {
+    return fail(error, "request.object is missing for " + std::string(operation));
+  }
+  if (request.object != nullptr && !request.object->IsObject()) {
+    return fail(error, "request.object is not a JSON object");
+  }
+  if (request.oldObject != nullptr && !request.oldObject->IsObject()) {
+    return fail(error, "request.oldObject is not a JSON object");
+  }
+  if (request.namespaceName.empty() && request.object != nullptr) {
+    request.namespaceName = stringMember(member(request.object, "metadata"), "namespace");
+  }
+  if (request.name.empty() && request.object != nullptr) {
+    request.name = stringMember(member(request.object, "metadata"), "name");
+  }
+  return true;
+}
+
+AdmissionOutcome AdmissionOutcome::allowed(std::vector<std::string> warnings) {
+  AdmissionOutcome outcome(Decision::Allowed, 200);
+  outcome.warnings_ = std::move(warnings);
+  return outcome;
+}
+
+AdmissionOutcome AdmissionOutcome::patched(std::string jsonPatch,
+                                           std::vector<std::string> warnings) {
+  if (jsonPatch.empty()) return allowed(std::move(warnings));
+  AdmissionOutcome outcome(Decision::Patched, 200);
+  outcome.patch_ = std::move(jsonPatch);
+  outcome.warnings_ = std::move(warnings);
+  return outcome;
+}
+
+AdmissionOutcome AdmissionOutcome::denied(std::string message, std::vector<std::string> warnings) {
+  AdmissionOutcome outcome(Decision::Denied, 403);
+  outcome.message_ = std::move(message);
+  outcome.warnings_ = std::move(warnings);
+  return outcome;
+}
+
+AdmissionOutcome AdmissionOutcome::badRequest(std::string message) {
+  AdmissionOutcome outcome(Decision::Errored, 400);
+  outcome.message_ = std::move(message);
+  return outcome;
+}
+
+AdmissionOutcome AdmissionOutcome::internalError(std::string message) {
+  AdmissionOutcome outcome(Decision::Errored, 500);
+  outcome.message_ = std::move(message);
+  return outcome;
+}
+
+namespace {
+
+// Cuts at a UTF-8 boundary so a trimmed warning stays valid text.
+std::string trimUtf8(const std::string& text, size_t limit) {
+  if (text.size() <= limit) return text;
+  size_t cut = limit - 3;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return text.substr(0, cut) + "...";
+}
+
+}  // namespace
+
+std::vector<std::string> fitWarnings(const std::vector<std::string>& warnings) {
+  std::vector<std::string> out;
+  size_t total = 0;
+  // Room for the closing "N more" line.
+  const size_t budget = kMaxWarningsTotal - 64;
+  for (size_t i = 0; i < warnings.size(); ++i) {
+    std::string line = trimUtf8(warnings[i], kMaxWarningLength);
+    if (total + line.size() > budget) {
+      out.push_back("aiadmit: " + std::to_string(warnings.size() - i) + " more warnings not shown");
+      break;
+    }
+    total += line.size();
+    out.push_back(std::move(line));
+  }
+  return out;
+}
+
+std::string base64Encode(std::string_view data) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((data.size() + 2) / 3 * 4);
+  size_t i = 0;
+  for (; i + 2 < data.size(); i += 3) {
+    const uint32_t n = (static_cast<uint8_t>(data[i]) << 16) |
+                       (static_cast<uint8_t>(data[i + 1]) << 8) | static_cast<uint8_t>(data[i + 2]);
+    out.push_back(kAlphabet[(n >> 18) & 63]);
+    out.push_back(kAlphabet[(n >> 12) & 63]);
+    out.push_back(kAlphabet[(n >> 6) & 63]);
+    out.push_back(kAlphabet[n & 63]);
+  }
+  if (i < data.size()) {
+    uint32_t n = static_cast<uint8_t>(data[i]) << 16;
+    if (i + 1 < data.size()) n |= static_cast<uint8_t>(data[i + 1]) << 8;
+    out.push_back(kAlphabet[(n >> 18) & 63]);
+    out.push_back(kAlphabet[(n >> 12) & 63]);
+    out.push_back(i + 1 < data.size() ? kAlphabet[(n >> 6) & 63] : '=');
+    out.push_back('=');
+  }
+  return out;
+}
+
+std::string encodeAdmissionResponse(std::string_view uid, const AdmissionOutcome& outcome) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  writer.StartObject();
+  writer.Key("apiVersion");
+  writer.String("admission.k8s.io/v1");
+  writer.Key("kind");
+  writer.String("AdmissionReview");
+  writer.Key("response");
+  writer.StartObject();
+  writer.Key("uid");
+  writer.String(uid.data(), static_cast<rapidjson::SizeType>(uid.size()));
+  writer.Key("allowed");
+  writer.Bool(outcome.isAllowed());
+  if (outcome.decision() == Decision::Patched) {
+    const std::string encoded = base64Encode(outcome.patch());
+    writer.Key("patchType");
+    writer.String("JSONPatch");
+    writer.Key("patch");
+    writer.String(encoded.data(), static_cast<rapidjson::SizeType>(encoded.size()));
+  }
+  if (!outcome.warnings().empty()) {
+    writer.Key("warnings");
+    writer.StartArray();
+    for (const std::string& warning : fitWarnings(outcome.warnings())) {
+      writer.String(warning.data(), static_cast<rapidjson::SizeType>(warning.size()));
+    }
+    writer.EndArray();
+  }
+  if (!outcome.isAllowed()) {
+    writer.Key("status");
+    writer.StartObject();
+    writer.Key("code");
+    writer.Int(outcome.code());
+    writer.Key("reason");
+    writer.String(outcome.code() == 403   ? "Forbidden"
+                  : outcome.code() == 400 ? "BadRequest"
+                                          : "InternalError");
+    writer.Key("message");
+    writer.String(outcome.message().data(),
+                  static_cast<rapidjson::SizeType>(outcome.message().size()));
+    writer.EndObject();
+  }
+  writer.EndObject();
+  writer.EndObject();
+  return {buffer.GetString(), buffer.GetSize()};
+}
+
+}  // namespace aiadmit

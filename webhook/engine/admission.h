@@ -1,0 +1,88 @@
+// admission.k8s.io/v1 AdmissionReview: decoding the request and the named
+// outcomes a webhook can answer with.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "webhook/kube/json.h"
+#include "webhook/kube/warnings.h"
+#include "webhook/kube/workload.h"
+
+namespace aiadmit {
+
+// A decoded request. It owns the parsed document; the views point into it.
+struct AdmissionRequest {
+  std::string buffer;  // the body, parsed in place: the document's strings point into it
+  JsonDocument document;
+  std::string_view uid;
+  Operation operation = Operation::Unknown;
+  std::string_view group;
+  std::string_view version;
+  std::string_view kindName;
+  std::string_view subResource;
+  std::string_view namespaceName;
+  std::string_view name;
+  WorkloadKind kind = WorkloadKind::Other;
+  const JsonValue* object = nullptr;     // null for DELETE
+  const JsonValue* oldObject = nullptr;  // set on UPDATE and DELETE
+  bool dryRun = false;
+};
+
+// Nesting deeper than this is refused before parsing (real objects stay far below).
+inline constexpr size_t kMaxJsonNesting = 200;
+
+struct DecodeError {
+  std::string message;
+  std::string uid;  // when the body was a review with a uid, to answer it
+};
+
+// Parses an AdmissionReview body. On failure returns false and fills `error`;
+// it never throws and never trusts the body's shape.
+bool decodeAdmissionReview(std::string_view body, AdmissionRequest& request, DecodeError& error);
+
+enum class Decision { Allowed, Patched, Denied, Errored };
+std::string_view decisionName(Decision decision);
+
+// What the webhook answers. Built only through the named constructors.
+class AdmissionOutcome {
+ public:
+  static AdmissionOutcome allowed(std::vector<std::string> warnings = {});
+  static AdmissionOutcome patched(std::string jsonPatch, std::vector<std::string> warnings);
+  static AdmissionOutcome denied(std::string message, std::vector<std::string> warnings = {});
+  // Bad input (400) or a failure of our own (500): not a policy decision.
+  static AdmissionOutcome badRequest(std::string message);
+  static AdmissionOutcome internalError(std::string message);
+
+  Decision decision() const { return decision_; }
+  bool isAllowed() const {
+    return decision_ == Decision::Allowed || decision_ == Decision::Patched;
+  }
+  const std::string& patch() const { return patch_; }
+  const std::vector<std::string>& warnings() const { return warnings_; }
+  const std::string& message() const { return message_; }
+  int code() const { return code_; }
+  // HTTP status of the answer: 200 for decisions, 400/500 for errors so that
+  // the API server applies the webhook's failurePolicy to our failures.
+  int httpStatus() const { return decision_ == Decision::Errored ? code_ : 200; }
+
+ private:
+  AdmissionOutcome(Decision decision, int code) : decision_(decision), code_(code) {}
+  Decision decision_;
+  int code_;
+  std::string patch_;
+  std::string message_;
+  std::vector<std::string> warnings_;
+};
+
+// Serialises the response AdmissionReview for `uid`.
+std::string encodeAdmissionResponse(std::string_view uid, const AdmissionOutcome& outcome);
+
+// Warnings trimmed to the API server's budget: each line at most 120
+// characters, the whole set under 4096, with a last line saying how many were dropped.
+std::vector<std::string> fitWarnings(const std::vector<std::string>& warnings);
+
+std::string base64Encode(std::string_view data);
+
+}  // namespace aiadmit

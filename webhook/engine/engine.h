@@ -1,0 +1,84 @@
+// The admission pipeline: guard clauses, pod-template view, classification,
+// profile selection, mutators on a copy, one diff into a JSON Patch; and, on
+// its own path, the validators. Shared by `serve`, `review` and `check`.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "validators/validator.h"
+#include "webhook/engine/admission.h"
+#include "webhook/policy/classify.h"
+#include "webhook/policy/profile_set.h"
+
+namespace aiadmit {
+
+// What an admission is about, whether it came in a review or from a file.
+struct AdmissionSubject {
+  const JsonValue* object = nullptr;
+  const JsonValue* oldObject = nullptr;
+  WorkloadKind kind = WorkloadKind::Other;
+  std::string_view namespaceName;
+  std::string_view subResource;
+  Operation operation = Operation::Create;
+
+  static AdmissionSubject of(const AdmissionRequest& request);
+};
+
+// Everything the engine decided, for logs, metrics and `aiadmit check`.
+// Holds names and decisions only, never object contents.
+struct Evaluation {
+  WorkloadClass workloadClass = WorkloadClass::None;
+  std::string classReason;
+  std::string profile;
+  std::string profileReason;
+  std::string profileError;          // why no profile applies to an AI workload
+  std::vector<std::string> changes;  // injected, one line each
+  std::vector<Violation> denials;    // violations whose action is deny
+  std::vector<Violation> warnings;   // violations whose action is warn
+};
+
+enum class Endpoint { Mutate, Validate };
+std::string_view endpointName(Endpoint endpoint);
+
+class Engine {
+ public:
+  explicit Engine(std::shared_ptr<const ProfileSet> profiles);
+
+  // Swapped atomically; requests in flight keep the set they started with.
+  void replaceProfiles(std::shared_ptr<const ProfileSet> profiles);
+  std::shared_ptr<const ProfileSet> profiles() const;
+
+  AdmissionOutcome mutate(const AdmissionSubject& subject, Evaluation* evaluation) const;
+  AdmissionOutcome validate(const AdmissionSubject& subject, Evaluation* evaluation) const;
+
+  // The mutated object itself (for `check -o yaml`); false when not mutated.
+  bool mutateInto(const AdmissionSubject& subject, JsonDocument& mutated,
+                  Evaluation* evaluation) const;
+
+ private:
+  std::atomic<std::shared_ptr<const ProfileSet>> profiles_;
+};
+
+// One HTTP body in, one HTTP answer out: the request path of `serve` and of
+// `review`. Never throws.
+struct ReviewAnswer {
+  int httpStatus = 200;
+  std::string body;
+  Decision decision = Decision::Errored;
+  // For logs: identity and decisions, never contents.
+  std::string uid;
+  WorkloadKind workloadKind = WorkloadKind::Other;
+  std::string kind;
+  std::string namespaceName;
+  std::string name;
+  std::string operation;
+  Evaluation evaluation;
+};
+
+ReviewAnswer answerReview(const Engine& engine, Endpoint endpoint, std::string_view body);
+
+}  // namespace aiadmit

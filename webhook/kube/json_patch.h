@@ -1,0 +1,21 @@
+// The one place where a mutated copy becomes an RFC 6902 JSON Patch against
+// the object that was sent. Mutators never build patch operations.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "webhook/kube/json.h"
+
+namespace aiadmit {
+
+// Operations that turn `before` into `after`, as a JSON array; "" when they are
+// equal. Objects are compared key by key and arrays index by index, so adding
+// one key or appending one list item is one small operation. Keys are escaped
+// per RFC 6901 ("nvidia.com/gpu" -> "nvidia.com~1gpu").
+std::string diffToJsonPatch(const JsonValue& before, const JsonValue& after);
+
+// "a/b~c" -> "a~1b~0c"
+void appendEscapedPointerToken(std::string& pointer, std::string_view token);
+
+}  // namespace aiadmit

@@ -1,0 +1,200 @@
+#include "webhook/kube/workload.h"
+
+#include "webhook/kube/resources.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace aiadmit {
+
+std::string_view operationName(Operation operation) {
+  switch (operation) {
+    case Operation::Create:
+      return "CREATE";
+    case Operation::Update:
+      return "UPDATE";
+    case Operation::Delete:
+      return "DELETE";
+    case Operation::Connect:
+      return "CONNECT";
+    case Operation::Unknown:
+      break;
+  }
+  return "UNKNOWN";
+}
+
+WorkloadKind workloadKindOf(std::string_view group, std::string_view kind) {
+  if (group.empty()) return kind == "Pod" ? WorkloadKind::Pod : WorkloadKind::Other;
+  if (group == "apps") {
+    if (kind == "Deployment") return WorkloadKind::Deployment;
+    if (kind == "StatefulSet") return WorkloadKind::StatefulSet;
+    if (kind == "ReplicaSet") return WorkloadKind::ReplicaSet;
+  }
+  if (group == "batch") {
+    if (kind == "Job") return WorkloadKind::Job;
+    if (kind == "CronJob") return WorkloadKind::CronJob;
+  }
+  return WorkloadKind::Other;
+}
+
+WorkloadKind workloadKindOfObject(const JsonValue& object) {
+  const std::string_view apiVersion = stringMember(&object, "apiVersion");
+  const size_t slash = apiVersion.find('/');
+  const std::string_view group =
+      slash == std::string_view::npos ? std::string_view{} : apiVersion.substr(0, slash);
+  return workloadKindOf(group, stringMember(&object, "kind"));
+}
+
+std::string_view kindName(WorkloadKind kind) {
+  switch (kind) {
+    case WorkloadKind::Pod:
+      return "Pod";
+    case WorkloadKind::Job:
+      return "Job";
+    case WorkloadKind::CronJob:
+      return "CronJob";
+    case WorkloadKind::Deployment:
+      return "Deployment";
+    case WorkloadKind::StatefulSet:
+      return "StatefulSet";
+    case WorkloadKind::ReplicaSet:
+      return "ReplicaSet";
+    case WorkloadKind::Other:
+      break;
+  }
+  return "Other";
+}
+
+bool isController(WorkloadKind kind) {
+  return kind != WorkloadKind::Pod && kind != WorkloadKind::Other;
+}
+
+bool isJobLike(WorkloadKind kind) {
+  return kind == WorkloadKind::Job || kind == WorkloadKind::CronJob;
+}
+
+std::string_view podSpecPointer(WorkloadKind kind) {
+  switch (kind) {
+    case WorkloadKind::Pod:
+      return "/spec";
+    case WorkloadKind::CronJob:
+      return "/spec/jobTemplate/spec/template/spec";
+    default:
+      return "/spec/template/spec";
+  }
+}
+
+std::string_view podSpecFieldPath(WorkloadKind kind) {
+  switch (kind) {
+    case WorkloadKind::Pod:
+      return "spec";
+    case WorkloadKind::CronJob:
+      return "spec.jobTemplate.spec.template.spec";
+    default:
+      return "spec.template.spec";
+  }
+}
+
+std::string_view podMetadataFieldPath(WorkloadKind kind) {
+  switch (kind) {
+    case WorkloadKind::Pod:
+      return "metadata";
+    case WorkloadKind::CronJob:
+      return "spec.jobTemplate.spec.template.metadata";
+    default:
+      return "spec.template.metadata";
+  }
+}
+
+PodTemplateView PodTemplateView::of(const JsonValue& object, WorkloadKind kind) {
+  PodTemplateView view;
+  view.kind = kind;
+  view.object = &object;
+  if (kind == WorkloadKind::Other) return view;
+  if (kind == WorkloadKind::Pod) {
+    view.metadata = member(&object, "metadata");
+    view.spec = member(&object, "spec");
+    return view;
+  }
+  const JsonValue* spec = member(&object, "spec");
+  if (kind == WorkloadKind::CronJob) {
+    view.jobSpec = member(member(spec, "jobTemplate"), "spec");
+    spec = view.jobSpec;
+  } else if (kind == WorkloadKind::Job) {
+    view.jobSpec = spec;
+  }
+  const JsonValue* templ = member(spec, "template");
+  view.metadata = member(templ, "metadata");
+  view.spec = member(templ, "spec");
+  return view;
+}
+
+namespace {
+JsonValue& ensureTemplate(JsonValue& object, WorkloadKind kind, JsonAllocator& alloc) {
+  JsonValue& spec = ensureObject(object, "spec", alloc);
+  if (kind == WorkloadKind::CronJob) {
+    JsonValue& jobSpec = ensureObject(ensureObject(spec, "jobTemplate", alloc), "spec", alloc);
+    return ensureObject(jobSpec, "template", alloc);
+  }
+  return ensureObject(spec, "template", alloc);
+}
+}  // namespace
+
+JsonValue& ensurePodSpec(JsonValue& object, WorkloadKind kind, JsonAllocator& alloc) {
+  if (kind == WorkloadKind::Pod) return ensureObject(object, "spec", alloc);
+  return ensureObject(ensureTemplate(object, kind, alloc), "spec", alloc);
+}
+
+JsonValue& ensurePodMetadata(JsonValue& object, WorkloadKind kind, JsonAllocator& alloc) {
+  if (kind == WorkloadKind::Pod) return ensureObject(object, "metadata", alloc);
+  return ensureObject(ensureTemplate(object, kind, alloc), "metadata", alloc);
+}
+
+JsonValue& ensureJobSpec(JsonValue& object, WorkloadKind kind, JsonAllocator& alloc) {
+  JsonValue& spec = ensureObject(object, "spec", alloc);
+  if (kind == WorkloadKind::CronJob) {
+    return ensureObject(ensureObject(spec, "jobTemplate", alloc), "spec", alloc);
+  }
+  return spec;
+}
+
+std::string_view workloadAnnotation(const PodTemplateView& view, std::string_view key) {
+  const JsonValue* own = member(member(member(view.object, "metadata"), "annotations"), key);
+  if (own != nullptr && own->IsString()) return stringOf(own);
+  return stringOf(member(member(view.metadata, "annotations"), key));
+}
+
+std::string_view containerListName(ContainerList list) {
+  return list == ContainerList::Containers ? "containers" : "initContainers";
+}
+
+void forEachContainer(const JsonValue* podSpec,
+                      const std::function<void(const JsonValue& container, ContainerList list,
+                                               size_t index)>& visit) {
+  for (ContainerList list : {ContainerList::InitContainers, ContainerList::Containers}) {
+    const JsonValue* containers = member(podSpec, containerListName(list));
+    if (!isArray(containers)) continue;
+    for (rapidjson::SizeType i = 0; i < containers->Size(); ++i) {
+      if ((*containers)[i].IsObject()) visit((*containers)[i], list, i);
+    }
+  }
+}
+
+bool requestsAccelerator(const JsonValue* podSpec) {
+  bool found = false;
+  forEachContainer(podSpec, [&](const JsonValue& container, ContainerList, size_t) {
+    const JsonValue* resources = member(&container, "resources");
+    for (std::string_view section : {"limits", "requests"}) {
+      const JsonValue* quantities = member(resources, section);
+      if (!isObject(quantities)) continue;
+      for (auto it = quantities->MemberBegin(); it != quantities->MemberEnd(); ++it) {
+        if (looksLikeAccelerator({it->name.GetString(), it->name.GetStringLength()})) {
+          found = true;
+        }
+      }
+    }
+  });
+  return found;
+}
+
+}  // namespace aiadmit

@@ -1,0 +1,62 @@
+// The shape of AI work an object is (PRODUCT.md, Classification):
+//  1. aiadmit.dev/workload, the developer's statement, wins: the pod
+//     template's value (the one a controller's Pods carry) before the
+//     object's own, so that a controller and its Pods always agree;
+//  2. else aiadmit.dev/class, which aiadmit stamps on what it admitted, so
+//     that Pods (and Jobs of a CronJob) created by a controller keep its class;
+//  3. else, for an object that asks for an accelerator (a resource that looks
+//     like one, or aiadmit.dev/gpus), its kind: Deployment, StatefulSet,
+//     ReplicaSet are realtime; Job, CronJob batch; a bare Pod realtime when
+//     its restartPolicy is Always (the default), else batch;
+//  4. else it is not an AI workload.
+// A value of aiadmit.dev/workload that is not a class is reported (AIA001) and
+// the class then comes from the kind.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "webhook/kube/workload.h"
+
+namespace aiadmit {
+
+enum class WorkloadClass { None, Training, Batch, Realtime };
+
+std::string_view className(WorkloadClass workloadClass);
+std::optional<WorkloadClass> parseClass(std::string_view text);
+
+inline constexpr std::string_view kWorkloadAnnotation = "aiadmit.dev/workload";
+inline constexpr std::string_view kProfileAnnotation = "aiadmit.dev/profile";
+inline constexpr std::string_view kGpusAnnotation = "aiadmit.dev/gpus";
+inline constexpr std::string_view kGpuContainerAnnotation = "aiadmit.dev/gpu-container";
+inline constexpr std::string_view kClassAnnotation = "aiadmit.dev/class";
+
+// What decided the class.
+enum class ClassBasis {
+  None,                // not an AI workload
+  WorkloadAnnotation,  // aiadmit.dev/workload
+  ClassStamp,          // aiadmit.dev/class, stamped by aiadmit
+  Kind,                // kind and accelerator request (or an unknown annotation value)
+};
+
+struct Classification {
+  WorkloadClass workloadClass = WorkloadClass::None;
+  std::string reason;  // one line a developer can read: why this class
+  // Set when aiadmit.dev/workload holds a value that is not a class (AIA001),
+  // on the pod template or on the object.
+  std::optional<std::string> unknownWorkloadValue;
+  ClassBasis basis = ClassBasis::None;
+
+  bool isAiWorkload() const { return workloadClass != WorkloadClass::None; }
+};
+
+Classification classify(const PodTemplateView& view);
+
+// An aiadmit annotation as the workload declares it: the pod template's value
+// when present (what the controller's Pods carry), else the object's; nullopt
+// when neither has it as a string. For a Pod both are its own metadata.
+std::optional<std::string_view> declaredAnnotation(const PodTemplateView& view,
+                                                   std::string_view key);
+
+}  // namespace aiadmit

@@ -1,0 +1,1098 @@
+#include "webhook/policy/profile_loader.h"
+
+#include "webhook/kube/yaml_load.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include "webhook/kube/quantity.h"
+
+namespace aiadmit {
+
+std::string ProfileError::format() const {
+  std::string out = file;
+  if (line > 0) {
+    out.push_back(':');
+    out += std::to_string(line);
+    out.push_back(':');
+    out += std::to_string(column);
+  }
+  out += ": ";
+  if (!field.empty()) out += field + ": ";
+  out += message;
+  return out;
+}
+
+namespace {
+
+constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
+constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
+
+// ---- Kubernetes name syntax (k8s.io/apimachinery/pkg/util/validation) ----
+
+bool isAlnum(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+bool isLowerAlnum(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+// RFC 1123 subdomain: lowercase labels joined by dots, at most 253.
+bool isDnsSubdomain(std::string_view name) {
+  if (name.empty() || name.size() > 253) return false;
+  for (char c : name) {
+    if (!isLowerAlnum(c) && c != '-' && c != '.') return false;
+  }
+  return isLowerAlnum(name.front()) && isLowerAlnum(name.back()) &&
+         name.find("..") == std::string_view::npos && name.find(".-") == std::string_view::npos &&
+         name.find("-.") == std::string_view::npos;
+}
+
+// The name part of a label key, and a label value when not empty.
+bool isLabelName(std::string_view name) {
+  if (name.empty() || name.size() > 63) return false;
+  for (char c : name) {
+    if (!isAlnum(c) && c != '-' && c != '_' && c != '.') return false;
+  }
+  return isAlnum(name.front()) && isAlnum(name.back());
+}
+
+// A label, annotation or taint key: [prefix/]name.
+bool isQualifiedName(std::string_view key) {
+  const size_t slash = key.find('/');
+  if (slash == std::string_view::npos) return isLabelName(key);
+  return isDnsSubdomain(key.substr(0, slash)) && isLabelName(key.substr(slash + 1));
+}
+
+bool isLabelValue(std::string_view value) {
+  return value.empty() || isLabelName(value);
+}
+
+// An extended resource name: domain/name; a glob may stand for part of it.
+bool isResourceNamePattern(std::string_view name) {
+  const size_t slash = name.find('/');
+  if (slash == std::string_view::npos || slash == 0 || slash + 1 == name.size()) return false;
+  std::string literal(name);
+  std::replace_if(
+      literal.begin(), literal.end(), [](char c) { return c == '*' || c == '?'; }, 'x');
+  return isQualifiedName(literal);
+}
+
+// A namespace name or a glob over namespace names.
+bool isNamespacePatternSyntax(std::string_view pattern) {
+  if (pattern.empty() || pattern.size() > 63) return false;
+  return std::all_of(pattern.begin(), pattern.end(),
+                     [](char c) { return isLowerAlnum(c) || c == '-' || c == '*' || c == '?'; });
+}
+
+// Edit distance, to suggest the field a typo meant.
+size_t editDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
+                        std::tolower(static_cast<unsigned char>(b[j - 1]));
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string_view closestName(std::string_view typed,
+                             std::initializer_list<std::string_view> names) {
+  std::string_view best;
+  size_t bestDistance = std::max<size_t>(2, typed.size() / 3) + 1;
+  for (std::string_view name : names) {
+    const size_t distance = editDistance(typed, name);
+    if (distance < bestDistance) {
+      best = name;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+
+std::string inQuotes(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() + 2);
+  out.push_back('"');
+  out.append(text);
+  out.push_back('"');
+  return out;
+}
+
+std::string listOf(std::initializer_list<std::string_view> options) {
+  std::string list;
+  for (std::string_view option : options) {
+    if (option.empty()) continue;
+    list += (list.empty() ? "" : ", ") + std::string(option);
+  }
+  return list;
+}
+
+// Walks one YAML document, keeping the field path and collecting errors, so a
+// profile author sees every mistake of a file at once.
+class Reader {
+ public:
+  Reader(const std::string& file, std::vector<ProfileError>& errors)
+      : file_(file), errors_(errors) {}
+
+  void error(const YAML::Node& node, const std::string& field, const std::string& message) {
+    error(locationOf(node), field, message);
+  }
+
+  void error(SourceLocation location, const std::string& field, const std::string& message) {
+    ProfileError e;
+    e.file = file_;
+    e.line = location.line;
+    e.column = location.column;
+    e.field = field;
+    e.message = message;
+    errors_.push_back(std::move(e));
+    ++count_;
+  }
+
+  static SourceLocation locationOf(const YAML::Node& node) {
+    if (!node.IsDefined()) return {};
+    const YAML::Mark mark = node.Mark();
+    if (mark.line < 0) return {};
+    return {mark.line + 1, mark.column + 1};
+  }
+
+  int errorCount() const { return count_; }
+
+  static std::string join(const std::string& field, const std::string& key) {
+    return field.empty() ? key : field + "." + key;
+  }
+  static std::string index(const std::string& field, size_t i) {
+    return field + "[" + std::to_string(i) + "]";
+  }
+
+  // A mapping whose keys are strings, each once, and all in `allowed`.
+  bool mapping(const YAML::Node& node, const std::string& field,
+               std::initializer_list<std::string_view> allowed) {
+    if (!node.IsMap()) {
+      error(node, field.empty() ? "document" : field, "must be a mapping, got " + kindOf(node));
+      return false;
+    }
+    std::set<std::string> seen;
+    for (const auto& entry : node) {
+      if (!entry.first.IsScalar()) {
+        error(entry.first, field.empty() ? "document" : field, "keys must be strings");
+        continue;
+      }
+      const std::string key = entry.first.Scalar();
+      if (!seen.insert(key).second) {
+        error(entry.first, join(field, key), "is set twice");
+      } else if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+        const std::string_view suggestion = closestName(key, allowed);
+        error(entry.first, join(field, key),
+              suggestion.empty() ? "unknown field (known fields: " + listOf(allowed) + ")"
+                                 : "unknown field; did you mean " + std::string(suggestion) + "?");
+      }
+    }
+    return true;
+  }
+
+  std::optional<std::string> string(const YAML::Node& node, const std::string& field) {
+    if (!node.IsScalar()) {
+      error(node, field, "must be a string, got " + kindOf(node));
+      return std::nullopt;
+    }
+    return node.Scalar();
+  }
+
+  // Only plain true or false: a quoted "true" or YAML 1.1's yes/on are
+  // refused, because whoever wrote them may have meant something else.
+  std::optional<bool> boolean(const YAML::Node& node, const std::string& field) {
+    if (node.IsScalar() && node.Tag() == "?") {
+      const std::string& text = node.Scalar();
+      if (text == "true" || text == "True" || text == "TRUE") return true;
+      if (text == "false" || text == "False" || text == "FALSE") return false;
+    }
+    error(node, field, "must be true or false, got " + describe(node));
+    return std::nullopt;
+  }
+
+  std::optional<int64_t> count(const YAML::Node& node, const std::string& field, int64_t minimum,
+                               int64_t maximum) {
+    std::optional<int64_t> value;
+    if (node.IsScalar() && node.Tag() == "?") value = parseWholeNumber(node.Scalar());
+    if (!value) {
+      error(node, field, "must be a whole number, got " + describe(node));
+      return std::nullopt;
+    }
+    if (*value < minimum) {
+      error(node, field, "must be at least " + std::to_string(minimum) + ", got " + node.Scalar());
+      return std::nullopt;
+    }
+    if (*value > maximum) {
+      error(node, field, "must be at most " + std::to_string(maximum) + ", got " + node.Scalar());
+      return std::nullopt;
+    }
+    return value;
+  }
+
+  // A list of strings; `check` vets each entry and returns an error message
+  // or "". Duplicates are refused.
+  template <typename Check>
+  std::vector<std::string> strings(const YAML::Node& node, const std::string& field, Check check) {
+    std::vector<std::string> out;
+    if (!node.IsSequence()) {
+      error(node, field, "must be a list of strings, got " + kindOf(node));
+      return out;
+    }
+    for (size_t i = 0; i < node.size(); ++i) {
+      const std::string path = index(field, i);
+      auto value = string(node[i], path);
+      if (!value) continue;
+      if (const std::string problem = check(*value); !problem.empty()) {
+        error(node[i], path, problem);
+      } else if (std::find(out.begin(), out.end(), *value) != out.end()) {
+        error(node[i], path, inQuotes(*value) + " is listed twice");
+      } else {
+        out.push_back(*value);
+      }
+    }
+    return out;
+  }
+
+  // A mapping of strings; `checkKey` and `checkValue` return an error or "".
+  template <typename CheckKey, typename CheckValue>
+  std::map<std::string, std::string> stringMap(const YAML::Node& node, const std::string& field,
+                                               CheckKey checkKey, CheckValue checkValue) {
+    std::map<std::string, std::string> out;
+    if (!node.IsMap()) {
+      error(node, field, "must be a mapping of strings, got " + kindOf(node));
+      return out;
+    }
+    for (const auto& entry : node) {
+      if (!entry.first.IsScalar()) {
+        error(entry.first, field, "keys must be strings");
+        continue;
+      }
+      const std::string key = entry.first.Scalar();
+      const std::string path = join(field, key);
+      if (out.count(key) != 0) {
+        error(entry.first, path, "is set twice");
+        continue;
+      }
+      if (const std::string problem = checkKey(key); !problem.empty()) {
+        error(entry.first, path, problem);
+        continue;
+      }
+      if (entry.second.IsNull()) {
+        error(entry.first, path, "needs a value (write \"\" for an empty one)");
+        continue;
+      }
+      auto value = string(entry.second, path);
+      if (!value) continue;
+      if (const std::string problem = checkValue(*value); !problem.empty()) {
+        error(entry.second, path, problem);
+        continue;
+      }
+      out[key] = *value;
+    }
+    return out;
+  }
+
+  // Calls `fn` with the child at `key` unless it is absent or null.
+  template <typename Fn>
+  void optional(const YAML::Node& parent, std::string_view key, const std::string& field, Fn fn) {
+    if (!parent.IsMap()) return;
+    const YAML::Node node = parent[std::string(key)];
+    if (!node.IsDefined() || node.IsNull()) return;
+    const std::string path = join(field, std::string(key));
+    fn(node, path);
+  }
+
+  static std::string kindOf(const YAML::Node& node) {
+    switch (node.Type()) {
+      case YAML::NodeType::Map:
+        return "a mapping";
+      case YAML::NodeType::Sequence:
+        return "a list";
+      case YAML::NodeType::Null:
+        return "nothing";
+      case YAML::NodeType::Scalar:
+        return "a scalar";
+      case YAML::NodeType::Undefined:
+        break;
+    }
+    return "nothing";
+  }
+
+ private:
+  static std::optional<int64_t> parseWholeNumber(const std::string& text) {
+    size_t i = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
+    if (i == text.size()) return std::nullopt;
+    int64_t value = 0;
+    for (; i < text.size(); ++i) {
+      if (text[i] < '0' || text[i] > '9') return std::nullopt;
+      if (value > (kInt64Max - (text[i] - '0')) / 10) return std::nullopt;
+      value = value * 10 + (text[i] - '0');
+    }
+    return text[0] == '-' ? -value : value;
+  }
+
+  static std::string describe(const YAML::Node& node) {
+    if (!node.IsScalar()) return kindOf(node);
+    if (node.Tag() == "!") return "the quoted string " + inQuotes(node.Scalar());
+    return inQuotes(node.Scalar());
+  }
+
+  const std::string& file_;
+  std::vector<ProfileError>& errors_;
+  int count_ = 0;
+};
+
+bool oneOf(Reader& r, const YAML::Node& node, const std::string& field, const std::string& value,
+           std::initializer_list<std::string_view> allowed) {
+  if (std::find(allowed.begin(), allowed.end(), value) != allowed.end()) return true;
+  r.error(node, field, inQuotes(value) + " is not one of " + listOf(allowed));
+  return false;
+}
+
+std::string checkLabelKey(const std::string& key) {
+  return isQualifiedName(key) ? ""
+                              : inQuotes(key) +
+                                    " is not a valid label key ([prefix/]name, name: at most 63 "
+                                    "letters, digits, '-', '_', '.')";
+}
+
+std::string checkLabelValue(const std::string& value) {
+  return isLabelValue(value) ? ""
+                             : inQuotes(value) +
+                                   " is not a valid label value (at most 63 letters, digits, "
+                                   "'-', '_', '.', starting and ending with a letter or digit)";
+}
+
+std::string checkAnyValue(const std::string&) {
+  return "";
+}
+
+std::string checkDnsSubdomain(const std::string& name) {
+  return isDnsSubdomain(name)
+             ? ""
+             : inQuotes(name) + " is not a valid name (lowercase letters, digits, '-', '.')";
+}
+
+std::string checkNamespacePattern(const std::string& pattern) {
+  if (!isNamespacePatternSyntax(pattern)) {
+    return inQuotes(pattern) +
+           " is not a namespace name or pattern (lowercase letters, digits, '-', and * or ?)";
+  }
+  if (!isGlob(pattern)) {
+    return isNamespaceName(pattern) ? "" : inQuotes(pattern) + " is not a valid namespace name";
+  }
+  if (!namespaceMatchedByAll({pattern})) return inQuotes(pattern) + " matches no namespace name";
+  return "";
+}
+
+std::string checkResourceName(const std::string& name) {
+  return isResourceNamePattern(name)
+             ? ""
+             : inQuotes(name) + " is not an extended resource name with a domain (nvidia.com/gpu)";
+}
+
+int readInt(Reader& r, const YAML::Node& n, const std::string& f, int64_t minimum, int fallback) {
+  return static_cast<int>(r.count(n, f, minimum, kInt32Max).value_or(fallback));
+}
+
+void readTolerations(Reader& r, const YAML::Node& node, const std::string& field,
+                     std::vector<Toleration>& out) {
+  if (!node.IsSequence()) {
+    r.error(node, field, "must be a list of tolerations, got " + Reader::kindOf(node));
+    return;
+  }
+  for (size_t i = 0; i < node.size(); ++i) {
+    const YAML::Node item = node[i];
+    const std::string path = Reader::index(field, i);
+    const int before = r.errorCount();
+    if (!r.mapping(item, path, {"key", "operator", "value", "effect", "tolerationSeconds"}))
+      continue;
+    Toleration t;
+    r.optional(item, "key", path, [&](auto& n, auto& f) {
+      t.key = r.string(n, f).value_or("");
+      if (!t.key.empty() && !isQualifiedName(t.key)) r.error(n, f, checkLabelKey(t.key));
+    });
+    r.optional(item, "operator", path, [&](auto& n, auto& f) {
+      t.op = r.string(n, f).value_or("Equal");
+      oneOf(r, n, f, t.op, {"Equal", "Exists"});
+    });
+    r.optional(item, "value", path, [&](auto& n, auto& f) {
+      t.value = r.string(n, f).value_or("");
+      if (!isLabelValue(t.value)) r.error(n, f, checkLabelValue(t.value));
+    });
+    r.optional(item, "effect", path, [&](auto& n, auto& f) {
+      t.effect = r.string(n, f).value_or("");
+      oneOf(r, n, f, t.effect, {"", "NoSchedule", "PreferNoSchedule", "NoExecute"});
+    });
+    r.optional(item, "tolerationSeconds", path, [&](auto& n, auto& f) {
+      t.tolerationSeconds = r.count(n, f, 0, kInt64Max);
+      if (t.effect != "NoExecute") r.error(n, f, "only applies to effect NoExecute");
+    });
+    if (t.op == "Exists" && !t.value.empty()) {
+      r.error(item["value"], path + ".value", "must be empty when operator is Exists");
+    }
+    if (t.key.empty() && t.op != "Exists") {
+      r.error(item, path + ".key",
+              "is required unless operator is Exists (which tolerates every taint)");
+    }
+    if (r.errorCount() != before) continue;
+    const bool repeated = std::any_of(out.begin(), out.end(), [&](const Toleration& other) {
+      return other.key == t.key && other.op == t.op && other.value == t.value &&
+             other.effect == t.effect;
+    });
+    if (repeated) {
+      r.error(item, path, "repeats an earlier toleration");
+      continue;
+    }
+    out.push_back(std::move(t));
+  }
+}
+
+bool isInteger(const std::string& text) {
+  size_t i = !text.empty() && text[0] == '-' ? 1 : 0;
+  if (i == text.size() || text.size() > 19) return false;
+  return std::all_of(text.begin() + static_cast<std::ptrdiff_t>(i), text.end(),
+                     [](char c) { return c >= '0' && c <= '9'; });
+}
+
+void readNodeAffinity(Reader& r, const YAML::Node& node, const std::string& field,
+                      std::vector<NodeSelectorRequirement>& out) {
+  if (!node.IsSequence()) {
+    r.error(node, field,
+            "must be a list of node selector requirements, got " + Reader::kindOf(node));
+    return;
+  }
+  for (size_t i = 0; i < node.size(); ++i) {
+    const YAML::Node item = node[i];
+    const std::string path = Reader::index(field, i);
+    if (!r.mapping(item, path, {"key", "operator", "values"})) continue;
+    NodeSelectorRequirement req;
+    r.optional(item, "key", path, [&](auto& n, auto& f) {
+      req.key = r.string(n, f).value_or("");
+      if (!req.key.empty() && !isQualifiedName(req.key)) r.error(n, f, checkLabelKey(req.key));
+    });
+    r.optional(item, "operator", path, [&](auto& n, auto& f) {
+      req.op = r.string(n, f).value_or("");
+      oneOf(r, n, f, req.op, {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"});
+    });
+    const bool numeric = req.op == "Gt" || req.op == "Lt";
+    r.optional(item, "values", path, [&](auto& n, auto& f) {
+      req.values = r.strings(n, f, [&](const std::string& value) -> std::string {
+        if (numeric) return isInteger(value) ? "" : inQuotes(value) + " is not an integer";
+        return checkLabelValue(value);
+      });
+    });
+    if (req.key.empty()) r.error(item, path + ".key", "is required");
+    if (req.op.empty()) r.error(item, path + ".operator", "is required");
+    const bool needsValues = req.op == "In" || req.op == "NotIn";
+    if (needsValues && req.values.empty()) {
+      r.error(item, path + ".values", "must not be empty for operator " + req.op);
+    } else if (numeric && req.values.size() != 1) {
+      r.error(item, path + ".values", "must hold exactly one integer for operator " + req.op);
+    } else if ((req.op == "Exists" || req.op == "DoesNotExist") && !req.values.empty()) {
+      r.error(item["values"], path + ".values", "must be empty for operator " + req.op);
+    }
+    out.push_back(std::move(req));
+  }
+}
+
+void readProbe(Reader& r, const YAML::Node& node, const std::string& field, ProbeSpec& probe,
+               bool startup) {
+  if (!r.mapping(node, field,
+                 {"httpGet", "tcpSocket", "periodSeconds", "timeoutSeconds", "failureThreshold"})) {
+    return;
+  }
+  const bool http = node["httpGet"].IsDefined();
+  const bool tcp = node["tcpSocket"].IsDefined();
+  if (http && tcp) r.error(node, field, "set httpGet or tcpSocket, not both");
+  auto readPort = [&](const YAML::Node& n, const std::string& f) {
+    if (auto port = r.count(n, f, 1, 65535)) probe.port = static_cast<int>(*port);
+  };
+  r.optional(node, "httpGet", field, [&](auto& n, auto& f) {
+    probe.handler = ProbeSpec::Handler::HttpGet;
+    if (!r.mapping(n, f, {"path", "port", "scheme"})) return;
+    r.optional(n, "path", f, [&](auto& pn, auto& pf) {
+      probe.path = r.string(pn, pf).value_or("/");
+      if (probe.path.empty() || probe.path[0] != '/') r.error(pn, pf, "must start with /");
+    });
+    r.optional(n, "port", f, readPort);
+    r.optional(n, "scheme", f, [&](auto& sn, auto& sf) {
+      probe.scheme = r.string(sn, sf).value_or("HTTP");
+      oneOf(r, sn, sf, probe.scheme, {"HTTP", "HTTPS"});
+    });
+  });
+  r.optional(node, "tcpSocket", field, [&](auto& n, auto& f) {
+    probe.handler = ProbeSpec::Handler::TcpSocket;
+    if (!r.mapping(n, f, {"port"})) return;
+    r.optional(n, "port", f, readPort);
+  });
+  r.optional(node, "periodSeconds", field,
+             [&](auto& n, auto& f) { probe.periodSeconds = readInt(r, n, f, 1, 10); });
+  r.optional(node, "timeoutSeconds", field,
+             [&](auto& n, auto& f) { probe.timeoutSeconds = readInt(r, n, f, 1, 1); });
+  r.optional(node, "failureThreshold", field, [&](auto& n, auto& f) {
+    if (startup) {
+      r.error(n, f, "is derived from probes.startupBudgetSeconds; set that instead");
+      return;
+    }
+    probe.failureThreshold = readInt(r, n, f, 1, 3);
+  });
+}
+
+void readScope(Reader& r, const YAML::Node& node, const std::string& field, Profile& p) {
+  if (!r.mapping(node, field, {"namespaces", "matchLabels"})) return;
+  r.optional(node, "namespaces", field, [&](auto& n, auto& f) {
+    p.scope.namespaces = r.strings(n, f, checkNamespacePattern);
+    if (n.IsSequence() && n.size() == 0) {
+      r.error(n, f, "must not be empty (leave it out to mean every namespace)");
+    }
+  });
+  r.optional(node, "matchLabels", field, [&](auto& n, auto& f) {
+    p.scope.matchLabels = r.stringMap(n, f, checkLabelKey, checkLabelValue);
+  });
+}
+
+void readGpu(Reader& r, const YAML::Node& node, const std::string& field, Profile& p) {
+  if (!r.mapping(node, field,
+                 {"resourceName", "allowedResources", "sharingAllowed", "defaultCount",
+                  "gpusPerNode", "allowedNamespaces"})) {
+    return;
+  }
+  GpuPool& gpu = p.gpu;
+  YAML::Node resourceNode, defaultCountNode;
+  bool resourceValid = true;
+  r.optional(node, "resourceName", field, [&](auto& n, auto& f) {
+    resourceNode = n;
+    const int before = r.errorCount();
+    gpu.resourceName = r.string(n, f).value_or(gpu.resourceName);
+    if (isGlob(gpu.resourceName)) {
+      r.error(n, f, "must name one resource, not a pattern (patterns go in allowedResources)");
+    } else if (const std::string problem = checkResourceName(gpu.resourceName); !problem.empty()) {
+      r.error(n, f, problem);
+    }
+    resourceValid = r.errorCount() == before;
+  });
+  r.optional(node, "allowedResources", field,
+             [&](auto& n, auto& f) { gpu.allowedResources = r.strings(n, f, checkResourceName); });
+  r.optional(node, "sharingAllowed", field,
+             [&](auto& n, auto& f) { gpu.sharingAllowed = r.boolean(n, f).value_or(false); });
+  r.optional(node, "gpusPerNode", field,
+             [&](auto& n, auto& f) { gpu.gpusPerNode = r.count(n, f, 1, 1024).value_or(8); });
+  r.optional(node, "defaultCount", field, [&](auto& n, auto& f) {
+    defaultCountNode = n;
+    gpu.defaultCount = r.count(n, f, 0, 1024).value_or(0);
+  });
+  r.optional(node, "allowedNamespaces", field, [&](auto& n, auto& f) {
+    gpu.allowedNamespaces = r.strings(n, f, checkNamespacePattern);
+    if (n.IsSequence() && n.size() == 0) {
+      r.error(n, f, "must not be empty (leave it out to allow GPUs in every namespace)");
+    }
+  });
+  if (gpu.defaultCount > gpu.gpusPerNode) {
+    r.error(defaultCountNode, field + ".defaultCount",
+            "is more than gpusPerNode (" + std::to_string(gpu.gpusPerNode) +
+                "): such a pod could never be scheduled");
+  }
+  if (!gpu.sharingAllowed) {
+    if (resourceValid && isSharedGpuResource(gpu.resourceName)) {
+      r.error(resourceNode, field + ".resourceName",
+              inQuotes(gpu.resourceName) + " shares GPUs, but sharingAllowed is false");
+    }
+    // By the entries as written, so that each error points at its own line.
+    const YAML::Node allowed = node["allowedResources"];
+    std::set<std::string> seen;
+    for (size_t i = 0; allowed.IsDefined() && allowed.IsSequence() && i < allowed.size(); ++i) {
+      if (!allowed[i].IsScalar()) continue;
+      const std::string name = allowed[i].Scalar();
+      if (!seen.insert(name).second || !isResourceNamePattern(name)) continue;
+      if (!isSharedGpuResource(name)) continue;
+      r.error(
+          allowed[i], Reader::index(field + ".allowedResources", i),
+          inQuotes(name) + " shares GPUs, but sharingAllowed is false (AIA013 would refuse it)");
+    }
+  }
+}
+
+void readPlacement(Reader& r, const YAML::Node& node, const std::string& field, Profile& p) {
+  if (!r.mapping(node, field, {"nodeSelector", "requiredNodeAffinity", "tolerations"})) return;
+  r.optional(node, "nodeSelector", field, [&](auto& n, auto& f) {
+    p.placement.nodeSelector = r.stringMap(n, f, checkLabelKey, checkLabelValue);
+  });
+  r.optional(node, "requiredNodeAffinity", field, [&](auto& n, auto& f) {
+    readNodeAffinity(r, n, f, p.placement.requiredNodeAffinity);
+  });
+  r.optional(node, "tolerations", field,
+             [&](auto& n, auto& f) { readTolerations(r, n, f, p.placement.tolerations); });
+}
+
+void readScheduling(Reader& r, const YAML::Node& node, const std::string& field, Profile& p) {
+  if (!r.mapping(node, field,
+                 {"priorityClassName", "allowedPriorityClasses", "schedulerName", "labels",
+                  "annotations", "gangScheduling"})) {
+    return;
+  }
+  Scheduling& s = p.scheduling;
+  r.optional(node, "priorityClassName", field, [&](auto& n, auto& f) {
+    s.priorityClassName = r.string(n, f).value_or("");
+    if (const std::string problem = checkDnsSubdomain(s.priorityClassName); !problem.empty()) {
+      r.error(n, f, problem);
+    }
+  });
+  r.optional(node, "allowedPriorityClasses", field, [&](auto& n, auto& f) {
+    s.allowedPriorityClasses = r.strings(n, f, checkDnsSubdomain);
+    std::sort(s.allowedPriorityClasses.begin(), s.allowedPriorityClasses.end());
+  });
+  r.optional(node, "schedulerName", field, [&](auto& n, auto& f) {
+    s.schedulerName = r.string(n, f).value_or("");
+    if (const std::string problem = checkDnsSubdomain(s.schedulerName); !problem.empty()) {
+      r.error(n, f, problem);
+    }
+  });
+  r.optional(node, "labels", field, [&](auto& n, auto& f) {
+    s.labels = r.stringMap(n, f, checkLabelKey, checkLabelValue);
+  });
+  r.optional(node, "annotations", field, [&](auto& n, auto& f) {
+    s.annotations = r.stringMap(n, f, checkLabelKey, checkAnyValue);
+  });
+  r.optional(node, "gangScheduling", field, [&](auto& n, auto& f) {
+    if (!r.mapping(n, f, {"required", "schedulerName", "queueLabel"})) return;
+    r.optional(n, "required", f,
+               [&](auto& v, auto& vf) { s.gang.required = r.boolean(v, vf).value_or(false); });
+    r.optional(n, "schedulerName", f, [&](auto& v, auto& vf) {
+      s.gang.schedulerName = r.string(v, vf).value_or("");
+      if (const std::string problem = checkDnsSubdomain(s.gang.schedulerName); !problem.empty()) {
+        r.error(v, vf, problem);
+      }
+    });
+    r.optional(n, "queueLabel", f, [&](auto& v, auto& vf) {
+      s.gang.queueLabel = r.string(v, vf).value_or("");
+      if (const std::string problem = checkLabelKey(s.gang.queueLabel); !problem.empty()) {
+        r.error(v, vf, problem);
+      }
+    });
+    if (s.gang.required && s.gang.schedulerName.empty() && s.gang.queueLabel.empty()) {
+      r.error(n, f, "required gang scheduling needs schedulerName or queueLabel to recognise it");
+    }
+  });
+}
+
+void readProbes(Reader& r, const YAML::Node& node, const std::string& field, Profile& p) {
+  if (!r.mapping(node, field, {"enabled", "readiness", "startup", "startupBudgetSeconds"})) return;
+  p.probes.enabled = true;
+  r.optional(node, "enabled", field,
+             [&](auto& n, auto& f) { p.probes.enabled = r.boolean(n, f).value_or(true); });
+  r.optional(node, "readiness", field,
+             [&](auto& n, auto& f) { readProbe(r, n, f, p.probes.readiness, false); });
+  r.optional(node, "startup", field,
+             [&](auto& n, auto& f) { readProbe(r, n, f, p.probes.startup, true); });
+  r.optional(node, "startupBudgetSeconds", field,
+             [&](auto& n, auto& f) { p.probes.startupBudgetSeconds = readInt(r, n, f, 1, 600); });
+}
+
+void readJobDefaults(Reader& r, const YAML::Node& node, const std::string& field, Profile& p) {
+  if (!r.mapping(node, field,
+                 {"backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished"})) {
+    return;
+  }
+  JobDefaults& j = p.jobDefaults;
+  r.optional(node, "backoffLimit", field,
+             [&](auto& n, auto& f) { j.backoffLimit = r.count(n, f, 0, kInt32Max); });
+  r.optional(node, "activeDeadlineSeconds", field,
+             [&](auto& n, auto& f) { j.activeDeadlineSeconds = r.count(n, f, 1, kInt64Max); });
+  r.optional(node, "ttlSecondsAfterFinished", field,
+             [&](auto& n, auto& f) { j.ttlSecondsAfterFinished = r.count(n, f, 0, kInt32Max); });
+}
+
+void readSharedMemory(Reader& r, const YAML::Node& node, const std::string& field, Profile& p) {
+  if (!r.mapping(node, field, {"enabled", "minGpus", "sizeLimit"})) return;
+  SharedMemory& shm = p.sharedMemory;
+  shm.enabled = true;
+  r.optional(node, "enabled", field,
+             [&](auto& n, auto& f) { shm.enabled = r.boolean(n, f).value_or(true); });
+  r.optional(node, "minGpus", field,
+             [&](auto& n, auto& f) { shm.minGpus = r.count(n, f, 1, 1024).value_or(2); });
+  r.optional(node, "sizeLimit", field, [&](auto& n, auto& f) {
+    shm.sizeLimit = r.string(n, f).value_or("");
+    const auto quantity = Quantity::parse(shm.sizeLimit);
+    if (!quantity || quantity->isNegative() || quantity->isZero()) {
+      r.error(n, f, inQuotes(shm.sizeLimit) + " is not a positive quantity (such as 16Gi)");
+    }
+  });
+}
+
+void readMutations(Reader& r, const YAML::Node& node, const std::string& field, Profile& p) {
+  if (!r.mapping(node, field,
+                 {"gpuLimits", "tolerations", "placement", "scheduling", "probes", "jobDefaults",
+                  "sharedMemory", "stamp"})) {
+    return;
+  }
+  MutationSwitches& m = p.mutations;
+  auto flag = [&](std::string_view key, bool& target) {
+    r.optional(node, key, field,
+               [&](auto& n, auto& f) { target = r.boolean(n, f).value_or(true); });
+  };
+  flag("gpuLimits", m.gpuLimits);
+  flag("tolerations", m.tolerations);
+  flag("placement", m.placement);
+  flag("scheduling", m.scheduling);
+  flag("probes", m.probes);
+  flag("jobDefaults", m.jobDefaults);
+  flag("sharedMemory", m.sharedMemory);
+  flag("stamp", m.stamp);
+}
+
+void readRules(Reader& r, const YAML::Node& node, const std::string& field, Profile& p) {
+  if (!node.IsMap()) {
+    r.error(node, field, "must be a mapping of rule IDs to deny, warn or off");
+    return;
+  }
+  std::set<std::string> seen;
+  for (const auto& entry : node) {
+    const std::string key = entry.first.IsScalar() ? entry.first.Scalar() : "";
+    const std::string path = Reader::join(field, key);
+    const auto rule = RuleId::parse(key);
+    if (!rule) {
+      r.error(entry.first, path, "unknown rule (rules are AIA001 to AIA015)");
+      continue;
+    }
+    if (!seen.insert(key).second) {
+      r.error(entry.first, path, "is set twice");
+      continue;
+    }
+    const auto text = r.string(entry.second, path);
+    if (!text) continue;
+    if (auto action = parseAction(*text)) {
+      p.rules.set(*rule, *action);
+    } else {
+      oneOf(r, entry.second, path, *text, {"deny", "warn", "off"});
+    }
+  }
+}
+
+void readSpec(Reader& r, const YAML::Node& spec, Profile& p) {
+  const std::string field = "spec";
+  if (!r.mapping(spec, field,
+                 {"class", "scope", "gpu", "placement", "scheduling", "probes", "jobDefaults",
+                  "sharedMemory", "mutations", "rules"})) {
+    return;
+  }
+  p.scopeLocation = Reader::locationOf(spec);
+  for (const auto& entry : spec) {
+    if (entry.first.IsScalar() && entry.first.Scalar() == "scope") {
+      p.scopeLocation = Reader::locationOf(entry.first);
+    }
+  }
+  const YAML::Node classNode = spec["class"];
+  if (!classNode.IsDefined() || classNode.IsNull()) {
+    r.error(spec, "spec.class", "is required (training, batch or realtime)");
+  } else if (auto text = r.string(classNode, "spec.class")) {
+    if (auto parsed = parseClass(*text)) {
+      p.workloadClass = *parsed;
+    } else {
+      oneOf(r, classNode, "spec.class", *text, {"training", "batch", "realtime"});
+    }
+  }
+
+  r.optional(spec, "scope", field, [&](auto& n, auto& f) { readScope(r, n, f, p); });
+  r.optional(spec, "gpu", field, [&](auto& n, auto& f) { readGpu(r, n, f, p); });
+  r.optional(spec, "placement", field, [&](auto& n, auto& f) { readPlacement(r, n, f, p); });
+  r.optional(spec, "scheduling", field, [&](auto& n, auto& f) { readScheduling(r, n, f, p); });
+  r.optional(spec, "probes", field, [&](auto& n, auto& f) { readProbes(r, n, f, p); });
+  r.optional(spec, "jobDefaults", field, [&](auto& n, auto& f) { readJobDefaults(r, n, f, p); });
+  r.optional(spec, "sharedMemory", field, [&](auto& n, auto& f) { readSharedMemory(r, n, f, p); });
+  r.optional(spec, "mutations", field, [&](auto& n, auto& f) { readMutations(r, n, f, p); });
+  r.optional(spec, "rules", field, [&](auto& n, auto& f) { readRules(r, n, f, p); });
+
+  // Sections that can never take effect for the class are mistakes.
+  if (p.probes.enabled && p.workloadClass != WorkloadClass::Realtime &&
+      p.workloadClass != WorkloadClass::None) {
+    r.error(spec["probes"], "spec.probes", "only applies to class realtime");
+  }
+  const bool anyJobDefault = p.jobDefaults.backoffLimit || p.jobDefaults.activeDeadlineSeconds ||
+                             p.jobDefaults.ttlSecondsAfterFinished;
+  if (anyJobDefault && p.workloadClass == WorkloadClass::Realtime) {
+    r.error(spec["jobDefaults"], "spec.jobDefaults",
+            "only applies to classes training and batch (realtime work is not a Job)");
+  }
+
+  // The pool's own resource is always allowed; one sorted list keeps lookups simple.
+  auto& allowed = p.gpu.allowedResources;
+  if (std::find(allowed.begin(), allowed.end(), p.gpu.resourceName) == allowed.end()) {
+    allowed.push_back(p.gpu.resourceName);
+  }
+  std::sort(allowed.begin(), allowed.end());
+}
+
+void readDocument(Reader& r, const YAML::Node& doc, const std::string& file,
+                  std::vector<Profile>& out) {
+  const int before = r.errorCount();
+  if (!r.mapping(doc, "", {"apiVersion", "kind", "metadata", "spec"})) return;
+  const YAML::Node apiVersion = doc["apiVersion"];
+  if (!apiVersion.IsDefined() || apiVersion.IsNull()) {
+    r.error(doc, "apiVersion", "is required (aiadmit.dev/v1)");
+  } else if (auto text = r.string(apiVersion, "apiVersion"); text && *text != "aiadmit.dev/v1") {
+    r.error(apiVersion, "apiVersion", inQuotes(*text) + " is not aiadmit.dev/v1");
+  }
+  const YAML::Node kind = doc["kind"];
+  if (!kind.IsDefined() || kind.IsNull()) {
+    r.error(doc, "kind", "is required (Profile)");
+  } else if (auto text = r.string(kind, "kind"); text && *text != "Profile") {
+    r.error(kind, "kind", inQuotes(*text) + " is not Profile");
+  }
+  Profile profile;
+  profile.sourceFile = file;
+  profile.sourceLine = Reader::locationOf(doc).line;
+  const YAML::Node metadata = doc["metadata"];
+  if (!metadata.IsDefined() || metadata.IsNull()) {
+    r.error(doc, "metadata.name", "is required");
+  } else if (r.mapping(metadata, "metadata", {"name", "annotations", "labels"})) {
+    const YAML::Node name = metadata["name"];
+    if (!name.IsDefined() || name.IsNull()) {
+      r.error(metadata, "metadata.name", "is required");
+    } else if (auto text = r.string(name, "metadata.name")) {
+      profile.name = *text;
+      profile.nameLocation = Reader::locationOf(name);
+      if (!isNamespaceName(profile.name)) {
+        r.error(name, "metadata.name",
+                inQuotes(profile.name) +
+                    " is not a valid profile name (lowercase letters, digits and '-', at most 63, "
+                    "starting and ending with a letter or digit)");
+      }
+    }
+    r.optional(metadata, "labels", "metadata",
+               [&](auto& n, auto& f) { r.stringMap(n, f, checkLabelKey, checkLabelValue); });
+    r.optional(metadata, "annotations", "metadata",
+               [&](auto& n, auto& f) { r.stringMap(n, f, checkLabelKey, checkAnyValue); });
+  }
+  const YAML::Node spec = doc["spec"];
+  if (!spec.IsDefined() || spec.IsNull()) {
+    r.error(doc, "spec", "is required");
+  } else {
+    readSpec(r, spec, profile);
+  }
+  if (r.errorCount() == before) out.push_back(std::move(profile));
+}
+
+std::string where(const Profile& profile) {
+  return profile.sourceFile + ":" + std::to_string(profile.nameLocation.line);
+}
+
+void checkNames(const std::vector<Profile>& profiles, std::vector<ProfileError>& errors) {
+  std::map<std::string_view, const Profile*> byName;
+  for (const Profile& profile : profiles) {
+    auto [it, inserted] = byName.emplace(profile.name, &profile);
+    if (inserted) continue;
+    errors.push_back({profile.sourceFile, profile.nameLocation.line, profile.nameLocation.column,
+                      "metadata.name",
+                      "duplicate profile name " + inQuotes(profile.name) + " (first defined at " +
+                          where(*it->second) + ")"});
+  }
+}
+
+// Pairs of the same class that could select one object with equal precedence.
+// Only pairs that can tie are compared: two scopes without namespaces, two
+// with patterns, or two listing one namespace exactly. So a large set of
+// profiles scoped to distinct namespaces costs little.
+void checkTies(const std::vector<Profile>& profiles, std::vector<ProfileError>& errors) {
+  std::set<std::pair<size_t, size_t>> compared;
+  auto compare = [&](size_t first, size_t second, bool remember) {
+    if (remember && !compared.emplace(first, second).second) return;
+    const Profile& a = profiles[first];
+    const Profile& b = profiles[second];
+    if (a.name == b.name) return;  // reported as a duplicate
+    const auto tie = findScopeTie(a.scope, b.scope);
+    if (!tie) return;
+    errors.push_back({b.sourceFile, b.scopeLocation.line, b.scopeLocation.column, "spec.scope",
+                      "profiles " + inQuotes(a.name) + " (" + where(a) + ") and " +
+                          inQuotes(b.name) + " both select a " +
+                          std::string(className(a.workloadClass)) + " workload in " +
+                          tie->describe() +
+                          " with equal precedence; make one scope more specific, or the scopes "
+                          "disjoint"});
+  };
+  for (WorkloadClass workloadClass :
+       {WorkloadClass::Training, WorkloadClass::Batch, WorkloadClass::Realtime}) {
+    std::vector<size_t> unscoped, withPattern;
+    std::map<std::string_view, std::vector<size_t>> byExactNamespace;
+    for (size_t i = 0; i < profiles.size(); ++i) {
+      const Profile& profile = profiles[i];
+      if (profile.workloadClass != workloadClass) continue;
+      if (profile.scope.namespaces.empty()) unscoped.push_back(i);
+      bool anyPattern = false;
+      for (const std::string& entry : profile.scope.namespaces) {
+        if (isGlob(entry)) {
+          anyPattern = true;
+        } else {
+          byExactNamespace[entry].push_back(i);
+        }
+      }
+      if (anyPattern) withPattern.push_back(i);
+    }
+    for (const auto* group : {&unscoped, &withPattern}) {
+      for (size_t a = 0; a < group->size(); ++a) {
+        for (size_t b = a + 1; b < group->size(); ++b) compare((*group)[a], (*group)[b], false);
+      }
+    }
+    // A pair sharing an exact namespace is checked once, and not again when
+    // both also have patterns (findScopeTie looks at exact names first).
+    for (const auto& [ns, group] : byExactNamespace) {
+      for (size_t a = 0; a < group.size(); ++a) {
+        for (size_t b = a + 1; b < group.size(); ++b) {
+          const bool bothPatterns =
+              std::binary_search(withPattern.begin(), withPattern.end(), group[a]) &&
+              std::binary_search(withPattern.begin(), withPattern.end(), group[b]);
+          if (!bothPatterns) compare(group[a], group[b], true);
+        }
+      }
+    }
+  }
+}
+
+bool errorBefore(const ProfileError& a, const ProfileError& b) {
+  if (a.file != b.file) return a.file < b.file;
+  if (a.line != b.line) return a.line < b.line;
+  return a.column < b.column;
+}
+
+}  // namespace
+
+void parseProfileDocuments(std::string_view text, const std::string& fileName,
+                           std::vector<Profile>& out, std::vector<ProfileError>& errors) {
+  Reader reader(fileName, errors);
+  std::vector<YAML::Node> documents;
+  YamlLoadError loadError;
+  if (!loadYamlDocuments(text, documents, loadError)) {
+    ProfileError error;
+    error.file = fileName;
+    error.line = loadError.line;
+    error.column = loadError.column;
+    error.message = "invalid YAML: " + loadError.message;
+    errors.push_back(std::move(error));
+    return;
+  }
+  for (const YAML::Node& doc : documents) {
+    if (doc.IsNull()) continue;  // an empty document between separators
+    try {
+      readDocument(reader, doc, fileName, out);
+    } catch (const YAML::Exception& e) {
+      reader.error(doc, "", "invalid YAML: " + e.msg);
+    }
+  }
+}
+
+ProfileLoadResult buildProfileSet(std::vector<Profile> profiles, std::vector<ProfileError> errors,
+                                  std::string source) {
+  checkNames(profiles, errors);
+  checkTies(profiles, errors);
+  // Errors in file order, then by position, whichever check found them.
+  std::stable_sort(errors.begin(), errors.end(), errorBefore);
+  if (profiles.empty() && errors.empty()) {
+    errors.push_back({source, 0, 0, "", "no profiles found (files named *.yaml or *.yml)"});
+  }
+  ProfileLoadResult result;
+  result.errors = std::move(errors);
+  if (result.errors.empty()) {
+    result.set = std::make_shared<const ProfileSet>(std::move(profiles), std::move(source));
+  }
+  return result;
+}
+
+ProfileLoadResult loadProfileText(std::string_view text, const std::string& fileName) {
+  std::vector<Profile> profiles;
+  std::vector<ProfileError> errors;
+  parseProfileDocuments(text, fileName, profiles, errors);
+  return buildProfileSet(std::move(profiles), std::move(errors), fileName);
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ProfileFile {
+  std::string shownAs;  // the path under the directory the user named
+  fs::path readFrom;
+};
+
+// The profile files of `directory`, read from `listFrom`.
+bool listProfileFiles(const fs::path& directory, const fs::path& listFrom,
+                      std::vector<ProfileFile>& files, std::string& error) {
+  std::error_code ec;
+  for (fs::directory_iterator it(listFrom, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.empty() || name[0] == '.') continue;
+    const std::string extension = it->path().extension().string();
+    if (extension != ".yaml" && extension != ".yml") continue;
+    std::error_code typeError;
+    if (!fs::is_regular_file(it->path(), typeError)) continue;
+    files.push_back({(directory / name).string(), it->path()});
+  }
+  if (ec) {
+    error = ec.message();
+    return false;
+  }
+  std::sort(files.begin(), files.end(),
+            [](const ProfileFile& a, const ProfileFile& b) { return a.shownAs < b.shownAs; });
+  return true;
+}
+
+}  // namespace
+
+ProfileLoadResult loadProfileDirectory(const std::string& directory) {
+  const fs::path root(directory);
+  // A ConfigMap volume holds its files in a hidden timestamped directory that
+  // the ..data symlink names; kubelet updates it by swapping that symlink.
+  // Reading through one resolved target, and checking that it did not move
+  // meanwhile, gives one consistent version even during a swap.
+  const fs::path dataLink = root / "..data";
+  for (int attempt = 0;; ++attempt) {
+    std::error_code ec;
+    fs::path listFrom = root;
+    fs::path target;
+    if (fs::is_symlink(dataLink, ec)) {
+      target = fs::read_symlink(dataLink, ec);
+      if (!ec) listFrom = target.is_absolute() ? target : root / target;
+    }
+    std::vector<Profile> profiles;
+    std::vector<ProfileError> errors;
+    std::vector<ProfileFile> files;
+    std::string listError;
+    if (!listProfileFiles(root, listFrom, files, listError)) {
+      errors.push_back({directory, 0, 0, "", "cannot read profile directory: " + listError});
+      return buildProfileSet({}, std::move(errors), directory);
+    }
+    for (const ProfileFile& file : files) {
+      std::ifstream in(file.readFrom, std::ios::binary);
+      std::ostringstream text;
+      text << in.rdbuf();
+      if (!in) {
+        errors.push_back({file.shownAs, 0, 0, "", "cannot read file"});
+        continue;
+      }
+      parseProfileDocuments(text.str(), file.shownAs, profiles, errors);
+    }
+    std::error_code after;
+    const bool moved = !target.empty() && fs::read_symlink(dataLink, after) != target;
+    if (moved && attempt < 3) continue;
+    return buildProfileSet(std::move(profiles), std::move(errors), directory);
+  }
+}
+
+}  // namespace aiadmit

@@ -1,0 +1,51 @@
+// Reads profile YAML strictly into immutable Profile objects. Every problem is
+// reported with file, line, column and field, and a set with any error is
+// refused as a whole.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "webhook/policy/profile_set.h"
+
+namespace aiadmit {
+
+struct ProfileError {
+  std::string file;
+  int line = 0;       // 1-based; 0 when the error is about the whole file or set
+  int column = 0;     // 1-based
+  std::string field;  // "spec.placement.tolerations[0].effect"
+  std::string message;
+
+  // "profiles/training.yaml:12:5: spec.placement.tolerations[0].effect: ..."
+  std::string format() const;
+};
+
+struct ProfileLoadResult {
+  std::shared_ptr<const ProfileSet> set;  // null when errors is not empty
+  std::vector<ProfileError> errors;
+  bool ok() const { return errors.empty() && set != nullptr; }
+};
+
+// Every *.yaml and *.yml file directly in `directory`, in name order; hidden
+// entries are skipped. In a ConfigMap volume the files are read through the
+// ..data symlink, resolved once, so that a concurrent update is seen whole or
+// not at all. Errors are sorted by file, line and column.
+ProfileLoadResult loadProfileDirectory(const std::string& directory);
+
+// Profiles from YAML text; `fileName` is used in messages. Exposed for tests.
+ProfileLoadResult loadProfileText(std::string_view text, const std::string& fileName);
+
+// Parses documents of one file into `out`, appending errors. Used by both of
+// the above and by tests that combine files.
+void parseProfileDocuments(std::string_view text, const std::string& fileName,
+                           std::vector<Profile>& out, std::vector<ProfileError>& errors);
+
+// Set-level checks (duplicate names, profiles that could tie: findScopeTie)
+// and construction. The set is built only when there is no error at all.
+ProfileLoadResult buildProfileSet(std::vector<Profile> profiles, std::vector<ProfileError> errors,
+                                  std::string source);
+
+}  // namespace aiadmit

@@ -1,0 +1,48 @@
+#include "webhook/policy/rules.h"
+
+#include <cstdio>
+
+namespace aiadmit {
+
+std::string RuleId::name() const {
+  char buffer[16];
+  std::snprintf(buffer, sizeof buffer, "AIA%03d", number);
+  return buffer;
+}
+
+std::optional<RuleId> RuleId::parse(std::string_view text) {
+  if (text.size() != 6 || text.substr(0, 3) != "AIA") return std::nullopt;
+  int number = 0;
+  for (char c : text.substr(3)) {
+    if (c < '0' || c > '9') return std::nullopt;
+    number = number * 10 + (c - '0');
+  }
+  if (number < kFirstRule || number > kLastRule) return std::nullopt;
+  return RuleId{number};
+}
+
+std::string_view actionName(RuleAction action) {
+  switch (action) {
+    case RuleAction::Deny:
+      return "deny";
+    case RuleAction::Warn:
+      return "warn";
+    case RuleAction::Off:
+      return "off";
+  }
+  return "off";
+}
+
+std::optional<RuleAction> parseAction(std::string_view text) {
+  if (text == "deny") return RuleAction::Deny;
+  if (text == "warn") return RuleAction::Warn;
+  if (text == "off") return RuleAction::Off;
+  return std::nullopt;
+}
+
+RuleActions::RuleActions() {
+  actions_.fill(RuleAction::Deny);
+  actions_[static_cast<size_t>(AIA015.number)] = RuleAction::Warn;
+}
+
+}  // namespace aiadmit

@@ -1,0 +1,139 @@
+#include "webhook/serving/metrics.h"
+
+#include <cstdio>
+
+namespace aiadmit {
+
+namespace {
+constexpr std::array<WorkloadKind, 7> kAllKinds = {
+    WorkloadKind::Pod,        WorkloadKind::Job,         WorkloadKind::CronJob,
+    WorkloadKind::Deployment, WorkloadKind::StatefulSet, WorkloadKind::ReplicaSet,
+    WorkloadKind::Other};
+constexpr std::array<WorkloadClass, 4> kAllClasses = {
+    WorkloadClass::None, WorkloadClass::Training, WorkloadClass::Batch, WorkloadClass::Realtime};
+constexpr std::array<Decision, 4> kAllDecisions = {Decision::Allowed, Decision::Patched,
+                                                   Decision::Denied, Decision::Errored};
+
+std::string number(double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.9g", value);
+  return buffer;
+}
+}  // namespace
+
+void Metrics::recordRequest(Endpoint endpoint, WorkloadKind kind, WorkloadClass workloadClass,
+                            Decision decision, double seconds) {
+  const size_t e = static_cast<size_t>(endpoint);
+  const size_t index =
+      ((e * kKinds + static_cast<size_t>(kind)) * kClasses + static_cast<size_t>(workloadClass)) *
+          kDecisions +
+      static_cast<size_t>(decision);
+  requests_[index].fetch_add(1, std::memory_order_relaxed);
+  Histogram& histogram = latency_[e];
+  size_t bucket = 0;
+  while (bucket < kBuckets.size() && seconds > kBuckets[bucket]) ++bucket;
+  histogram.buckets[bucket].fetch_add(1, std::memory_order_relaxed);
+  histogram.count.fetch_add(1, std::memory_order_relaxed);
+  histogram.sumNanoseconds.fetch_add(static_cast<uint64_t>(seconds * 1e9),
+                                     std::memory_order_relaxed);
+}
+
+void Metrics::recordRuleHit(RuleId rule, RuleAction action) {
+  if (action == RuleAction::Off) return;
+  ruleHits_[static_cast<size_t>(rule.number) * 2 + (action == RuleAction::Deny ? 0 : 1)].fetch_add(
+      1, std::memory_order_relaxed);
+}
+
+void Metrics::recordProfileReload(bool success, double unixTime) {
+  if (success) {
+    reloadSuccess_.fetch_add(1, std::memory_order_relaxed);
+    lastGoodReload_.store(unixTime, std::memory_order_relaxed);
+  } else {
+    reloadFailure_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+void Metrics::setCertificateExpiry(double unixTime) {
+  certificateExpiry_.store(unixTime);
+}
+void Metrics::setProfilesLoaded(size_t count) {
+  profilesLoaded_.store(count);
+}
+
+std::string Metrics::render() const {
+  std::string out;
+  out.reserve(16384);
+  out +=
+      "# HELP aiadmit_requests_total Admission requests by endpoint, kind, class and decision.\n";
+  out += "# TYPE aiadmit_requests_total counter\n";
+  for (size_t e = 0; e < kEndpoints; ++e) {
+    for (WorkloadKind kind : kAllKinds) {
+      for (WorkloadClass workloadClass : kAllClasses) {
+        for (Decision decision : kAllDecisions) {
+          const size_t index = ((e * kKinds + static_cast<size_t>(kind)) * kClasses +
+                                static_cast<size_t>(workloadClass)) *
+                                   kDecisions +
+                               static_cast<size_t>(decision);
+          const uint64_t value = requests_[index].load(std::memory_order_relaxed);
+          if (value == 0) continue;
+          out += "aiadmit_requests_total{endpoint=\"";
+          out += endpointName(static_cast<Endpoint>(e));
+          out += "\",kind=\"";
+          out += kindName(kind);
+          out += "\",class=\"";
+          out += className(workloadClass);
+          out += "\",decision=\"";
+          out += decisionName(decision);
+          out += "\"} " + std::to_string(value) + "\n";
+        }
+      }
+    }
+  }
+  out += "# HELP aiadmit_request_duration_seconds Time from a decoded body to an encoded answer.\n";
+  out += "# TYPE aiadmit_request_duration_seconds histogram\n";
+  for (size_t e = 0; e < kEndpoints; ++e) {
+    const Histogram& histogram = latency_[e];
+    const std::string label =
+        "endpoint=\"" + std::string(endpointName(static_cast<Endpoint>(e))) + "\"";
+    uint64_t cumulative = 0;
+    for (size_t b = 0; b <= kBuckets.size(); ++b) {
+      cumulative += histogram.buckets[b].load(std::memory_order_relaxed);
+      out += "aiadmit_request_duration_seconds_bucket{" + label + ",le=\"" +
+             (b < kBuckets.size() ? number(kBuckets[b]) : std::string("+Inf")) + "\"} " +
+             std::to_string(cumulative) + "\n";
+    }
+    out += "aiadmit_request_duration_seconds_sum{" + label + "} " +
+           number(static_cast<double>(histogram.sumNanoseconds.load()) / 1e9) + "\n";
+    out += "aiadmit_request_duration_seconds_count{" + label + "} " +
+           std::to_string(histogram.count.load()) + "\n";
+  }
+  out += "# HELP aiadmit_rule_hits_total Violations found, by rule and the action applied.\n";
+  out += "# TYPE aiadmit_rule_hits_total counter\n";
+  for (int rule = kFirstRule; rule <= kLastRule; ++rule) {
+    for (int a = 0; a < 2; ++a) {
+      out += "aiadmit_rule_hits_total{rule=\"" + RuleId{rule}.name() + "\",action=\"" +
+             (a == 0 ? "deny" : "warn") + "\"} " +
+             std::to_string(ruleHits_[static_cast<size_t>(rule) * 2 + a].load()) + "\n";
+    }
+  }
+  out += "# HELP aiadmit_profile_reloads_total Profile set loads by result.\n";
+  out += "# TYPE aiadmit_profile_reloads_total counter\n";
+  out += "aiadmit_profile_reloads_total{result=\"success\"} " +
+         std::to_string(reloadSuccess_.load()) + "\n";
+  out += "aiadmit_profile_reloads_total{result=\"failure\"} " +
+         std::to_string(reloadFailure_.load()) + "\n";
+  out +=
+      "# HELP aiadmit_profile_last_success_timestamp_seconds When the profiles in force were "
+      "loaded.\n";
+  out += "# TYPE aiadmit_profile_last_success_timestamp_seconds gauge\n";
+  out += "aiadmit_profile_last_success_timestamp_seconds " + number(lastGoodReload_.load()) + "\n";
+  out += "# HELP aiadmit_profiles Profiles in force.\n# TYPE aiadmit_profiles gauge\n";
+  out += "aiadmit_profiles " + std::to_string(profilesLoaded_.load()) + "\n";
+  out +=
+      "# HELP aiadmit_certificate_expiry_timestamp_seconds NotAfter of the serving certificate.\n";
+  out += "# TYPE aiadmit_certificate_expiry_timestamp_seconds gauge\n";
+  out += "aiadmit_certificate_expiry_timestamp_seconds " + number(certificateExpiry_.load()) + "\n";
+  return out;
+}
+
+}  // namespace aiadmit

@@ -1,0 +1,50 @@
+// Prometheus counters and histograms for the request path, lock-free to
+// update (fixed label sets, atomics) and rendered in text format on /metrics.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "webhook/engine/admission.h"
+#include "webhook/engine/engine.h"
+#include "webhook/kube/workload.h"
+#include "webhook/policy/classify.h"
+#include "webhook/policy/rules.h"
+
+namespace aiadmit {
+
+class Metrics {
+ public:
+  void recordRequest(Endpoint endpoint, WorkloadKind kind, WorkloadClass workloadClass,
+                     Decision decision, double seconds);
+  void recordRuleHit(RuleId rule, RuleAction action);
+  void recordProfileReload(bool success, double unixTime);
+  void setCertificateExpiry(double unixTime);
+  void setProfilesLoaded(size_t count);
+
+  std::string render() const;
+
+ private:
+  static constexpr size_t kEndpoints = 2, kKinds = 7, kClasses = 4, kDecisions = 4;
+  static constexpr std::array<double, 14> kBuckets = {0.00005, 0.0001, 0.00025, 0.0005, 0.001,
+                                                      0.0025,  0.005,  0.01,    0.025,  0.05,
+                                                      0.1,     0.25,   0.5,     1.0};
+  struct Histogram {
+    std::array<std::atomic<uint64_t>, kBuckets.size() + 1> buckets{};
+    std::atomic<uint64_t> count{0};
+    std::atomic<uint64_t> sumNanoseconds{0};
+  };
+
+  std::array<std::atomic<uint64_t>, kEndpoints * kKinds * kClasses * kDecisions> requests_{};
+  std::array<Histogram, kEndpoints> latency_{};
+  std::array<std::atomic<uint64_t>, (kLastRule + 1) * 2> ruleHits_{};
+  std::atomic<uint64_t> reloadSuccess_{0};
+  std::atomic<uint64_t> reloadFailure_{0};
+  std::atomic<double> lastGoodReload_{0};
+  std::atomic<double> certificateExpiry_{0};
+  std::atomic<uint64_t> profilesLoaded_{0};
+};
+
+}  // namespace aiadmit
