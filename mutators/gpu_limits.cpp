@@ -1,10 +1,9 @@
 #include "mutators/gpu_limits.h"
 
-#include "webhook/kube/resources.h"
-
 #include <algorithm>
+#include <string>
+#include <vector>
 
-#include "mutators/gpu_count.h"
 #include "mutators/template_parts.h"
 #include "webhook/kube/quantity.h"
 
@@ -12,54 +11,37 @@ namespace aiadmit {
 
 namespace {
 
-std::string_view nameOf(const JsonValue& member) {
-  return {member.GetString(), member.GetStringLength()};
-}
-
-// Requested accelerators of the profile that have no limit and a usable
+// A request of an accelerator the profile allows, with no limit and a usable
 // quantity; anything else (a fraction, a typo) is left for validation.
-bool needsLimitFromRequest(const JsonValue* limits, const JsonValue& resource,
-                           const JsonValue& quantity, const Profile& profile) {
-  if (!profile.allowsResource(nameOf(resource))) return false;
-  if (member(limits, nameOf(resource)) != nullptr) return false;
-  return positiveWholeQuantity(quantity) > 0;
+bool needsLimitFromRequest(const ResourceEntry& entry, const Profile& profile) {
+  if (entry.section != "requests" || !profile.allowsResource(entry.name)) return false;
+  const JsonValue* limits = member(member(entry.container.json, "resources"), "limits");
+  return member(limits, entry.name) == nullptr &&
+         PodReader::containerRequest(*entry.container.json, entry.name) > 0;
 }
 
-bool copyRequestsToLimits(MutationContext& context, JsonValue& container) {
-  JsonValue* resources = member(&container, "resources");
-  const JsonValue* requests = member(resources, "requests");
-  if (!isObject(requests)) return false;
-  const JsonValue* existingLimits = member(resources, "limits");
-  bool needed = false;
-  for (auto it = requests->MemberBegin(); it != requests->MemberEnd() && !needed; ++it) {
-    needed = needsLimitFromRequest(existingLimits, it->name, it->value, context.profile);
+bool copyRequestsToLimits(MutationContext& context) {
+  struct Missing {
+    JsonValue* container;
+    std::string name;
+  };
+  std::vector<Missing> missing;
+  context.pod().forEachResource([&](const ResourceEntry& entry) {
+    if (!needsLimitFromRequest(entry, context.profile)) return;
+    // The reader looks at the copy being edited: its containers are the copy's.
+    missing.push_back({const_cast<JsonValue*>(entry.container.json), std::string(entry.name)});
+  });
+  for (const Missing& entry : missing) {
+    JsonValue& resources = *member(entry.container, "resources");
+    JsonValue value(*member(member(&resources, "requests"), entry.name), context.alloc);
+    const std::string text = quantityText(value);
+    // Creating `limits` may move the members of `resources`: copy the request first.
+    JsonValue& limits = ensureObject(resources, "limits", context.alloc);
+    limits.AddMember(makeString(entry.name, context.alloc), value, context.alloc);
+    context.report("added limit " + entry.name + "=" + text + " to container " +
+                   std::string(stringMember(entry.container, "name")) + " to match its request");
   }
-  if (!needed) return false;
-
-  // Creating `limits` may move the members of `resources`; look `requests` up again after.
-  JsonValue& limits = ensureObject(*resources, "limits", context.alloc);
-  requests = member(resources, "requests");
-  for (auto it = requests->MemberBegin(); it != requests->MemberEnd(); ++it) {
-    if (!needsLimitFromRequest(&limits, it->name, it->value, context.profile)) continue;
-    limits.AddMember(JsonValue(it->name, context.alloc), JsonValue(it->value, context.alloc),
-                     context.alloc);
-    context.report("added limit " + std::string(nameOf(it->name)) + "=" + quantityText(it->value) +
-                   " to container " + std::string(stringMember(&container, "name")) +
-                   " to match its request");
-  }
-  return true;
-}
-
-bool asksForAccelerator(const JsonValue& container) {
-  const JsonValue* resources = member(&container, "resources");
-  for (std::string_view section : {"limits", "requests"}) {
-    const JsonValue* quantities = member(resources, section);
-    if (!isObject(quantities)) continue;
-    for (auto it = quantities->MemberBegin(); it != quantities->MemberEnd(); ++it) {
-      if (looksLikeAccelerator(nameOf(it->name))) return true;
-    }
-  }
-  return false;
+  return !missing.empty();
 }
 
 bool namespaceMayUseGpus(const Profile& profile, std::string_view namespaceName) {
@@ -69,16 +51,20 @@ bool namespaceMayUseGpus(const Profile& profile, std::string_view namespaceName)
 }
 
 bool addWantedGpus(MutationContext& context) {
-  const PodTemplateView view = context.view();
-  const std::string_view annotated = workloadAnnotation(view, kGpusAnnotation);
+  const PodReader pod = context.pod();
+  // A container that already names an accelerator, even wrongly, has said
+  // what it wants; validation judges it.
+  if (pod.firstAccelerator()) return false;
+  const std::string_view annotated = pod.annotation(kGpusAnnotation).value_or("");
   int64_t count = 0;
   std::string_view why;
   if (!annotated.empty()) {
-    // An annotation that is not a positive whole number asks for nothing usable.
+    // An annotation that is not a positive whole number asks for nothing
+    // usable; AIA001 refuses it.
     const auto quantity = Quantity::parse(annotated);
     count = quantity && !quantity->isNegative() ? quantity->wholeValue().value_or(0) : 0;
     why = "per annotation aiadmit.dev/gpus";
-  } else if (context.profile.gpu.defaultCount > 0 && !requestsAccelerator(view.spec) &&
+  } else if (context.profile.gpu.defaultCount > 0 &&
              namespaceMayUseGpus(context.profile, context.namespaceName)) {
     // A default nobody asked for must not turn an admissible workload into one
     // that the namespace rule (AIA012) refuses.
@@ -88,7 +74,7 @@ bool addWantedGpus(MutationContext& context) {
   if (count <= 0) return false;
 
   JsonValue* container = mainContainer(context);
-  if (container == nullptr || asksForAccelerator(*container)) return false;
+  if (container == nullptr) return false;
   const std::string& resource = context.profile.gpu.resourceName;
   JsonValue& limits =
       ensureObject(ensureObject(*container, "resources", context.alloc), "limits", context.alloc);
@@ -103,17 +89,8 @@ bool addWantedGpus(MutationContext& context) {
 
 bool GpuLimitsMutator::mutate(MutationContext& context) const {
   if (!context.profile.mutations.gpuLimits) return false;
-  bool changed = false;
-  if (JsonValue* spec = context.existingPodSpec()) {
-    for (std::string_view list : {"initContainers", "containers"}) {
-      JsonValue* containers = member(spec, list);
-      if (!isArray(containers)) continue;
-      for (JsonValue& container : containers->GetArray()) {
-        if (container.IsObject()) changed = copyRequestsToLimits(context, container) || changed;
-      }
-    }
-  }
-  return addWantedGpus(context) || changed;
+  const bool copied = copyRequestsToLimits(context);
+  return addWantedGpus(context) || copied;
 }
 
 }  // namespace aiadmit

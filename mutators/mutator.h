@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "webhook/kube/json.h"
+#include "webhook/kube/pod_reader.h"
 #include "webhook/kube/warnings.h"
 #include "webhook/kube/workload.h"
 #include "webhook/policy/classify.h"
@@ -30,6 +31,9 @@ struct MutationContext {
   std::vector<std::string>& changes;
 
   PodTemplateView view() const { return PodTemplateView::of(object, kind); }
+  // The pod reader over the copy as it is now. Its containers point into the
+  // copy; a mutator that edits the pod spec reads again afterwards.
+  PodReader pod() const { return PodReader::of(view()); }
   JsonValue& podSpec() { return ensurePodSpec(object, kind, alloc); }
   JsonValue& podMetadata() { return ensurePodMetadata(object, kind, alloc); }
   // The pod spec when the object has one. Unlike podSpec() it never creates

@@ -1,6 +1,6 @@
 #include "mutators/pool_placement.h"
 
-#include "mutators/gpu_count.h"
+#include "webhook/policy/accelerators.h"
 
 namespace aiadmit {
 
@@ -115,7 +115,7 @@ bool PoolPlacementMutator::mutate(MutationContext& context) const {
   if (profile.placement.nodeSelector.empty() && profile.placement.requiredNodeAffinity.empty()) {
     return false;
   }
-  if (!usesProfilePool(context.view().spec, profile)) return false;
+  if (!usesProfilePool(context.pod(), profile)) return false;
   const bool selectorChanged = mergeNodeSelector(context);
   return mergeRequiredNodeAffinity(context) || selectorChanged;
 }

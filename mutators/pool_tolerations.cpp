@@ -1,14 +1,14 @@
 #include "mutators/pool_tolerations.h"
 
-#include "mutators/gpu_count.h"
 #include "webhook/kube/scheduling.h"
+#include "webhook/policy/accelerators.h"
 
 namespace aiadmit {
 
 bool PoolTolerationsMutator::mutate(MutationContext& context) const {
   const Profile& profile = context.profile;
   if (!profile.mutations.tolerations || profile.placement.tolerations.empty()) return false;
-  if (!usesProfilePool(context.view().spec, profile)) return false;
+  if (!usesProfilePool(context.pod(), profile)) return false;
 
   bool changed = false;
   for (const Toleration& wanted : profile.placement.tolerations) {

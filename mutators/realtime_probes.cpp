@@ -9,20 +9,6 @@ namespace aiadmit {
 
 namespace {
 
-std::optional<int> firstTcpPort(const JsonValue& container) {
-  const JsonValue* ports = member(&container, "ports");
-  if (!isArray(ports)) return std::nullopt;
-  for (const JsonValue& port : ports->GetArray()) {
-    const std::string_view protocol = stringMember(&port, "protocol");
-    if (!protocol.empty() && protocol != "TCP") continue;
-    const JsonValue* number = member(&port, "containerPort");
-    if (number != nullptr && number->IsInt() && number->GetInt() > 0 && number->GetInt() <= 65535) {
-      return number->GetInt();
-    }
-  }
-  return std::nullopt;
-}
-
 JsonValue probeToJson(const ProbeSpec& spec, int port, int failureThreshold, JsonAllocator& alloc) {
   JsonValue probe(rapidjson::kObjectType);
   JsonValue handler(rapidjson::kObjectType);
@@ -63,7 +49,7 @@ bool RealtimeProbesMutator::mutate(MutationContext& context) const {
   bool changed = false;
   if (isUnset(member(container, "readinessProbe"))) {
     const std::optional<int> port =
-        probes.readiness.port ? probes.readiness.port : firstTcpPort(*container);
+        probes.readiness.port ? probes.readiness.port : PodReader::firstTcpPort(*container);
     if (port) {
       setMember(
           *container, "readinessProbe",
@@ -76,7 +62,7 @@ bool RealtimeProbesMutator::mutate(MutationContext& context) const {
   }
   if (isUnset(member(container, "startupProbe"))) {
     const std::optional<int> port =
-        probes.startup.port ? probes.startup.port : firstTcpPort(*container);
+        probes.startup.port ? probes.startup.port : PodReader::firstTcpPort(*container);
     if (port) {
       const int period = std::max(probes.startup.periodSeconds, 1);
       const int failureThreshold = std::max((probes.startupBudgetSeconds + period - 1) / period, 1);

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "mutators/gpu_count.h"
-
 namespace aiadmit {
 
 namespace {
@@ -62,13 +60,13 @@ bool SharedMemoryMutator::mutate(MutationContext& context) const {
   if (!profile.mutations.sharedMemory || !profile.sharedMemory.enabled) return false;
   JsonValue* spec = context.existingPodSpec();
   const std::string& resource = profile.gpu.resourceName;
-  const int64_t gpus = podGpus(spec, resource);
+  const int64_t gpus = context.pod().podRequest(resource);
   if (gpus < std::max<int64_t>(profile.sharedMemory.minGpus, 1)) return false;
 
   JsonValue* containers = member(spec, "containers");
   if (!isArray(containers)) return false;
   const auto needsMount = [&](const JsonValue& container) {
-    return container.IsObject() && containerGpus(container, resource) > 0 &&
+    return container.IsObject() && PodReader::containerRequest(container, resource) > 0 &&
            shmMount(container) == nullptr;
   };
   if (std::none_of(containers->Begin(), containers->End(), needsMount)) return false;

@@ -3,14 +3,10 @@
 namespace aiadmit {
 
 JsonValue* mainContainer(MutationContext& context) {
-  JsonValue* containers = member(context.existingPodSpec(), "containers");
-  if (!isArray(containers) || containers->Empty()) return nullptr;
-  const std::string_view named = workloadAnnotation(context.view(), kGpuContainerAnnotation);
-  if (named.empty()) return (*containers)[0].IsObject() ? &(*containers)[0] : nullptr;
-  for (JsonValue& container : containers->GetArray()) {
-    if (stringMember(&container, "name") == named) return &container;
-  }
-  return nullptr;
+  const PodReader pod = context.pod();
+  const MainContainer main = pod.mainContainer();
+  // The reader looks at the copy being edited: its containers are the copy's.
+  return main.container == nullptr ? nullptr : const_cast<JsonValue*>(main.container->json);
 }
 
 namespace {

@@ -11,9 +11,9 @@
 
 namespace aiadmit {
 
-// The container that gets GPUs and probes: the one named by the
-// aiadmit.dev/gpu-container annotation, else the first container. nullptr when
-// the pod has no containers or the named one does not exist.
+// The container that gets GPUs and probes, as the pod reader chooses it (the
+// one asking for an accelerator, else the one aiadmit.dev/gpu-container names,
+// else the first); nullptr when the pod has no containers.
 JsonValue* mainContainer(MutationContext& context);
 
 // A metadata object of a workload, as keys from the object down to "metadata".

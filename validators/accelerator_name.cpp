@@ -3,8 +3,9 @@
 #include <algorithm>
 #include <tuple>
 
-#include "validators/gpu_requests.h"
-#include "validators/suggestion.h"
+#include "webhook/kube/resources.h"
+
+#include "webhook/kube/text.h"
 
 namespace aiadmit {
 
@@ -13,11 +14,11 @@ void AcceleratorNameValidator::check(const ValidationContext& context,
   const Profile* profile = context.profile;
   if (profile == nullptr) return;
   std::vector<std::tuple<ContainerList, size_t, std::string_view>> reported;
-  forEachAcceleratorEntry(context.view.spec, profile, [&](const AcceleratorEntry& entry) {
+  context.pod.forEachAccelerator([&](const ResourceEntry& entry) {
     if (profile->allowsResource(entry.name)) return;
     // A well-formed share of a GPU where sharing is forbidden is AIA013's.
     if (!profile->gpu.sharingAllowed && isSharedGpuResource(entry.name)) return;
-    const auto key = std::make_tuple(entry.list, entry.index, entry.name);
+    const auto key = std::make_tuple(entry.container.list, entry.container.index, entry.name);
     if (std::find(reported.begin(), reported.end(), key) != reported.end()) return;
     reported.push_back(key);
 
@@ -28,12 +29,12 @@ void AcceleratorNameValidator::check(const ValidationContext& context,
     const Suggestion closest = closestName(entry.name, offered);
     out.push_back(
         {AIA003,
-         containerFieldPath(context.kind, entry.list, entry.index) + ".resources." +
-             std::string(entry.section),
-         quoted(entry.name) + inContainer(context.view.spec, entry.container) +
+         containerFieldPath(context.kind, entry.container.list, entry.container.index) +
+             ".resources." + std::string(entry.section),
+         inQuotes(entry.name) + inContainer(context.pod, entry.container) +
              " is not a resource this cluster offers",
-         "did you mean " + quoted(closest.name) + "?",
-         quoted(entry.name) + " is not offered; did you mean " + quoted(closest.name) + "?"});
+         "did you mean " + inQuotes(closest.name) + "?",
+         inQuotes(entry.name) + " is not offered; did you mean " + inQuotes(closest.name) + "?"});
   });
 }
 

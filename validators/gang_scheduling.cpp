@@ -1,6 +1,6 @@
 #include "validators/gang_scheduling.h"
 
-#include "validators/gpu_requests.h"
+#include <algorithm>
 
 namespace aiadmit {
 
@@ -21,20 +21,20 @@ struct Workers {
   std::string why;  // "parallelism 4"
 };
 
-// How many GPU Pods of this run must be up together: a Job's parallelism or
-// the indexes of an Indexed Job; the replicas of a controller.
+// How many GPU Pods of this run must be up together: the Pods of a Job that
+// run at the same time (parallelism, at most completions; an Indexed Job runs
+// its indexes one at a time unless parallelism says otherwise); the replicas
+// of a controller.
 Workers workersOf(const ValidationContext& context) {
   Workers workers;
   if (isJobLike(context.kind)) {
     const JsonValue* job = context.view.jobSpec;
     const int64_t parallelism = integerMember(job, "parallelism", 1);
-    const int64_t completions = integerMember(job, "completions", 1);
-    if (parallelism > 1) {
-      workers = {parallelism, jobSpecFieldPath(context.kind, "parallelism"),
-                 "parallelism " + std::to_string(parallelism)};
-    } else if (stringMember(job, "completionMode") == "Indexed" && completions > 1) {
-      workers = {completions, jobSpecFieldPath(context.kind, "completionMode"),
-                 "Indexed with " + std::to_string(completions) + " completions"};
+    const int64_t completions = integerMember(job, "completions", parallelism);
+    const int64_t together = std::min(parallelism, std::max<int64_t>(completions, 1));
+    if (together > 1) {
+      workers = {together, jobSpecFieldPath(context.kind, "parallelism"),
+                 "parallelism " + std::to_string(together)};
     }
   } else if (context.kind != WorkloadKind::Pod) {
     const int64_t replicas = integerMember(member(&context.object, "spec"), "replicas", 1);
@@ -60,7 +60,7 @@ void GangSchedulingValidator::check(const ValidationContext& context,
     return;
   }
   const Workers workers = workersOf(context);
-  if (workers.count <= 1 || !asksForAccelerator(context.view.spec, profile)) return;
+  if (workers.count <= 1 || !context.pod.asksForAccelerator()) return;
 
   std::string fix;
   std::string means;  // the same, in a few words

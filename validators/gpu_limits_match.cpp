@@ -1,26 +1,26 @@
 #include "validators/gpu_limits_match.h"
 
-#include "validators/gpu_requests.h"
 #include "webhook/kube/quantity.h"
 
 namespace aiadmit {
 
 void GpuLimitsMatchValidator::check(const ValidationContext& context,
                                     std::vector<Violation>& out) const {
-  forEachAcceleratorEntry(context.view.spec, context.profile, [&](const AcceleratorEntry& entry) {
+  context.pod.forEachAccelerator([&](const ResourceEntry& entry) {
     if (entry.section != "requests") return;
     const auto requested = Quantity::fromJson(entry.value);
     if (!requested) return;  // AIA004
     const JsonValue* limit =
-        member(member(member(&entry.container, "resources"), "limits"), entry.name);
+        member(member(member(entry.container.json, "resources"), "limits"), entry.name);
     if (limit != nullptr) {
       const auto limited = Quantity::fromJson(*limit);
       if (!limited || limited->sameValue(*requested)) return;
     }
 
-    const std::string path = containerFieldPath(context.kind, entry.list, entry.index);
-    const std::string name = quoted(entry.name);
-    const std::string where = inContainer(context.view.spec, entry.container);
+    const std::string path =
+        containerFieldPath(context.kind, entry.container.list, entry.container.index);
+    const std::string name = inQuotes(entry.name);
+    const std::string where = inContainer(context.pod, entry.container);
     if (limit == nullptr) {
       out.push_back(
           {AIA005, path + ".resources.limits",

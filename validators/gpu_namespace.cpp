@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "validators/gpu_requests.h"
-
 namespace aiadmit {
 
 void GpuNamespaceValidator::check(const ValidationContext& context,
@@ -17,7 +15,7 @@ void GpuNamespaceValidator::check(const ValidationContext& context,
       })) {
     return;
   }
-  if (!asksForAccelerator(context.view.spec, profile)) return;
+  if (!context.pod.asksForAccelerator()) return;
 
   std::string namespaces;
   for (const std::string& pattern : allowed) {

@@ -1,7 +1,7 @@
 #include "validators/gpu_quantity.h"
 
-#include "validators/gpu_requests.h"
 #include "webhook/kube/quantity.h"
+#include "webhook/kube/resources.h"
 
 namespace aiadmit {
 
@@ -14,8 +14,8 @@ std::string offeredSlice(const Profile* profile) {
   std::string pattern;
   for (const std::string& allowed : profile->gpu.allowedResources) {
     if (!isSharedGpuResource(allowed)) continue;
-    if (!isGlob(allowed)) return quoted(allowed) + ": 1";
-    if (pattern.empty()) pattern = "a slice matching " + quoted(allowed);
+    if (!isGlob(allowed)) return inQuotes(allowed) + ": 1";
+    if (pattern.empty()) pattern = "a slice matching " + inQuotes(allowed);
   }
   return pattern;
 }
@@ -24,7 +24,7 @@ std::string offeredSlice(const Profile* profile) {
 
 void GpuQuantityValidator::check(const ValidationContext& context,
                                  std::vector<Violation>& out) const {
-  forEachAcceleratorEntry(context.view.spec, context.profile, [&](const AcceleratorEntry& entry) {
+  context.pod.forEachAccelerator([&](const ResourceEntry& entry) {
     const auto quantity = Quantity::fromJson(entry.value);
     if (quantity && !quantity->isNegative() && !quantity->isZero() && quantity->isWholeNumber()) {
       return;
@@ -32,7 +32,7 @@ void GpuQuantityValidator::check(const ValidationContext& context,
     if (entry.section == "requests") {
       // The same amount in limits was reported already.
       const JsonValue* limit =
-          member(member(member(&entry.container, "resources"), "limits"), entry.name);
+          member(member(member(entry.container.json, "resources"), "limits"), entry.name);
       if (limit != nullptr) {
         const auto limitQuantity = Quantity::fromJson(*limit);
         if ((limitQuantity && quantity && limitQuantity->sameValue(*quantity)) ||
@@ -41,8 +41,8 @@ void GpuQuantityValidator::check(const ValidationContext& context,
         }
       }
     }
-    const std::string amount = quoted(entry.name) + " is " + quantityText(entry.value);
-    std::string problem = quoted(entry.name) + inContainer(context.view.spec, entry.container) +
+    const std::string amount = inQuotes(entry.name) + " is " + quantityText(entry.value);
+    std::string problem = inQuotes(entry.name) + inContainer(context.pod, entry.container) +
                           " is " + quantityText(entry.value);
     std::string fix = "ask for a whole number of GPUs, such as 1";
     std::string brief = amount + "; ask for a whole number, such as 1";
@@ -63,8 +63,8 @@ void GpuQuantityValidator::check(const ValidationContext& context,
       }
     }
     out.push_back({AIA004,
-                   containerFieldPath(context.kind, entry.list, entry.index) + ".resources." +
-                       std::string(entry.section),
+                   containerFieldPath(context.kind, entry.container.list, entry.container.index) +
+                       ".resources." + std::string(entry.section),
                    std::move(problem), std::move(fix), std::move(brief)});
   });
 }

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <tuple>
 
-#include "validators/gpu_requests.h"
+#include "webhook/kube/resources.h"
 
 namespace aiadmit {
 
@@ -25,15 +25,15 @@ void GpuSharingValidator::check(const ValidationContext& context,
   };
 
   std::vector<std::tuple<ContainerList, size_t, std::string_view>> reported;
-  forEachAcceleratorEntry(spec, profile, [&](const AcceleratorEntry& entry) {
+  context.pod.forEachAccelerator([&](const ResourceEntry& entry) {
     if (!isSharedGpuResource(entry.name)) return;
-    const auto key = std::make_tuple(entry.list, entry.index, entry.name);
+    const auto key = std::make_tuple(entry.container.list, entry.container.index, entry.name);
     if (std::find(reported.begin(), reported.end(), key) != reported.end()) return;
     reported.push_back(key);
-    report(containerFieldPath(context.kind, entry.list, entry.index) + ".resources." +
-               std::string(entry.section),
-           quoted(entry.name) + inContainer(spec, entry.container), quoted(entry.name),
-           "is a shared GPU", "ask for whole GPUs (" + quoted(profile->gpu.resourceName) + ")");
+    report(containerFieldPath(context.kind, entry.container.list, entry.container.index) +
+               ".resources." + std::string(entry.section),
+           inQuotes(entry.name) + inContainer(context.pod, entry.container), inQuotes(entry.name),
+           "is a shared GPU", "ask for whole GPUs (" + inQuotes(profile->gpu.resourceName) + ")");
   });
 
   const std::string_view podSpec = podSpecFieldPath(context.kind);

@@ -1,7 +1,5 @@
 #include "validators/gpus_per_node.h"
 
-#include "validators/gpu_requests.h"
-
 namespace aiadmit {
 
 void GpusPerNodeValidator::check(const ValidationContext& context,
@@ -10,18 +8,19 @@ void GpusPerNodeValidator::check(const ValidationContext& context,
   if (profile == nullptr) return;
   const std::string& resource = profile->gpu.resourceName;
   const int64_t perNode = profile->gpu.gpusPerNode;
-  const int64_t wanted = podRequest(context.view.spec, resource);
+  const int64_t wanted = context.pod.podRequest(resource);
   if (wanted <= perNode) return;
 
   // Point at the one container that asks, when only one does.
   std::string field = std::string(podSpecFieldPath(context.kind)) + ".containers";
   int asking = 0;
-  forEachContainer(context.view.spec,
-                   [&](const JsonValue& container, ContainerList list, size_t index) {
-                     if (containerRequest(container, resource) == 0) return;
-                     if (++asking == 1)
-                       field = containerFieldPath(context.kind, list, index) + ".resources.limits";
-                   });
+  for (const PodContainer& container : context.pod.containers()) {
+    if (PodReader::containerRequest(*container.json, resource) == 0) continue;
+    if (++asking == 1) {
+      field =
+          containerFieldPath(context.kind, container.list, container.index) + ".resources.limits";
+    }
+  }
   if (asking > 1) field = std::string(podSpecFieldPath(context.kind)) + ".containers";
 
   out.push_back({AIA006, std::move(field),
@@ -30,7 +29,7 @@ void GpusPerNodeValidator::check(const ValidationContext& context,
                      ", so it would stay Pending forever",
                  "ask for at most " + std::to_string(perNode) +
                      " per Pod and spread larger runs over several Pods",
-                 std::to_string(wanted) + " " + quoted(resource) +
+                 std::to_string(wanted) + " " + inQuotes(resource) +
                      " in one Pod, but GPU nodes have " + std::to_string(perNode) +
                      "; ask for at most " + std::to_string(perNode)});
 }

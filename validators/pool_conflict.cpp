@@ -1,7 +1,5 @@
 #include "validators/pool_conflict.h"
 
-#include "validators/gpu_requests.h"
-
 namespace aiadmit {
 
 namespace {
@@ -9,9 +7,9 @@ namespace {
 // A resource the pool offers: only then could the pool's taint matter. A
 // misspelt resource is AIA003's to report, and the tolerations follow by
 // themselves once it is fixed (the mutator adds them).
-bool asksForOfferedResource(const JsonValue* spec, const Profile& profile) {
+bool asksForOfferedResource(const PodReader& pod, const Profile& profile) {
   bool offered = false;
-  forEachAcceleratorEntry(spec, &profile, [&](const AcceleratorEntry& entry) {
+  pod.forEachAccelerator([&](const ResourceEntry& entry) {
     if (profile.allowsResource(entry.name)) offered = true;
   });
   return offered;
@@ -52,7 +50,7 @@ void PoolConflictValidator::check(const ValidationContext& context,
                    problem + ", so no GPU node can run the Pod", std::move(fix), std::move(brief)});
   }
 
-  if (!asksForOfferedResource(spec, *profile)) return;
+  if (!asksForOfferedResource(context.pod, *profile)) return;
   if (const Toleration* taint = firstUntoleratedPoolTaint(member(spec, "tolerations"), pool)) {
     out.push_back({AIA008, std::string(podSpec) + ".tolerations",
                    "the GPU pool's taint " + describeToleration(*taint) +

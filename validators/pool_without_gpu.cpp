@@ -1,7 +1,5 @@
 #include "validators/pool_without_gpu.h"
 
-#include "validators/gpu_requests.h"
-
 namespace aiadmit {
 
 namespace {
@@ -75,7 +73,7 @@ void PoolWithoutGpuValidator::check(const ValidationContext& context,
       member(spec, "tolerations") == nullptr) {
     return;
   }
-  if (asksForAccelerator(spec, context.profile) || claimsDevices(spec)) return;
+  if (context.pod.asksForAccelerator() || context.pod.claimsDevices()) return;
   if (servesTheNode(context)) return;
 
   Aim aim;

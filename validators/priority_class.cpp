@@ -22,11 +22,11 @@ void PriorityClassValidator::check(const ValidationContext& context,
     fix += ", or leave it out";
   }
   out.push_back({AIA011, std::string(podSpecFieldPath(context.kind)) + ".priorityClassName",
-                 quoted(priorityClass) + " is not allowed for " +
+                 inQuotes(priorityClass) + " is not allowed for " +
                      std::string(className(profile->workloadClass)) + " work in namespace " +
                      std::string(context.namespaceName),
                  std::move(fix),
-                 quoted(priorityClass) + " is not for " +
+                 inQuotes(priorityClass) + " is not for " +
                      std::string(className(profile->workloadClass)) + "; use " +
                      quotedList(allowed, "or")});
 }

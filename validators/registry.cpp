@@ -1,6 +1,7 @@
 // Every rule the webhook checks, in rule order so that messages list
 // violations deterministically.
 #include "validators/accelerator_name.h"
+#include "validators/annotation_values.h"
 #include "validators/gang_scheduling.h"
 #include "validators/gpu_limits_match.h"
 #include "validators/gpu_namespace.h"
@@ -23,6 +24,7 @@ const std::vector<std::unique_ptr<const Validator>>& allValidators() {
   static const std::vector<std::unique_ptr<const Validator>> validators = [] {
     std::vector<std::unique_ptr<const Validator>> list;
     list.push_back(std::make_unique<WorkloadAnnotationValidator>());  // AIA001
+    list.push_back(std::make_unique<AnnotationValuesValidator>());    // AIA001
     list.push_back(std::make_unique<ShapeKindValidator>());           // AIA002
     list.push_back(std::make_unique<AcceleratorNameValidator>());     // AIA003
     list.push_back(std::make_unique<GpuQuantityValidator>());         // AIA004

@@ -11,10 +11,9 @@ void ShapeKindValidator::check(const ValidationContext& context,
                              context.kind == WorkloadKind::StatefulSet ||
                              context.kind == WorkloadKind::ReplicaSet;
   const std::string_view kind = kindName(context.kind);
-  const std::string_view annotation = workloadAnnotation(context.view, kWorkloadAnnotation).empty()
-                                          ? kClassAnnotation
-                                          : kWorkloadAnnotation;
-  auto field = [&] { return annotationFieldPath(context.view, annotation); };
+  const std::string_view annotation =
+      context.pod.annotation(kWorkloadAnnotation) ? kWorkloadAnnotation : kClassAnnotation;
+  auto field = [&] { return annotationFieldPath(context, annotation); };
 
   if (runsToCompletion && servesForever) {
     out.push_back({AIA002, field(),

@@ -41,10 +41,10 @@ std::string containerFieldPath(WorkloadKind kind, ContainerList list, size_t ind
          std::to_string(index) + "]";
 }
 
-std::string annotationFieldPath(const PodTemplateView& view, std::string_view key) {
-  const JsonValue* own = member(member(member(view.object, "metadata"), "annotations"), key);
-  const std::string_view metadata =
-      own != nullptr ? std::string_view("metadata") : podMetadataFieldPath(view.kind);
+std::string annotationFieldPath(const ValidationContext& context, std::string_view key) {
+  const std::string_view metadata = context.pod.annotationSite(key) == AnnotationSite::Template
+                                        ? podMetadataFieldPath(context.kind)
+                                        : std::string_view("metadata");
   return std::string(metadata) + ".annotations[" + std::string(key) + "]";
 }
 
@@ -68,30 +68,6 @@ std::string describePool(const Placement& placement) {
     for (const Toleration& toleration : placement.tolerations) {
       if (!toleration.key.empty()) add("taint " + describeToleration(toleration));
     }
-  }
-  return out;
-}
-
-std::string quoted(std::string_view text) {
-  std::string out;
-  out.reserve(text.size() + 2);
-  out += '"';
-  out += text;
-  out += '"';
-  return out;
-}
-
-std::string quotedList(const std::vector<std::string_view>& names, std::string_view conjunction) {
-  std::string out;
-  for (size_t i = 0; i < names.size(); ++i) {
-    if (i > 0 && i + 1 == names.size()) {
-      out += ' ';
-      out += conjunction;
-      out += ' ';
-    } else if (i > 0) {
-      out += ", ";
-    }
-    out += quoted(names[i]);
   }
   return out;
 }

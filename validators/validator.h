@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "webhook/kube/json.h"
+#include "webhook/kube/pod_reader.h"
 #include "webhook/kube/scheduling.h"
+#include "webhook/kube/text.h"
 #include "webhook/kube/warnings.h"
 #include "webhook/kube/workload.h"
 #include "webhook/policy/classify.h"
@@ -44,12 +46,17 @@ struct ValidationContext {
   const JsonValue& object;
   WorkloadKind kind;
   PodTemplateView view;
+  // The pod template, read with the profile's accelerator names.
+  const PodReader& pod;
   const Classification& classification;
   // The selected profile; null for objects that are not AI workloads (only
   // validators that apply to unclassified objects run then) or when no
   // profile applies.
   const Profile* profile;
   const ProfileSet& profiles;
+  // How the profile was selected: its error says why aiadmit.dev/profile
+  // names a profile that cannot apply.
+  const ProfileSelection& selection;
   std::string_view namespaceName;
   Operation operation;
 };
@@ -69,9 +76,10 @@ const std::vector<std::unique_ptr<const Validator>>& allValidators();
 // "spec.template.spec.containers[1]" for the container at `index` of `list`.
 std::string containerFieldPath(WorkloadKind kind, ContainerList list, size_t index);
 
-// "metadata.annotations[aiadmit.dev/workload]" where the object carries the
-// annotation, else the same under its pod template's metadata.
-std::string annotationFieldPath(const PodTemplateView& view, std::string_view key);
+// "spec.template.metadata.annotations[aiadmit.dev/workload]" where the pod
+// reader found the annotation: the pod template when it carries it (its value
+// wins), else the object's own metadata.
+std::string annotationFieldPath(const ValidationContext& context, std::string_view key);
 
 // "spec.parallelism" for a Job, "spec.jobTemplate.spec.parallelism" for a CronJob.
 std::string jobSpecFieldPath(WorkloadKind kind, std::string_view field);
@@ -79,11 +87,5 @@ std::string jobSpecFieldPath(WorkloadKind kind, std::string_view field);
 // The node labels and taints of a profile's pool, for messages:
 // "accelerator=nvidia, taint accelerator=gpu:NoSchedule".
 std::string describePool(const Placement& placement);
-
-// The text in double quotes, as messages name values: "nvidia.com/gpu".
-std::string quoted(std::string_view text);
-
-// `"a", "b" or "c"`.
-std::string quotedList(const std::vector<std::string_view>& names, std::string_view conjunction);
 
 }  // namespace aiadmit

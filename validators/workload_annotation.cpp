@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "validators/suggestion.h"
+#include "webhook/kube/text.h"
 
 namespace aiadmit {
 
@@ -46,10 +46,10 @@ void WorkloadAnnotationValidator::check(const ValidationContext& context,
   }
   const std::string classes = "training, batch or realtime";
   out.push_back(
-      {AIA001, annotationFieldPath(context.view, kWorkloadAnnotation),
-       quoted(value) + " is not a workload class",
-       meant.empty() ? "use " + classes : "did you mean " + quoted(meant) + "? (" + classes + ")",
-       quoted(value) + " is not a class; use " + (meant.empty() ? classes : quoted(meant))});
+      {AIA001, annotationFieldPath(context, kWorkloadAnnotation),
+       inQuotes(value) + " is not a workload class",
+       meant.empty() ? "use " + classes : "did you mean " + inQuotes(meant) + "? (" + classes + ")",
+       inQuotes(value) + " is not a class; use " + (meant.empty() ? classes : inQuotes(meant))});
 }
 
 }  // namespace aiadmit

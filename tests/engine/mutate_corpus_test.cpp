@@ -15,9 +15,10 @@
 #include <set>
 
 #include "tests/support/test_support.h"
-#include "webhook/policy/profile.h"
+#include "webhook/kube/pod_reader.h"
 #include "webhook/kube/scheduling.h"
 #include "webhook/kube/workload.h"
+#include "webhook/policy/profile.h"
 
 namespace aiadmit {
 namespace {
@@ -47,10 +48,8 @@ bool isBuiltInWorkload(const JsonValue& object) {
 
 bool asksForPoolGpus(const JsonValue* podSpec) {
   bool asks = false;
-  forEachContainer(podSpec, [&](const JsonValue& container, ContainerList, size_t) {
-    const JsonValue* resources = member(&container, "resources");
-    asks = asks || member(member(resources, "limits"), "nvidia.com/gpu") != nullptr ||
-           member(member(resources, "requests"), "nvidia.com/gpu") != nullptr;
+  PodReader(nullptr, nullptr, podSpec).forEachResource([&](const ResourceEntry& entry) {
+    asks = asks || entry.name == "nvidia.com/gpu";
   });
   return asks;
 }

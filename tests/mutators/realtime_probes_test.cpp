@@ -126,6 +126,33 @@ TEST(RealtimeProbesMutator, TheFirstTcpPortOfTheMainContainerIsProbed) {
   expectAppliedAndIdempotent(kMutator, run, realtime());
 }
 
+// A log shipper first and the model server second: the probes go on the
+// container with the GPU, not on the sidecar's port.
+TEST(RealtimeProbesMutator, TheGpuContainerIsProbedWhenASidecarComesFirst) {
+  const MutationRun run = runMutator(
+      kMutator,
+      server("[{name: log-shipper, image: fluent-bit, ports: [{containerPort: 24224}]}, "
+             "{name: vllm, image: vllm, ports: [{containerPort: 8000}], resources: {limits: "
+             "{nvidia.com/gpu: 1}}}]",
+             "{}"),
+      realtime());
+  EXPECT_EQ(at(*run.after, "/spec/template/spec/containers/0/readinessProbe"), nullptr);
+  EXPECT_EQ(
+      at(*run.after, "/spec/template/spec/containers/1/readinessProbe/tcpSocket/port")->GetInt(),
+      8000);
+  EXPECT_EQ(
+      at(*run.after, "/spec/template/spec/containers/1/startupProbe/tcpSocket/port")->GetInt(),
+      8000);
+  expectAppliedAndIdempotent(kMutator, run, realtime());
+}
+
+TEST(RealtimeProbesMutator, AUdpOnlyServerGetsNoProbe) {
+  const MutationRun run = runMutator(
+      kMutator, server("[{name: s, image: x, ports: [{containerPort: 5353, protocol: UDP}]}]"),
+      realtime());
+  EXPECT_FALSE(run.changed) << run.patch();
+}
+
 TEST(RealtimeProbesMutator, NoPortToProbeMeansNoProbe) {
   const MutationRun run = runMutator(kMutator, server("[{name: s, image: x}]"), realtime());
   EXPECT_FALSE(run.changed) << run.patch();

@@ -9,8 +9,8 @@
 
 #include "tests/support/test_support.h"
 #include "webhook/engine/admission.h"
-#include "webhook/policy/rules.h"
 #include "webhook/kube/yaml_json.h"
+#include "webhook/policy/rules.h"
 
 namespace aiadmit {
 namespace {
@@ -201,7 +201,27 @@ spec:
              kPoolPlacement + "\n      containers:" + kOneGpu + "\n",
          "spec.template.metadata.annotations[aiadmit.dev/workload]"},
         {"KnownClass", "default",
-         realtimeDeployment("", kServingContainer, "{aiadmit.dev/workload: realtime}"), ""}}},
+         realtimeDeployment("", kServingContainer, "{aiadmit.dev/workload: realtime}"), ""},
+        // The other annotations a developer writes: a value aiadmit cannot
+        // use is refused, never ignored.
+        {"GpuContainerTypo", "default",
+         gpuJob("training, aiadmit.dev/gpu-container: traner", "", "", kOneGpu),
+         "metadata.annotations[aiadmit.dev/gpu-container]"},
+        {"GpuContainerNamesAContainer", "default",
+         gpuJob("training, aiadmit.dev/gpu-container: train", "", "", kOneGpu), ""},
+        {"GpuCountInWords", "default",
+         replaced(gpuJob("training, aiadmit.dev/gpus: two", "", "",
+                         "\n      - {name: train, image: t, resources: {limits: {memory: 1Gi}}}"),
+                  kPoolPlacement, ""),
+         "metadata.annotations[aiadmit.dev/gpus]"},
+        {"GpuCountFraction", "default",
+         gpuJob("training, aiadmit.dev/gpus: \"0.5\"", "", "", kOneGpu),
+         "metadata.annotations[aiadmit.dev/gpus]"},
+        {"GpuCountWhole", "default", gpuJob("training, aiadmit.dev/gpus: \"1\"", "", "", kOneGpu),
+         ""},
+        {"UnknownProfile", "default",
+         gpuJob("training, aiadmit.dev/profile: trainig", "", "", kOneGpu),
+         "metadata.annotations[aiadmit.dev/profile]"}}},
       {2,
        {{"TrainingAsDeployment", "default",
          realtimeDeployment("", kServingContainer, "{aiadmit.dev/workload: training}"),
@@ -428,8 +448,15 @@ spec:
        {{"ParallelJobWithoutGang", "gang-research",
          gpuJob("training", "\n  parallelism: 4", "", kOneGpu), "spec.parallelism"},
         {"IndexedJobWithoutGang", "gang-research",
-         gpuJob("training", "\n  completions: 4\n  completionMode: Indexed", "", kOneGpu),
-         "spec.completionMode"},
+         gpuJob("training", "\n  completions: 4\n  parallelism: 4\n  completionMode: Indexed", "",
+                kOneGpu),
+         "spec.parallelism"},
+        // Only Pods that run at the same time need a gang: an Indexed Job with
+        // parallelism 1 runs its indexes one after the other.
+        {"IndexedJobOneAtATime", "gang-research",
+         gpuJob("training", "\n  completions: 4\n  completionMode: Indexed", "", kOneGpu), ""},
+        {"ParallelismAboveCompletions", "gang-research",
+         gpuJob("training", "\n  completions: 1\n  parallelism: 4", "", kOneGpu), ""},
         {"Volcano", "gang-research",
          gpuJob("training", "\n  parallelism: 4", "\n      schedulerName: volcano", kOneGpu), ""},
         {"KueueQueue", "gang-research",

@@ -8,11 +8,13 @@
 #include <string>
 
 #include "tests/support/test_support.h"
-#include "validators/gpu_requests.h"
-#include "validators/suggestion.h"
 #include "validators/validator.h"
+#include "webhook/kube/pod_reader.h"
 #include "webhook/kube/quantity.h"
+#include "webhook/kube/resources.h"
 #include "webhook/kube/scheduling.h"
+#include "webhook/kube/text.h"
+#include "webhook/policy/accelerators.h"
 
 namespace aiadmit {
 namespace {
@@ -191,7 +193,12 @@ TEST(PodAgainstPool, Tolerations) {
 }
 
 int64_t gpus(const std::string& podSpec) {
-  return podRequest(parseJson(podSpec).get(), "nvidia.com/gpu");
+  const auto spec = parseJson(podSpec);
+  return PodReader(nullptr, nullptr, spec.get()).podRequest("nvidia.com/gpu");
+}
+
+bool isAcceleratorResource(std::string_view name, const Profile* profile) {
+  return ProfileAcceleratorNames(profile).isAccelerator(name);
 }
 
 TEST(PodGpus, CountedAsTheSchedulerCounts) {

@@ -5,6 +5,7 @@
 
 #include "mutators/mutator.h"
 #include "webhook/kube/json_patch.h"
+#include "webhook/policy/accelerators.h"
 
 namespace aiadmit {
 
@@ -110,12 +111,16 @@ void collectViolations(const JsonValue& object, const Assessment& assessment,
                        const AdmissionSubject& subject, const ProfileSet& profiles,
                        std::vector<Violation>& out) {
   const Classification& classification = assessment.classification;
+  const ProfileAcceleratorNames accelerators(assessment.selection.profile);
+  const PodReader pod = PodReader::of(assessment.view, accelerators);
   const ValidationContext context{object,
                                   subject.kind,
                                   assessment.view,
+                                  pod,
                                   classification,
                                   assessment.selection.profile,
                                   profiles,
+                                  assessment.selection,
                                   subject.namespaceName,
                                   subject.operation};
   for (const auto& validator : allValidators()) {
@@ -190,14 +195,6 @@ AdmissionOutcome Engine::validate(const AdmissionSubject& subject, Evaluation* e
   const Classification& classification = assessment.classification;
   eval.workloadClass = classification.workloadClass;
   eval.classReason = classification.reason;
-  // A profile named by annotation that cannot apply is refused outright.
-  if (!assessment.selection.error.empty()) {
-    return AdmissionOutcome::denied(
-        std::string(podMetadataFieldPath(subject.kind)) +
-        ".annotations[aiadmit.dev/profile]: " + assessment.selection.error +
-        "; name a profile of class " + std::string(className(classification.workloadClass)) +
-        " that applies to this namespace, or remove the annotation");
-  }
   if (assessment.selection.profile != nullptr) {
     eval.profile = assessment.selection.profile->name;
     eval.profileReason = assessment.selection.reason;

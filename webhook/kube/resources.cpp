@@ -54,4 +54,13 @@ bool isSharedGpuResource(std::string_view name) {
   return false;
 }
 
+bool isSharedGpuNodeLabel(std::string_view key, std::string_view value) {
+  if (key == "cloud.google.com/gke-gpu-sharing-strategy" ||
+      key == "cloud.google.com/gke-max-shared-clients-per-gpu" ||
+      key == "cloud.google.com/gke-gpu-partition-size") {
+    return true;
+  }
+  return key == "nvidia.com/gpu.sharing-strategy" && value != "none";
+}
+
 }  // namespace aiadmit

@@ -26,4 +26,9 @@ bool looksLikeAccelerator(std::string_view resourceName);
 // (nvidia.com/gpumem, nvidia.com/gpucores).
 bool isSharedGpuResource(std::string_view name);
 
+// A node label that selects GPUs shared between Pods (GKE time-sharing, MPS
+// or MIG partitions; GPU feature discovery's sharing strategy), given the
+// label's value ("" for Exists).
+bool isSharedGpuNodeLabel(std::string_view key, std::string_view value);
+
 }  // namespace aiadmit

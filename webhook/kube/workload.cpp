@@ -1,7 +1,5 @@
 #include "webhook/kube/workload.h"
 
-#include "webhook/kube/resources.h"
-
 #include <algorithm>
 #include <cctype>
 
@@ -158,43 +156,8 @@ JsonValue& ensureJobSpec(JsonValue& object, WorkloadKind kind, JsonAllocator& al
   return spec;
 }
 
-std::string_view workloadAnnotation(const PodTemplateView& view, std::string_view key) {
-  const JsonValue* own = member(member(member(view.object, "metadata"), "annotations"), key);
-  if (own != nullptr && own->IsString()) return stringOf(own);
-  return stringOf(member(member(view.metadata, "annotations"), key));
-}
-
 std::string_view containerListName(ContainerList list) {
   return list == ContainerList::Containers ? "containers" : "initContainers";
-}
-
-void forEachContainer(const JsonValue* podSpec,
-                      const std::function<void(const JsonValue& container, ContainerList list,
-                                               size_t index)>& visit) {
-  for (ContainerList list : {ContainerList::InitContainers, ContainerList::Containers}) {
-    const JsonValue* containers = member(podSpec, containerListName(list));
-    if (!isArray(containers)) continue;
-    for (rapidjson::SizeType i = 0; i < containers->Size(); ++i) {
-      if ((*containers)[i].IsObject()) visit((*containers)[i], list, i);
-    }
-  }
-}
-
-bool requestsAccelerator(const JsonValue* podSpec) {
-  bool found = false;
-  forEachContainer(podSpec, [&](const JsonValue& container, ContainerList, size_t) {
-    const JsonValue* resources = member(&container, "resources");
-    for (std::string_view section : {"limits", "requests"}) {
-      const JsonValue* quantities = member(resources, section);
-      if (!isObject(quantities)) continue;
-      for (auto it = quantities->MemberBegin(); it != quantities->MemberEnd(); ++it) {
-        if (looksLikeAccelerator({it->name.GetString(), it->name.GetStringLength()})) {
-          found = true;
-        }
-      }
-    }
-  });
-  return found;
 }
 
 }  // namespace aiadmit

@@ -1,7 +1,6 @@
 // What kind of object a request carries and where its pod template lives.
 #pragma once
 
-#include <functional>
 #include <string_view>
 
 #include "webhook/kube/json.h"
@@ -47,18 +46,7 @@ JsonValue& ensurePodMetadata(JsonValue& object, WorkloadKind kind, JsonAllocator
 // JobSpec of a Job or CronJob; must not be called for other kinds.
 JsonValue& ensureJobSpec(JsonValue& object, WorkloadKind kind, JsonAllocator& alloc);
 
-// Annotation on the object or, failing that, on its pod template.
-std::string_view workloadAnnotation(const PodTemplateView& view, std::string_view key);
-
 enum class ContainerList { Containers, InitContainers };
 std::string_view containerListName(ContainerList list);
-
-// Calls `visit` for every container and init container of a PodSpec.
-void forEachContainer(
-    const JsonValue* podSpec,
-    const std::function<void(const JsonValue& container, ContainerList list, size_t index)>& visit);
-
-// Whether any container asks for an accelerator in requests or limits.
-bool requestsAccelerator(const JsonValue* podSpec);
 
 }  // namespace aiadmit

@@ -1,6 +1,6 @@
 #include "webhook/policy/classify.h"
 
-#include "webhook/kube/resources.h"
+#include "webhook/kube/text.h"
 
 namespace aiadmit {
 
@@ -26,26 +26,6 @@ std::optional<WorkloadClass> parseClass(std::string_view text) {
 }
 
 namespace {
-
-std::optional<std::string_view> annotationOf(const JsonValue* metadata, std::string_view key) {
-  const JsonValue* value = member(member(metadata, "annotations"), key);
-  if (value == nullptr || !value->IsString()) return std::nullopt;
-  return stringOf(value);
-}
-
-// The template's value first, then the object's (absent ones skipped).
-struct Declared {
-  std::optional<std::string_view> onTemplate;
-  std::optional<std::string_view> onObject;
-};
-
-Declared declared(const PodTemplateView& view, std::string_view key) {
-  Declared out;
-  const JsonValue* objectMetadata = member(view.object, "metadata");
-  out.onObject = annotationOf(objectMetadata, key);
-  if (view.metadata != objectMetadata) out.onTemplate = annotationOf(view.metadata, key);
-  return out;
-}
 
 WorkloadClass classOfKind(const PodTemplateView& view, std::string* why) {
   switch (view.kind) {
@@ -74,48 +54,36 @@ WorkloadClass classOfKind(const PodTemplateView& view, std::string* why) {
 }
 
 // "nvidia.com/gpu (container vllm)" for the first accelerator asked for, or "".
-std::string acceleratorRequest(const PodTemplateView& view) {
-  std::string found;
-  forEachContainer(view.spec, [&](const JsonValue& container, ContainerList list, size_t) {
-    if (!found.empty()) return;
-    const JsonValue* resources = member(&container, "resources");
-    for (std::string_view section : {"limits", "requests"}) {
-      const JsonValue* quantities = member(resources, section);
-      if (!isObject(quantities)) continue;
-      for (auto it = quantities->MemberBegin(); it != quantities->MemberEnd(); ++it) {
-        const std::string_view resource{it->name.GetString(), it->name.GetStringLength()};
-        if (!looksLikeAccelerator(resource)) continue;
-        found = std::string(resource) + " (" +
-                (list == ContainerList::InitContainers ? "init container " : "container ") +
-                std::string(stringMember(&container, "name")) + ")";
-        return;
-      }
-    }
-  });
-  return found;
-}
-
-std::string quotedValue(std::string_view value) {
-  return "\"" + std::string(value) + "\"";
+std::string acceleratorRequest(const PodReader& pod) {
+  const auto first = pod.firstAccelerator();
+  if (!first) return {};
+  return std::string(first->name) + " (" +
+         (first->container->list == ContainerList::InitContainers ? "init container "
+                                                                  : "container ") +
+         std::string(first->container->name) + ")";
 }
 
 }  // namespace
 
 std::optional<std::string_view> declaredAnnotation(const PodTemplateView& view,
                                                    std::string_view key) {
-  const Declared values = declared(view, key);
-  return values.onTemplate ? values.onTemplate : values.onObject;
+  return PodReader(member(view.object, "metadata"), view.metadata, nullptr).annotation(key);
 }
 
 Classification classify(const PodTemplateView& view) {
+  return classify(view, PodReader::of(view));
+}
+
+Classification classify(const PodTemplateView& view, const PodReader& pod) {
   Classification result;
   if (view.kind == WorkloadKind::Other) return result;
 
   // 1. The developer's statement.
-  const Declared workload = declared(view, kWorkloadAnnotation);
-  const bool isController = view.metadata != member(view.object, "metadata");
-  for (const auto& [value, where] : {std::pair{workload.onTemplate, "on the pod template"},
-                                     std::pair{workload.onObject, "on the object"}}) {
+  const auto onTemplate = pod.templateAnnotation(kWorkloadAnnotation);
+  const auto onObject = pod.objectAnnotation(kWorkloadAnnotation);
+  const bool isController = pod.isTemplateOfController();
+  for (const auto& [value, where] :
+       {std::pair{onTemplate, "on the pod template"}, std::pair{onObject, "on the object"}}) {
     if (!value) continue;
     if (auto parsed = parseClass(*value)) {
       if (result.isAiWorkload()) continue;
@@ -127,9 +95,9 @@ Classification classify(const PodTemplateView& view) {
       result.unknownWorkloadValue = std::string(*value);
     }
   }
-  if (workload.onTemplate && workload.onObject && *workload.onTemplate != *workload.onObject &&
+  if (onTemplate && onObject && *onTemplate != *onObject &&
       result.basis == ClassBasis::WorkloadAnnotation && !result.unknownWorkloadValue) {
-    result.reason += " (the object says " + std::string(*workload.onObject) +
+    result.reason += " (the object says " + std::string(*onObject) +
                      "; the template wins because its Pods carry it)";
   }
   if (result.isAiWorkload()) return result;
@@ -138,14 +106,14 @@ Classification classify(const PodTemplateView& view) {
   if (result.unknownWorkloadValue) {
     result.workloadClass = classOfKind(view, &why);
     result.basis = ClassBasis::Kind;
-    result.reason = "annotation aiadmit.dev/workload=" + quotedValue(*result.unknownWorkloadValue) +
+    result.reason = "annotation aiadmit.dev/workload=" + inQuotes(*result.unknownWorkloadValue) +
                     " is not training, batch or realtime, so the kind decides: " + why;
     return result;
   }
 
   // 2. The class aiadmit stamped on the controller that created this object.
-  const Declared stamp = declared(view, kClassAnnotation);
-  for (const auto& value : {stamp.onTemplate, stamp.onObject}) {
+  for (const auto& value :
+       {pod.templateAnnotation(kClassAnnotation), pod.objectAnnotation(kClassAnnotation)}) {
     if (!value) continue;
     if (auto parsed = parseClass(*value)) {
       result.workloadClass = *parsed;
@@ -157,9 +125,9 @@ Classification classify(const PodTemplateView& view) {
   }
 
   // 3. The kind, for objects that ask for an accelerator.
-  std::string request = acceleratorRequest(view);
+  std::string request = acceleratorRequest(pod);
   if (request.empty()) {
-    const auto gpus = declaredAnnotation(view, kGpusAnnotation);
+    const auto gpus = pod.annotation(kGpusAnnotation);
     if (!gpus || gpus->empty() || *gpus == "0") return result;
     request = "GPUs by annotation aiadmit.dev/gpus=" + std::string(*gpus);
   }

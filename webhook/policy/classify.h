@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 
+#include "webhook/kube/pod_reader.h"
 #include "webhook/kube/workload.h"
 
 namespace aiadmit {
@@ -52,6 +53,8 @@ struct Classification {
 };
 
 Classification classify(const PodTemplateView& view);
+// The same with the pod reader the caller already has for the template.
+Classification classify(const PodTemplateView& view, const PodReader& pod);
 
 // An aiadmit annotation as the workload declares it: the pod template's value
 // when present (what the controller's Pods carry), else the object's; nullopt

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "webhook/kube/quantity.h"
+#include "webhook/kube/text.h"
 
 namespace aiadmit {
 
@@ -94,47 +95,6 @@ bool isNamespacePatternSyntax(std::string_view pattern) {
                      [](char c) { return isLowerAlnum(c) || c == '-' || c == '*' || c == '?'; });
 }
 
-// Edit distance, to suggest the field a typo meant.
-size_t editDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t above = row[j];
-      const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
-                        std::tolower(static_cast<unsigned char>(b[j - 1]));
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
-std::string_view closestName(std::string_view typed,
-                             std::initializer_list<std::string_view> names) {
-  std::string_view best;
-  size_t bestDistance = std::max<size_t>(2, typed.size() / 3) + 1;
-  for (std::string_view name : names) {
-    const size_t distance = editDistance(typed, name);
-    if (distance < bestDistance) {
-      best = name;
-      bestDistance = distance;
-    }
-  }
-  return best;
-}
-
-std::string inQuotes(std::string_view text) {
-  std::string out;
-  out.reserve(text.size() + 2);
-  out.push_back('"');
-  out.append(text);
-  out.push_back('"');
-  return out;
-}
-
 std::string listOf(std::initializer_list<std::string_view> options) {
   std::string list;
   for (std::string_view option : options) {
@@ -199,7 +159,7 @@ class Reader {
       if (!seen.insert(key).second) {
         error(entry.first, join(field, key), "is set twice");
       } else if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-        const std::string_view suggestion = closestName(key, allowed);
+        const std::string_view suggestion = plausibleName(key, {allowed.begin(), allowed.end()});
         error(entry.first, join(field, key),
               suggestion.empty() ? "unknown field (known fields: " + listOf(allowed) + ")"
                                  : "unknown field; did you mean " + std::string(suggestion) + "?");

@@ -281,6 +281,9 @@ ProfileSelection ProfileSet::select(WorkloadClass workloadClass, std::string_vie
       selection.profile = requested;
       selection.reason = "annotation aiadmit.dev/profile=" + requested->name;
     }
+    if (!selection.error.empty()) {
+      selection.withoutAnnotation = select(workloadClass, ns, labels, templateLabels, "").profile;
+    }
     return selection;
   }
 

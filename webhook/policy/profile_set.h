@@ -45,6 +45,10 @@ struct ProfileSelection {
   const Profile* profile = nullptr;
   std::string reason;  // why this profile, for warnings and `check`
   std::string error;   // set when the annotation names a profile that cannot apply
+  // With an error: the profile the workload would get without the annotation
+  // (null when none); its rule actions judge the error, so that a profile
+  // that only warns does not start denying over a misspelt name.
+  const Profile* withoutAnnotation = nullptr;
 };
 
 // An object that two scopes of the same class would both select with equal

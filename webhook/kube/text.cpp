@@ -1,4 +1,4 @@
-#include "validators/suggestion.h"
+#include "webhook/kube/text.h"
 
 #include <algorithm>
 #include <numeric>
@@ -44,6 +44,37 @@ Suggestion closestName(std::string_view text, const std::vector<std::string_view
     if (best.name.empty() || distance < best.distance) best = {candidate, distance};
   }
   return best;
+}
+
+std::string_view plausibleName(std::string_view text,
+                               const std::vector<std::string_view>& candidates) {
+  const Suggestion closest = closestName(text, candidates);
+  return closest.distance <= std::max<size_t>(2, text.size() / 3) ? closest.name
+                                                                  : std::string_view{};
+}
+
+std::string inQuotes(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() + 2);
+  out += '"';
+  out += text;
+  out += '"';
+  return out;
+}
+
+std::string quotedList(const std::vector<std::string_view>& names, std::string_view conjunction) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0 && i + 1 == names.size()) {
+      out += ' ';
+      out += conjunction;
+      out += ' ';
+    } else if (i > 0) {
+      out += ", ";
+    }
+    out += inQuotes(names[i]);
+  }
+  return out;
 }
 
 }  // namespace aiadmit

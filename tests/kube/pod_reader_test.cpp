@@ -1,0 +1,156 @@
+// The pod reader: the one answer to what a pod template asks for, which
+// container is the main one and what the aiadmit annotations say.
+#include "webhook/kube/pod_reader.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "tests/support/test_support.h"
+
+namespace aiadmit {
+namespace {
+
+using testing::parseJson;
+
+struct Read {
+  std::shared_ptr<JsonDocument> document;
+  PodReader pod;
+};
+
+// A Deployment with `podSpec` and the given annotations on the object and template.
+Read deployment(const std::string& podSpec, const std::string& objectAnnotations = "{}",
+                const std::string& templateAnnotations = "{}") {
+  auto document = parseJson(R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":)"
+                            R"({"name":"d","annotations":)" +
+                            objectAnnotations +
+                            R"(},"spec":{"template":{"metadata":)"
+                            R"({"annotations":)" +
+                            templateAnnotations + R"(},"spec":)" + podSpec + "}}}");
+  const PodTemplateView view = PodTemplateView::of(*document, WorkloadKind::Deployment);
+  return {document, PodReader::of(view)};
+}
+
+std::string_view mainName(const PodReader& pod) {
+  const MainContainer main = pod.mainContainer();
+  return main.container == nullptr ? "<none>" : main.container->name;
+}
+
+constexpr const char* kSidecarFirst =
+    R"({"containers":[{"name":"log-shipper","ports":[{"containerPort":24224}]},
+                      {"name":"vllm","ports":[{"containerPort":8000}],
+                       "resources":{"limits":{"nvidia.com/gpu":1}}}]})";
+
+TEST(PodReader, TheMainContainerIsTheOneThatAsksForTheAccelerator) {
+  const Read read = deployment(kSidecarFirst);
+  EXPECT_EQ(mainName(read.pod), "vllm");
+  EXPECT_EQ(read.pod.mainContainer().basis, MainContainerBasis::Accelerator);
+}
+
+TEST(PodReader, TheAnnotationChoosesAmongContainersWithoutAccelerators) {
+  const std::string spec = R"({"containers":[{"name":"a"},{"name":"b"}]})";
+  EXPECT_EQ(mainName(deployment(spec).pod), "a");
+  EXPECT_EQ(deployment(spec).pod.mainContainer().basis, MainContainerBasis::First);
+  const Read named = deployment(spec, R"({"aiadmit.dev/gpu-container":"b"})");
+  EXPECT_EQ(mainName(named.pod), "b");
+  EXPECT_EQ(named.pod.mainContainer().basis, MainContainerBasis::Annotation);
+}
+
+TEST(PodReader, TheAnnotationChoosesAmongSeveralGpuContainers) {
+  const std::string spec = R"({"containers":[
+      {"name":"a","resources":{"limits":{"nvidia.com/gpu":1}}},
+      {"name":"b","resources":{"limits":{"nvidia.com/gpu":1}}}]})";
+  EXPECT_EQ(mainName(deployment(spec).pod), "a");
+  EXPECT_EQ(mainName(deployment(spec, "{}", R"({"aiadmit.dev/gpu-container":"b"})").pod), "b");
+}
+
+TEST(PodReader, AnAnnotationNamingNoContainerIsReportedNotReplaced) {
+  const Read typo = deployment(R"({"containers":[{"name":"trainer"}]})",
+                               R"({"aiadmit.dev/gpu-container":"traner"})");
+  EXPECT_EQ(typo.pod.unknownGpuContainer().value_or(""), "traner");
+  EXPECT_EQ(typo.pod.mainContainer().container, nullptr);
+  // An init container is never the main one, even by name.
+  const Read init =
+      deployment(R"({"initContainers":[{"name":"fetch"}],"containers":[{"name":"c"}]})",
+                 R"({"aiadmit.dev/gpu-container":"fetch"})");
+  EXPECT_EQ(init.pod.unknownGpuContainer().value_or(""), "fetch");
+  EXPECT_FALSE(deployment(kSidecarFirst).pod.unknownGpuContainer());
+}
+
+TEST(PodReader, TheTemplateAnnotationWinsOverTheObjects) {
+  const Read read = deployment(R"({"containers":[]})", R"({"aiadmit.dev/workload":"batch"})",
+                               R"({"aiadmit.dev/workload":"training"})");
+  EXPECT_EQ(read.pod.annotation("aiadmit.dev/workload").value_or(""), "training");
+  EXPECT_EQ(read.pod.annotationSite("aiadmit.dev/workload"), AnnotationSite::Template);
+  EXPECT_EQ(read.pod.objectAnnotation("aiadmit.dev/workload").value_or(""), "batch");
+  const Read objectOnly = deployment(R"({"containers":[]})", R"({"aiadmit.dev/gpus":"2"})");
+  EXPECT_EQ(objectOnly.pod.annotation("aiadmit.dev/gpus").value_or(""), "2");
+  EXPECT_EQ(objectOnly.pod.annotationSite("aiadmit.dev/gpus"), AnnotationSite::Object);
+  EXPECT_EQ(objectOnly.pod.annotationSite("aiadmit.dev/profile"), AnnotationSite::None);
+  // A value that is not a string is no annotation the API server would keep.
+  EXPECT_FALSE(deployment(R"({})", R"({"aiadmit.dev/gpus":2})").pod.annotation("aiadmit.dev/gpus"));
+}
+
+TEST(PodReader, ContainersInStartOrderWithSidecarsMarked) {
+  const Read read = deployment(R"({"initContainers":[{"name":"proxy","restartPolicy":"Always"},
+                                                     {"name":"fetch"}, "not a container"],
+                                   "containers":[{"name":"main"}]})");
+  ASSERT_EQ(read.pod.containers().size(), 3u);
+  EXPECT_EQ(read.pod.containers()[0].name, "proxy");
+  EXPECT_TRUE(read.pod.containers()[0].sidecar);
+  EXPECT_FALSE(read.pod.containers()[1].sidecar);
+  EXPECT_EQ(read.pod.containers()[2].list, ContainerList::Containers);
+  EXPECT_EQ(inContainer(read.pod, read.pod.containers()[2]), " in container \"main\"");
+  EXPECT_EQ(inContainer(deployment(R"({"containers":[{"name":"solo"}]})").pod,
+                        deployment(R"({"containers":[{"name":"solo"}]})").pod.containers()[0]),
+            "");
+}
+
+TEST(PodReader, AcceleratorsByLookAndPositiveAmounts) {
+  const Read read = deployment(R"({"containers":[
+      {"name":"zero","resources":{"limits":{"nvidia.com/gpu":0}}},
+      {"name":"typo","resources":{"requests":{"nvidia.com/gpus":"1"}}},
+      {"name":"rdma","resources":{"limits":{"rdma/ib":1}}}]})");
+  const auto first = read.pod.firstAccelerator();
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->container->name, "zero");
+  EXPECT_FALSE(read.pod.asksForAccelerator(read.pod.containers()[0])) << "0 asks for nothing";
+  EXPECT_TRUE(read.pod.asksForAccelerator(read.pod.containers()[1]));
+  EXPECT_FALSE(read.pod.asksForAccelerator(read.pod.containers()[2]));
+  EXPECT_EQ(mainName(read.pod), "typo");
+  int entries = 0;
+  read.pod.forEachAccelerator([&](const ResourceEntry&) { ++entries; });
+  EXPECT_EQ(entries, 2);
+}
+
+TEST(PodReader, RequestsCountedAsTheSchedulerCountsThem) {
+  const Read read = deployment(R"({"initContainers":[
+      {"name":"side","restartPolicy":"Always","resources":{"limits":{"nvidia.com/gpu":1}}},
+      {"name":"warm","resources":{"limits":{"nvidia.com/gpu":8}}}],
+    "containers":[{"name":"a","resources":{"requests":{"nvidia.com/gpu":1},"limits":{"nvidia.com/gpu":2}}},
+                  {"name":"b","resources":{"limits":{"nvidia.com/gpu":"99999999999999999999"}}}]})");
+  // Requests win over limits; a count beyond int64 saturates instead of wrapping.
+  EXPECT_EQ(PodReader::containerRequest(*read.pod.containers()[2].json, "nvidia.com/gpu"), 1);
+  EXPECT_EQ(read.pod.podRequest("nvidia.com/gpu"), std::numeric_limits<int64_t>::max());
+  const Read small = deployment(R"({"initContainers":[
+      {"name":"side","restartPolicy":"Always","resources":{"limits":{"nvidia.com/gpu":1}}},
+      {"name":"warm","resources":{"limits":{"nvidia.com/gpu":8}}}],
+    "containers":[{"name":"a","resources":{"limits":{"nvidia.com/gpu":2}}}]})");
+  EXPECT_EQ(small.pod.podRequest("nvidia.com/gpu"), 9)
+      << "the init container runs beside the sidecar";
+}
+
+TEST(PodReader, OnlyTcpPortsCanBeProbed) {
+  const auto udp = parseJson(R"({"ports":[{"containerPort":53,"protocol":"UDP"}]})");
+  EXPECT_FALSE(PodReader::firstTcpPort(*udp));
+  EXPECT_TRUE(PodReader::declaresPort(*udp));
+  const auto mixed = parseJson(
+      R"({"ports":[{"containerPort":53,"protocol":"UDP"},{"containerPort":8000},{"containerPort":9}]})");
+  EXPECT_EQ(PodReader::firstTcpPort(*mixed).value_or(0), 8000);
+  const auto bad = parseJson(R"({"ports":[{"containerPort":70000},{"containerPort":"80"}]})");
+  EXPECT_FALSE(PodReader::firstTcpPort(*bad));
+}
+
+}  // namespace
+}  // namespace aiadmit

@@ -1,0 +1,230 @@
+#include "webhook/kube/pod_reader.h"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "webhook/kube/quantity.h"
+#include "webhook/kube/resources.h"
+
+namespace aiadmit {
+
+namespace {
+
+constexpr std::string_view kGpuContainerKey = "aiadmit.dev/gpu-container";
+
+std::optional<std::string_view> annotationOf(const JsonValue* metadata, std::string_view key) {
+  const JsonValue* value = member(member(metadata, "annotations"), key);
+  if (value == nullptr || !value->IsString()) return std::nullopt;
+  return stringOf(value);
+}
+
+int64_t saturatingAdd(int64_t a, int64_t b) {
+  return a > std::numeric_limits<int64_t>::max() - b ? std::numeric_limits<int64_t>::max() : a + b;
+}
+
+bool isPositive(const JsonValue& value) {
+  const auto quantity = Quantity::fromJson(value);
+  return quantity && !quantity->isZero() && !quantity->isNegative();
+}
+
+}  // namespace
+
+bool AcceleratorNames::isAccelerator(std::string_view resourceName) const {
+  return looksLikeAccelerator(resourceName);
+}
+
+const AcceleratorNames& AcceleratorNames::byLook() {
+  static const AcceleratorNames names;
+  return names;
+}
+
+PodReader::PodReader(const JsonValue* objectMetadata, const JsonValue* templateMetadata,
+                     const JsonValue* podSpec, const AcceleratorNames& accelerators)
+    : objectMetadata_(objectMetadata),
+      templateMetadata_(templateMetadata),
+      spec_(podSpec),
+      accelerators_(&accelerators) {
+  for (ContainerList list : {ContainerList::InitContainers, ContainerList::Containers}) {
+    const JsonValue* items = member(podSpec, containerListName(list));
+    if (!isArray(items)) continue;
+    containers_.reserve(containers_.size() + items->Size());
+    for (rapidjson::SizeType i = 0; i < items->Size(); ++i) {
+      const JsonValue& item = (*items)[i];
+      if (!item.IsObject()) continue;
+      const bool sidecar =
+          list == ContainerList::InitContainers && stringMember(&item, "restartPolicy") == "Always";
+      containers_.push_back({&item, list, i, stringMember(&item, "name"), sidecar});
+    }
+  }
+}
+
+PodReader PodReader::of(const PodTemplateView& view, const AcceleratorNames& accelerators) {
+  return PodReader(member(view.object, "metadata"), view.metadata, view.spec, accelerators);
+}
+
+std::optional<std::string_view> PodReader::templateAnnotation(std::string_view key) const {
+  if (!isTemplateOfController()) return std::nullopt;
+  return annotationOf(templateMetadata_, key);
+}
+
+std::optional<std::string_view> PodReader::objectAnnotation(std::string_view key) const {
+  return annotationOf(objectMetadata_, key);
+}
+
+std::optional<std::string_view> PodReader::annotation(std::string_view key) const {
+  if (auto onTemplate = templateAnnotation(key)) return onTemplate;
+  return objectAnnotation(key);
+}
+
+AnnotationSite PodReader::annotationSite(std::string_view key) const {
+  if (templateAnnotation(key)) return AnnotationSite::Template;
+  return objectAnnotation(key) ? AnnotationSite::Object : AnnotationSite::None;
+}
+
+bool PodReader::isAccelerator(std::string_view resourceName) const {
+  return accelerators_->isAccelerator(resourceName);
+}
+
+void PodReader::forEachResource(const std::function<void(const ResourceEntry&)>& visit) const {
+  for (const PodContainer& container : containers_) {
+    const JsonValue* resources = member(container.json, "resources");
+    for (std::string_view section : {"limits", "requests"}) {
+      const JsonValue* quantities = member(resources, section);
+      if (!isObject(quantities)) continue;
+      for (auto it = quantities->MemberBegin(); it != quantities->MemberEnd(); ++it) {
+        visit(ResourceEntry{container, section, stringOf(&it->name), it->value});
+      }
+    }
+  }
+}
+
+void PodReader::forEachAccelerator(const std::function<void(const ResourceEntry&)>& visit) const {
+  forEachResource([&](const ResourceEntry& entry) {
+    if (isAccelerator(entry.name)) visit(entry);
+  });
+}
+
+std::optional<PodReader::FirstAccelerator> PodReader::firstAccelerator() const {
+  std::optional<FirstAccelerator> first;
+  forEachAccelerator([&](const ResourceEntry& entry) {
+    if (!first) first = FirstAccelerator{&entry.container, entry.name};
+  });
+  return first;
+}
+
+bool PodReader::asksForAccelerator(const PodContainer& container) const {
+  const JsonValue* resources = member(container.json, "resources");
+  for (std::string_view section : {"limits", "requests"}) {
+    const JsonValue* quantities = member(resources, section);
+    if (!isObject(quantities)) continue;
+    for (auto it = quantities->MemberBegin(); it != quantities->MemberEnd(); ++it) {
+      if (isAccelerator(stringOf(&it->name)) && isPositive(it->value)) return true;
+    }
+  }
+  return false;
+}
+
+bool PodReader::asksForAccelerator() const {
+  return std::any_of(containers_.begin(), containers_.end(),
+                     [&](const PodContainer& c) { return asksForAccelerator(c); });
+}
+
+bool PodReader::claimsDevices() const {
+  const JsonValue* claims = member(spec_, "resourceClaims");
+  return isArray(claims) && !claims->Empty();
+}
+
+int64_t PodReader::containerRequest(const JsonValue& container, std::string_view resource) {
+  const JsonValue* resources = member(&container, "resources");
+  const JsonValue* value = member(member(resources, "requests"), resource);
+  if (value == nullptr) value = member(member(resources, "limits"), resource);
+  if (value == nullptr) return 0;
+  const auto quantity = Quantity::fromJson(*value);
+  if (!quantity || quantity->isNegative() || quantity->isZero() || !quantity->isWholeNumber()) {
+    return 0;
+  }
+  return quantity->wholeValue().value_or(std::numeric_limits<int64_t>::max());
+}
+
+int64_t PodReader::podRequest(std::string_view resource) const {
+  int64_t running = 0;  // regular containers and sidecars
+  int64_t sidecars = 0;
+  int64_t initPeak = 0;
+  for (const PodContainer& container : containers_) {
+    const int64_t own = containerRequest(*container.json, resource);
+    if (container.list == ContainerList::Containers) {
+      running = saturatingAdd(running, own);
+    } else if (container.sidecar) {
+      sidecars = saturatingAdd(sidecars, own);
+      running = saturatingAdd(running, own);
+      initPeak = std::max(initPeak, sidecars);
+    } else {
+      initPeak = std::max(initPeak, saturatingAdd(own, sidecars));
+    }
+  }
+  return std::max(running, initPeak);
+}
+
+const PodContainer* PodReader::named(std::string_view name) const {
+  for (const PodContainer& container : containers_) {
+    if (container.list == ContainerList::Containers && container.name == name) return &container;
+  }
+  return nullptr;
+}
+
+MainContainer PodReader::mainContainer() const {
+  const std::optional<std::string_view> wanted = annotation(kGpuContainerKey);
+  const PodContainer* byName = wanted ? named(*wanted) : nullptr;
+  if (byName != nullptr && asksForAccelerator(*byName)) {
+    return {byName, MainContainerBasis::Accelerator};
+  }
+  const PodContainer* first = nullptr;
+  for (const PodContainer& container : containers_) {
+    if (container.list != ContainerList::Containers) continue;
+    if (first == nullptr) first = &container;
+    if (asksForAccelerator(container)) return {&container, MainContainerBasis::Accelerator};
+  }
+  if (byName != nullptr) return {byName, MainContainerBasis::Annotation};
+  // An annotation naming no container is an error (AIA001), not a reason to
+  // pick another container silently.
+  if (wanted) return {};
+  if (first != nullptr) return {first, MainContainerBasis::First};
+  return {};
+}
+
+std::optional<std::string_view> PodReader::unknownGpuContainer() const {
+  const std::optional<std::string_view> wanted = annotation(kGpuContainerKey);
+  if (!wanted || named(*wanted) != nullptr) return std::nullopt;
+  return wanted;
+}
+
+std::optional<int> PodReader::firstTcpPort(const JsonValue& container) {
+  const JsonValue* ports = member(&container, "ports");
+  if (!isArray(ports)) return std::nullopt;
+  for (const JsonValue& port : ports->GetArray()) {
+    const std::string_view protocol = stringMember(&port, "protocol");
+    if (!protocol.empty() && protocol != "TCP") continue;
+    const JsonValue* number = member(&port, "containerPort");
+    if (number != nullptr && number->IsInt() && number->GetInt() > 0 && number->GetInt() <= 65535) {
+      return number->GetInt();
+    }
+  }
+  return std::nullopt;
+}
+
+bool PodReader::declaresPort(const JsonValue& container) {
+  const JsonValue* ports = member(&container, "ports");
+  if (!isArray(ports)) return false;
+  for (const JsonValue& port : ports->GetArray()) {
+    if (member(&port, "containerPort") != nullptr) return true;
+  }
+  return false;
+}
+
+std::string inContainer(const PodReader& pod, const PodContainer& container) {
+  if (!pod.hasSeveralContainers() || container.name.empty()) return {};
+  return " in container \"" + std::string(container.name) + "\"";
+}
+
+}  // namespace aiadmit

@@ -1,0 +1,143 @@
+// The pod reader: the one place that answers what a pod template asks for.
+// Classification, every mutator and every validator read a pod through it,
+// so they agree on which containers ask for accelerators, how many the Pod
+// needs as the scheduler counts them, which container is the main one, what
+// the aiadmit annotations say and which ports a container serves.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "webhook/kube/json.h"
+#include "webhook/kube/workload.h"
+
+namespace aiadmit {
+
+// Which resource names count as accelerators. The default is the name's look
+// (webhook/kube/resources.h); a profile adds the names it allows and their
+// near misses (webhook/policy/accelerators.h).
+class AcceleratorNames {
+ public:
+  virtual ~AcceleratorNames() = default;
+  virtual bool isAccelerator(std::string_view resourceName) const;
+  static const AcceleratorNames& byLook();
+};
+
+struct PodContainer {
+  const JsonValue* json = nullptr;  // never null: items that are not objects are skipped
+  ContainerList list = ContainerList::Containers;
+  size_t index = 0;  // within its list
+  std::string_view name;
+  bool sidecar = false;  // an init container with restartPolicy Always
+};
+
+// One entry of a container's resources.limits or resources.requests.
+struct ResourceEntry {
+  const PodContainer& container;
+  std::string_view section;  // "limits" or "requests"
+  std::string_view name;
+  const JsonValue& value;
+};
+
+// Where an annotation was read.
+enum class AnnotationSite { None, Template, Object };
+
+// Why a container is the main one.
+enum class MainContainerBasis {
+  None,         // the Pod has no containers
+  Accelerator,  // it asks for an accelerator
+  Annotation,   // aiadmit.dev/gpu-container names it
+  First,        // the first container
+};
+
+struct MainContainer {
+  const PodContainer* container = nullptr;
+  MainContainerBasis basis = MainContainerBasis::None;
+};
+
+class PodReader {
+ public:
+  // `objectMetadata` is the object's own metadata; `templateMetadata` and
+  // `podSpec` are its pod template's (for a Pod, its own metadata and spec).
+  PodReader(const JsonValue* objectMetadata, const JsonValue* templateMetadata,
+            const JsonValue* podSpec,
+            const AcceleratorNames& accelerators = AcceleratorNames::byLook());
+  static PodReader of(const PodTemplateView& view,
+                      const AcceleratorNames& accelerators = AcceleratorNames::byLook());
+
+  const JsonValue* spec() const { return spec_; }
+  // Init containers first, then containers: the order the kubelet starts them.
+  std::span<const PodContainer> containers() const { return containers_; }
+  // More than one container, init containers included: messages then name it.
+  bool hasSeveralContainers() const { return containers_.size() > 1; }
+
+  // --- Annotations. One precedence for every aiadmit annotation: the pod
+  // template's value (the one a controller's Pods carry) before the object's,
+  // so that a controller and its Pods always read the same.
+  std::optional<std::string_view> annotation(std::string_view key) const;
+  AnnotationSite annotationSite(std::string_view key) const;
+  std::optional<std::string_view> templateAnnotation(std::string_view key) const;
+  std::optional<std::string_view> objectAnnotation(std::string_view key) const;
+  bool isTemplateOfController() const { return templateMetadata_ != objectMetadata_; }
+
+  // --- Resources.
+  bool isAccelerator(std::string_view resourceName) const;
+  // Every entry of limits, then requests, of every container in order.
+  void forEachResource(const std::function<void(const ResourceEntry&)>& visit) const;
+  // The entries whose name is an accelerator.
+  void forEachAccelerator(const std::function<void(const ResourceEntry&)>& visit) const;
+  // The first accelerator entry, in container order; nullopt when none.
+  struct FirstAccelerator {
+    const PodContainer* container;
+    std::string_view name;
+  };
+  std::optional<FirstAccelerator> firstAccelerator() const;
+  // Whether a container asks for a positive amount of an accelerator.
+  bool asksForAccelerator(const PodContainer& container) const;
+  bool asksForAccelerator() const;
+  // Whether the Pod claims devices through dynamic resource allocation.
+  bool claimsDevices() const;
+
+  // What a container asks of `resource` as the scheduler reads it: its
+  // request, else its limit (the API server defaults one from the other).
+  // Zero when absent or not a positive whole number; a whole number beyond
+  // int64 saturates (more than any node has).
+  static int64_t containerRequest(const JsonValue& container, std::string_view resource);
+  // What the Pod needs of `resource` on one node, as kube-scheduler sums it:
+  // regular containers and sidecars add up; each other init container runs
+  // alone beside the sidecars started before it; the larger of the two.
+  int64_t podRequest(std::string_view resource) const;
+
+  // --- The main container: the one that asks for an accelerator (the one
+  // aiadmit.dev/gpu-container names when several do); else the one the
+  // annotation names; else the first container. Init containers never are.
+  // None when the annotation names no container and none asks for an
+  // accelerator.
+  MainContainer mainContainer() const;
+  // The value of aiadmit.dev/gpu-container when it names no container.
+  std::optional<std::string_view> unknownGpuContainer() const;
+
+  // --- Ports: the first TCP containerPort (protocol absent or TCP) in 1..65535.
+  static std::optional<int> firstTcpPort(const JsonValue& container);
+  static bool declaresPort(const JsonValue& container);
+
+ private:
+  const PodContainer* named(std::string_view name) const;
+
+  const JsonValue* objectMetadata_;
+  const JsonValue* templateMetadata_;
+  const JsonValue* spec_;
+  const AcceleratorNames* accelerators_;
+  std::vector<PodContainer> containers_;
+};
+
+// ` in container "vllm"` when the Pod has several containers and this one has
+// a name; "" when the field path says enough.
+std::string inContainer(const PodReader& pod, const PodContainer& container);
+
+}  // namespace aiadmit
