@@ -4,6 +4,7 @@
 #include <exception>
 
 #include "mutators/mutator.h"
+#include "webhook/engine/audit_annotations.h"
 #include "webhook/kube/json_patch.h"
 
 namespace aiadmit {
@@ -304,8 +305,14 @@ ReviewAnswer answerReview(const Engine& engine, Endpoint endpoint, std::string_v
       answer.name = std::string(request.name);
       answer.operation = std::string(operationName(request.operation));
       const AdmissionSubject subject = AdmissionSubject::of(request);
-      outcome = endpoint == Endpoint::Mutate ? engine.mutate(subject, &answer.evaluation)
-                                             : engine.validate(subject, &answer.evaluation);
+      if (endpoint == Endpoint::Mutate) {
+        outcome = engine.mutate(subject, &answer.evaluation);
+        outcome.setAuditAnnotations(mutationAuditAnnotations(answer.evaluation, outcome.patch()));
+      } else {
+        outcome = engine.validate(subject, &answer.evaluation);
+        outcome.setAuditAnnotations(
+            validationAuditAnnotations(answer.evaluation, engine.enforcement()));
+      }
     }
     answer.decision = outcome.decision();
     answer.httpStatus = outcome.httpStatus();
