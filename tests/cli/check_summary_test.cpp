@@ -49,6 +49,7 @@ TEST(CheckSummary, TheCorpusAsJson) {
   EXPECT_EQ(count(report.get(), "warned"), 1u);
   EXPECT_EQ(count(report.get(), "auditedOnly"), 0u);
   EXPECT_EQ(count(report.get(), "clean"), 6u);
+  EXPECT_EQ(count(report.get(), "skipped"), 15u);  // the operators' custom resources
 
   const JsonValue& byRule = (*report)["byRule"];
   ASSERT_EQ(byRule.Size(), 4u);
@@ -95,7 +96,8 @@ TEST(CheckSummary, TheCorpusAsText) {
   const CommandResult result = check({"--summary", corpusDir() + "/manifests"});
   EXPECT_EQ(result.exitCode, 1) << result.err;
   EXPECT_EQ(result.out.rfind("12 workloads (12 objects, 0 counted under their controller): "
-                             "5 denied, 1 warned, 0 audited only, 6 clean\n",
+                             "5 denied, 1 warned, 0 audited only, 6 clean; "
+                             "15 skipped (not a Pod or Pod controller)\n",
                              0),
             0u)
       << result.out;
@@ -191,6 +193,29 @@ TEST(CheckSummary, OnlyControllersInTheInputTakeTheirPods) {
   EXPECT_EQ(count(report.get(), "workloads"), 4u);
   EXPECT_EQ(count(report.get(), "countedUnderController"), 0u);
   EXPECT_EQ(count(&(*report)["byRule"][0], "deny"), 4u);
+}
+
+TEST(CheckSummary, APodOwnedByACustomResourceInTheInputIsCountedUnderIt) {
+  const std::string rayCluster =
+      "- apiVersion: ray.io/v1\n  kind: RayCluster\n  metadata: {name: rc, namespace: serving, "
+      "uid: rc-1}\n  spec: {}\n";
+  const auto report = summaryOf(list(rayCluster + pod("rc-head", "", "RayCluster", "rc", "rc-1")));
+  EXPECT_EQ(count(report.get(), "objects"), 1u);
+  EXPECT_EQ(count(report.get(), "skipped"), 1u);
+  EXPECT_EQ(count(report.get(), "workloads"), 1u);
+  EXPECT_EQ(count(report.get(), "countedUnderController"), 1u);
+  EXPECT_EQ(stringMember(&(*report)["offenders"][0], "kind"), "RayCluster");
+}
+
+TEST(CheckSummary, AuditedViolationsShowInTheTextOfEachObject) {
+  const std::string typo = sourceDir() + "/tests/golden/denials/aia003-gpus-typo.yaml";
+  const CommandResult audited = check({"--enforcement=audit", typo});
+  EXPECT_EQ(audited.exitCode, 0) << audited.err;
+  EXPECT_NE(audited.out.find("\n  Audit: aiadmit: [AIA003] "), std::string::npos) << audited.out;
+  EXPECT_EQ(audited.out.find("Warning: aiadmit: [AIA003]"), std::string::npos) << audited.out;
+  const CommandResult denied = check({typo});
+  EXPECT_EQ(denied.exitCode, 1);
+  EXPECT_EQ(denied.out.find("Audit:"), std::string::npos) << denied.out;
 }
 
 TEST(CheckSummary, RefusesYaml) {

@@ -152,7 +152,10 @@ CheckReport summarize(const std::vector<ReportInput>& inputs) {
   std::map<size_t, Workload> workloads;  // by the index of the object counted
   for (size_t i = 0; i < inputs.size(); ++i) {
     const ReportInput& input = inputs[i];
-    if (input.validation == nullptr) continue;
+    if (input.validation == nullptr) {
+      ++report.skipped;
+      continue;
+    }
     ++report.objects;
     const size_t root = owners.rootOf(i);
     Workload& workload = workloads[root];
@@ -263,7 +266,11 @@ void printReportText(const CheckReport& report, std::ostream& out) {
   out << report.workloads << (report.workloads == 1 ? " workload" : " workloads") << " ("
       << report.objects << " objects, " << report.folded
       << " counted under their controller): " << report.denied << " denied, " << report.warned
-      << " warned, " << report.auditedOnly << " audited only, " << report.clean << " clean\n";
+      << " warned, " << report.auditedOnly << " audited only, " << report.clean << " clean";
+  if (report.skipped > 0) {
+    out << "; " << report.skipped << " skipped (not a Pod or Pod controller)";
+  }
+  out << "\n";
   if (report.byRule.empty()) return;
   out << "\nRules broken, by workloads and the action applied:\n";
   std::vector<std::vector<std::string>> rules{{"RULE", "WORKLOADS", "DENY", "WARN", "AUDIT"}};
@@ -344,6 +351,7 @@ void printReportJson(const CheckReport& report, std::ostream& out) {
   count(w, "warned", report.warned);
   count(w, "auditedOnly", report.auditedOnly);
   count(w, "clean", report.clean);
+  count(w, "skipped", report.skipped);
   w.Key("byRule");
   w.StartArray();
   for (const RuleCount& r : report.byRule) {

@@ -49,6 +49,7 @@ struct CheckReport {
   size_t objects = 0;    // objects checked
   size_t workloads = 0;  // what is counted: objects less those counted under a controller
   size_t folded = 0;     // objects counted under their controller
+  size_t skipped = 0;    // objects of kinds check does not admit (they may own others)
   size_t denied = 0, warned = 0, auditedOnly = 0, clean = 0;  // workloads
   std::vector<RuleCount> byRule;
   std::vector<GroupCount> byNamespace;
