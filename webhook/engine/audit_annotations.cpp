@@ -1,8 +1,9 @@
 #include "webhook/engine/audit_annotations.h"
 
-#include <algorithm>
+#include <rapidjson/reader.h>
 
-#include "webhook/kube/json.h"
+#include <algorithm>
+#include <array>
 
 namespace aiadmit {
 
@@ -35,70 +36,122 @@ std::string within(std::string_view text) {
   return std::string(text.substr(0, cut)) + "...";
 }
 
-std::vector<std::string> pointerSegments(std::string_view pointer) {
-  std::vector<std::string> segments;
-  if (pointer.empty() || pointer[0] != '/') return segments;
-  std::string segment;
-  for (size_t i = 1; i <= pointer.size(); ++i) {
-    if (i == pointer.size() || pointer[i] == '/') {
-      segments.push_back(std::move(segment));
-      segment.clear();
-    } else if (pointer[i] == '~' && i + 1 < pointer.size()) {
-      segment.push_back(pointer[++i] == '1' ? '/' : '~');
-    } else {
-      segment.push_back(pointer[i]);
+// The first segments of a JSON Pointer, enough to name a field; views into
+// the pointer, still escaped (RFC 6901).
+struct PointerHead {
+  static constexpr size_t kDepth = 8;
+  std::array<std::string_view, kDepth> segments{};
+  size_t size = 0;
+
+  explicit PointerHead(std::string_view pointer) {
+    if (pointer.empty() || pointer[0] != '/') return;
+    size_t start = 1;
+    while (size < kDepth) {
+      const size_t slash = pointer.find('/', start);
+      segments[size++] =
+          pointer.substr(start, slash == std::string_view::npos ? slash : slash - start);
+      if (slash == std::string_view::npos) break;
+      start = slash + 1;
     }
   }
-  return segments;
+  std::string_view operator[](size_t i) const { return segments[i]; }
+};
+
+std::string unescaped(std::string_view segment) {
+  std::string out;
+  out.reserve(segment.size());
+  for (size_t i = 0; i < segment.size(); ++i) {
+    if (segment[i] == '~' && i + 1 < segment.size()) {
+      out.push_back(segment[++i] == '1' ? '/' : '~');
+    } else {
+      out.push_back(segment[i]);
+    }
+  }
+  return out;
 }
 
-bool isIndex(const std::string& segment) {
+bool isIndex(std::string_view segment) {
   return !segment.empty() &&
          std::all_of(segment.begin(), segment.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-bool isContainerList(const std::string& field) {
+bool isContainerList(std::string_view field) {
   return field == "containers" || field == "initContainers" || field == "ephemeralContainers";
 }
 
 // "/spec/template/spec/containers/0/readinessProbe" -> "containers[0].readinessProbe";
 // "/spec/template/metadata/annotations/aiadmit.dev~1class" -> "template.metadata.annotations";
 // "/spec/backoffLimit" -> "backoffLimit". Label and annotation keys are left out.
-std::string shortField(const std::vector<std::string>& s) {
-  if (s.empty()) return "object";
-  if (s[0] == "metadata") return s.size() > 1 ? "metadata." + s[1] : "metadata";
-  if (s[0] != "spec") return s[0];
+std::string shortField(const PointerHead& s) {
+  if (s.size == 0) return "object";
+  if (s[0] == "metadata") return s.size > 1 ? "metadata." + unescaped(s[1]) : "metadata";
+  if (s[0] != "spec") return unescaped(s[0]);
   size_t p = 1;
-  while (p + 1 < s.size() && (s[p] == "template" || s[p] == "jobTemplate")) {
+  while (p + 1 < s.size && (s[p] == "template" || s[p] == "jobTemplate")) {
     if (s[p + 1] == "metadata") {
-      return p + 2 < s.size() ? "template.metadata." + s[p + 2] : "template.metadata";
+      return p + 2 < s.size ? "template.metadata." + unescaped(s[p + 2]) : "template.metadata";
     }
     if (s[p + 1] != "spec") break;
     p += 2;
   }
-  if (p >= s.size()) return "spec";
-  std::string field = s[p];
-  if (isContainerList(field) && p + 1 < s.size() && isIndex(s[p + 1])) {
-    field += "[" + s[p + 1] + "]";
-    if (p + 2 < s.size()) field += "." + s[p + 2];
+  if (p >= s.size) return "spec";
+  std::string field = unescaped(s[p]);
+  if (isContainerList(s[p]) && p + 1 < s.size && isIndex(s[p + 1])) {
+    field += "[" + std::string(s[p + 1]) + "]";
+    if (p + 2 < s.size) field += "." + unescaped(s[p + 2]);
   }
   return field;
 }
 
+// Reads only the "path" of each operation: the answer's patch is parsed
+// again here, and a DOM would cost more than the rest of this unit.
+class PatchPaths : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, PatchPaths> {
+ public:
+  bool StartObject() {
+    ++depth_;
+    return true;
+  }
+  bool EndObject(rapidjson::SizeType) {
+    --depth_;
+    return true;
+  }
+  bool Key(const char* text, rapidjson::SizeType length, bool) {
+    nextIsPath_ = depth_ == 1 && std::string_view(text, length) == "path";
+    return true;
+  }
+  bool String(const char* text, rapidjson::SizeType length, bool) {
+    if (nextIsPath_) {
+      std::string field = shortField(PointerHead(std::string_view(text, length)));
+      if (std::find(fields.begin(), fields.end(), field) == fields.end()) {
+        fields.push_back(std::move(field));
+      }
+    }
+    nextIsPath_ = false;
+    return true;
+  }
+  // Values other than strings (an operation's "value") end a pending key.
+  bool Default() {
+    nextIsPath_ = false;
+    return true;
+  }
+
+  std::vector<std::string> fields;
+
+ private:
+  int depth_ = 0;
+  bool nextIsPath_ = false;
+};
+
 }  // namespace
 
 std::string mutatedFields(std::string_view jsonPatch) {
-  JsonDocument patch;
-  if (patch.Parse(jsonPatch.data(), jsonPatch.size()).HasParseError() || !patch.IsArray())
-    return "";
-  std::vector<std::string> fields;
-  for (const JsonValue& op : patch.GetArray()) {
-    std::string field = shortField(pointerSegments(stringMember(&op, "path")));
-    if (std::find(fields.begin(), fields.end(), field) == fields.end()) {
-      fields.push_back(std::move(field));
-    }
-  }
-  return joinWithin(fields);
+  // Parsed in place in a copy, so that no string of the patch is copied again.
+  std::string text(jsonPatch);
+  PatchPaths paths;
+  rapidjson::Reader reader;
+  rapidjson::InsituStringStream stream(text.data());
+  reader.Parse<rapidjson::kParseInsituFlag>(stream, paths);
+  return joinWithin(paths.fields);
 }
 
 std::vector<AuditAnnotation> mutationAuditAnnotations(const Evaluation& evaluation,
