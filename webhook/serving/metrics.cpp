@@ -14,6 +14,9 @@ constexpr std::array<WorkloadClass, 4> kAllClasses = {
 // The actions that count a violation, in the order of RuleAction.
 constexpr std::array<RuleAction, 3> kHitActionsInOrder = {RuleAction::Deny, RuleAction::Warn,
                                                           RuleAction::Audit};
+// recordRuleHit indexes its counters by the action's value.
+static_assert(static_cast<int>(RuleAction::Deny) == 0 && static_cast<int>(RuleAction::Warn) == 1 &&
+              static_cast<int>(RuleAction::Audit) == 2);
 constexpr std::array<Decision, 4> kAllDecisions = {Decision::Allowed, Decision::Patched,
                                                    Decision::Denied, Decision::Errored};
 
