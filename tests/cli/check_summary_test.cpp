@@ -90,6 +90,15 @@ TEST(CheckSummary, TheCorpusUnderAuditCountsWhatWouldBeDenied) {
   const JsonValue& first = (*report)["offenders"][0];
   EXPECT_EQ(stringMember(&first["rules"][0], "action"), "audit");
   EXPECT_EQ(stringMember(&first["rules"][0], "profileAction"), "deny");
+
+  const CommandResult text =
+      check({"--summary", "--enforcement=audit", corpusDir() + "/manifests"});
+  EXPECT_NE(text.out.find(" AIA009=audit(deny),AIA015=audit(warn)\n"), std::string::npos)
+      << text.out;
+  // What would deny ranks first, as it would at deny.
+  const JsonValue& offenders = (*report)["offenders"];
+  ASSERT_EQ(offenders.Size(), 6u);
+  EXPECT_EQ(stringMember(&offenders[5], "name"), "tf-notebook");
 }
 
 TEST(CheckSummary, TheCorpusAsText) {

@@ -124,6 +124,13 @@ size_t countApplied(const Offender& offender, RuleAction action) {
                                            [&](const auto& d) { return d.applied == action; }));
 }
 
+// Rules that would deny at --enforcement=deny.
+size_t countWouldDeny(const Offender& offender) {
+  return static_cast<size_t>(
+      std::count_if(offender.rules.begin(), offender.rules.end(),
+                    [](const auto& d) { return d.configured == RuleAction::Deny; }));
+}
+
 void countInto(std::map<std::string, GroupCount>& groups, const std::string& name,
                const Offender& offender) {
   GroupCount& group = groups[name];
@@ -206,13 +213,14 @@ CheckReport summarize(const std::vector<ReportInput>& inputs) {
       });
   report.byNamespace = worstFirst(std::move(namespaces));
   report.byKind = worstFirst(std::move(kinds));
-  std::stable_sort(
-      report.offenders.begin(), report.offenders.end(), [](const Offender& a, const Offender& b) {
-        const auto rank = [](const Offender& o) {
-          return std::tuple(o.denied, countApplied(o, RuleAction::Deny), o.rules.size(), o.owned);
-        };
-        return rank(b) < rank(a);
-      });
+  std::stable_sort(report.offenders.begin(), report.offenders.end(),
+                   [](const Offender& a, const Offender& b) {
+                     const auto rank = [](const Offender& o) {
+                       return std::tuple(o.denied, countApplied(o, RuleAction::Deny),
+                                         countWouldDeny(o), o.rules.size(), o.owned);
+                     };
+                     return rank(b) < rank(a);
+                   });
   return report;
 }
 
@@ -228,6 +236,10 @@ std::string rulesText(const std::vector<Evaluation::RuleDecision>& rules) {
   for (const auto& decision : rules) {
     if (!out.empty()) out += ",";
     out += decision.rule.name() + "=" + std::string(actionName(decision.applied));
+    // What the profile says, when --enforcement lowered it: "AIA009=audit(deny)".
+    if (decision.configured != decision.applied) {
+      out += "(" + std::string(actionName(decision.configured)) + ")";
+    }
   }
   return out.empty() ? "-" : out;
 }
