@@ -50,18 +50,6 @@ bool aimsAtPool(const JsonValue* podSpec, const Profile& profile, Aim& aim) {
   return true;
 }
 
-int strictness(RuleAction action) {
-  switch (action) {
-    case RuleAction::Deny:
-      return 2;
-    case RuleAction::Warn:
-      return 1;
-    case RuleAction::Off:
-      return 0;
-  }
-  return 0;
-}
-
 }  // namespace
 
 void PoolWithoutGpuValidator::check(const ValidationContext& context,
@@ -85,8 +73,8 @@ void PoolWithoutGpuValidator::check(const ValidationContext& context,
     const JsonValue* labels = member(member(&context.object, "metadata"), "labels");
     const JsonValue* templateLabels = member(context.view.metadata, "labels");
     context.profiles.forEachForNamespace(context.namespaceName, [&](const Profile& candidate) {
-      if (aim.profile != nullptr &&
-          strictness(candidate.rules.of(AIA007)) <= strictness(aim.profile->rules.of(AIA007))) {
+      if (aim.profile != nullptr && actionSeverity(candidate.rules.of(AIA007)) <=
+                                        actionSeverity(aim.profile->rules.of(AIA007))) {
         return;
       }
       if (!ProfileSet::scopeMatches(candidate, context.namespaceName, labels, templateLabels,

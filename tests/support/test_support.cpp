@@ -468,6 +468,15 @@ ReviewResponse parseReviewResponse(const std::string& body) {
   if (const JsonValue* warnings = member(response, "warnings"); isArray(warnings)) {
     for (const JsonValue& w : warnings->GetArray()) out.warnings.emplace_back(stringOf(&w));
   }
+  if (const JsonValue* annotations = member(response, "auditAnnotations"); annotations) {
+    EXPECT_TRUE(annotations->IsObject()) << "auditAnnotations is not an object";
+    if (isObject(annotations)) {
+      for (const auto& entry : annotations->GetObject()) {
+        EXPECT_TRUE(entry.value.IsString()) << "auditAnnotations values are strings";
+        out.auditAnnotations[std::string(stringOf(&entry.name))] = stringOf(&entry.value);
+      }
+    }
+  }
   if (const JsonValue* status = member(response, "status"); isObject(status)) {
     const JsonValue* code = member(status, "code");
     out.statusCode = code != nullptr && code->IsInt() ? code->GetInt() : 0;

@@ -153,6 +153,7 @@ struct ReviewResponse {
   std::string patchType;
   std::string patch;  // decoded JSON Patch; empty when none
   std::vector<std::string> warnings;
+  std::map<std::string, std::string> auditAnnotations;
   int statusCode = 0;
   std::string statusReason;
   std::string message;

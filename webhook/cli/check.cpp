@@ -16,6 +16,7 @@
 #include <optional>
 #include <sstream>
 
+#include "webhook/cli/check_summary.h"
 #include "webhook/engine/engine.h"
 #include "webhook/kube/yaml_json.h"
 #include "webhook/policy/profile_loader.h"
@@ -41,6 +42,11 @@ Options:
                       yaml (every object as the API server would store it,
                       for kubectl apply -f -; warnings and denials on stderr)
   -R, --recursive     read directories recursively
+  --enforcement LEVEL audit, warn or deny (default): caps every rule's action,
+                      as `serve --enforcement` does
+  --summary           a report instead of one entry per object: workloads by
+                      rule, namespace and kind, worst first; objects that a
+                      controller in the input owns are counted under it
   -h, --help          this help
 
 Exit status: 0 when every object is admitted, 1 when any is denied, 2 when
@@ -58,6 +64,8 @@ struct CheckOptions {
   std::string defaultNamespace = "default";
   Format format = Format::Text;
   bool recursive = false;
+  bool summary = false;
+  RuleAction enforcement = RuleAction::Deny;
   std::vector<std::string> paths;
 };
 
@@ -154,9 +162,14 @@ std::optional<int> parseOptions(const Arguments& args, CheckOptions& options) {
       options.recursive = true;
       continue;
     }
+    if (arg == "--summary") {
+      options.summary = true;
+      continue;
+    }
     std::string flag;
     std::optional<std::string> value;
-    for (const char* name : {"--profiles", "--namespace", "-n", "--output", "-o"}) {
+    for (const char* name :
+         {"--profiles", "--namespace", "-n", "--output", "-o", "--enforcement"}) {
       value = flagValue(args, i, name);
       if (value) {
         flag = name;
@@ -175,6 +188,14 @@ std::optional<int> parseOptions(const Arguments& args, CheckOptions& options) {
       options.profilesDir = *value;
     } else if (flag == "--namespace" || flag == "-n") {
       options.defaultNamespace = *value;
+    } else if (flag == "--enforcement") {
+      const std::optional<RuleAction> level = parseEnforcement(*value);
+      if (!level) {
+        std::cerr << "aiadmit check: --enforcement must be audit, warn or deny, not \"" << *value
+                  << "\"\n";
+        return 2;
+      }
+      options.enforcement = *level;
     } else if (*value == "text") {
       options.format = Format::Text;
     } else if (*value == "json") {
@@ -185,6 +206,10 @@ std::optional<int> parseOptions(const Arguments& args, CheckOptions& options) {
       std::cerr << "aiadmit check: -o must be text, json or yaml, not \"" << *value << "\"\n";
       return 2;
     }
+  }
+  if (options.summary && options.format == Format::Yaml) {
+    std::cerr << "aiadmit check: --summary prints text or json, not yaml\n";
+    return 2;
   }
   if (options.paths.empty()) {
     std::cerr << "aiadmit check: name at least one file, directory or -\n\n" << kCheckHelp;
@@ -471,6 +496,10 @@ void printText(const Record& record, const Style& style) {
   for (const std::string& warning : record.warnings) {
     std::cout << "  " << style.yellow("Warning: " + warning) << "\n";
   }
+  // Audited violations reach no kubectl user; the audit log records them.
+  for (const Violation& violation : record.validation.audited) {
+    std::cout << "  Audit: " << violation.warning() << "\n";
+  }
   if (!record.admitted()) {
     std::cout << "  " << style.red(indentLines(kubectlDenial(record), "  ")) << "\n";
   } else {
@@ -579,6 +608,7 @@ void writeRecord(JsonWriter& w, const Record& record) {
   w.EndArray();
   writeViolations(w, "ruleWarnings", record.validation.warnings);
   writeViolations(w, "denials", record.validation.denials);
+  writeViolations(w, "audited", record.validation.audited);
   writeOptionalField(w, "message", record.denial);
   w.EndObject();
 }
@@ -646,6 +676,50 @@ void printYaml(const std::vector<InputObject>& objects, const std::vector<Record
   std::cerr << summary.line() << "\n";
 }
 
+void printRecords(const std::vector<InputObject>& objects, const std::vector<Record>& records,
+                  const std::vector<InputError>& errors, const Summary& summary, Format format) {
+  switch (format) {
+    case Format::Text: {
+      const Style style(colourWanted());
+      for (const Record& record : records) printText(record, style);
+      std::cout << summary.line() << "\n";
+      break;
+    }
+    case Format::Json:
+      printJson(objects, records, errors, summary);
+      break;
+    case Format::Yaml:
+      // A partial set applied by a pipeline is worse than none.
+      if (errors.empty()) printYaml(objects, records, summary);
+      break;
+  }
+}
+
+void printReport(const std::vector<InputObject>& objects, const std::vector<Record>& records,
+                 const CheckOptions& options) {
+  std::vector<ReportInput> inputs;
+  for (const InputObject& object : objects) {
+    ReportInput input;
+    input.object = object.json.get();
+    if (object.record) {
+      const Record& record = records[*object.record];
+      input.namespaceName = record.namespaceName;
+      input.validation = &record.validation;
+      input.admitted = record.admitted();
+    } else {
+      input.namespaceName = stringMember(member(input.object, "metadata"), "namespace");
+      if (input.namespaceName.empty()) input.namespaceName = options.defaultNamespace;
+    }
+    inputs.push_back(std::move(input));
+  }
+  const CheckReport report = summarize(inputs);
+  if (options.format == Format::Json) {
+    printReportJson(report, std::cout);
+  } else {
+    printReportText(report, std::cout);
+  }
+}
+
 }  // namespace
 
 int checkCommand(const Arguments& args) {
@@ -658,7 +732,7 @@ int checkCommand(const Arguments& args) {
     for (const ProfileError& error : loaded.errors) std::cerr << error.format() << "\n";
     return 2;
   }
-  const Engine engine(loaded.set);
+  const Engine engine(loaded.set, options.enforcement);
 
   std::vector<Source> sources;
   std::vector<InputError> errors;
@@ -703,20 +777,10 @@ int checkCommand(const Arguments& args) {
   summary.errors = errors.size();
   for (const InputError& error : errors) std::cerr << "error: " << error.format() << "\n";
 
-  switch (options.format) {
-    case Format::Text: {
-      const Style style(colourWanted());
-      for (const Record& record : records) printText(record, style);
-      std::cout << summary.line() << "\n";
-      break;
-    }
-    case Format::Json:
-      printJson(objects, records, errors, summary);
-      break;
-    case Format::Yaml:
-      // A partial set applied by a pipeline is worse than none.
-      if (errors.empty()) printYaml(objects, records, summary);
-      break;
+  if (options.summary) {
+    printReport(objects, records, options);
+  } else {
+    printRecords(objects, records, errors, summary, options.format);
   }
   if (!errors.empty()) return 2;
   return summary.denied > 0 ? 1 : 0;

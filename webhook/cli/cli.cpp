@@ -28,13 +28,16 @@ Options:
   --tls-cert FILE         PEM certificate (chain) to serve; reloaded when it changes
   --tls-key FILE          PEM private key; reloaded when it changes
   --listen HOST:PORT      address to listen on (default 0.0.0.0:8443; port 0 picks a free one)
+  --enforcement LEVEL     audit, warn or deny (default): caps every rule's action, for a
+                          staged rollout; decisions are recorded in auditAnnotations
   --log-level LEVEL       trace, debug, info, warn, error or off (default info)
   --max-connections N     open connections served at once, one thread each (default 4096)
   --shutdown-delay SEC    seconds between SIGTERM and closing the listener (default 5)
   -h, --help              this help
 )";
 
-constexpr const char* kReviewHelp = R"(Usage: aiadmit review [--profiles DIR] [--validate]
+constexpr const char* kReviewHelp =
+    R"(Usage: aiadmit review [--profiles DIR] [--validate] [--enforcement LEVEL]
 
 Reads one admission.k8s.io/v1 AdmissionReview (JSON) on stdin and writes the
 response AdmissionReview on stdout, through the same code as `serve`
@@ -44,6 +47,8 @@ response AdmissionReview on stdout, through the same code as `serve`
 Options:
   --profiles DIR   profile directory (default: the shipped profiles)
   --validate       answer as /validate instead of /mutate
+  --enforcement LEVEL
+                   audit, warn or deny (default), as `serve --enforcement`
   -h, --help       this help
 )";
 
@@ -151,6 +156,12 @@ int serveCommand(const Arguments& args) {
       options.maxConnections = static_cast<size_t>(connections);
       continue;
     }
+    if (takeValue(args, i, "--enforcement", value)) {
+      const auto enforcement = parseEnforcement(value);
+      if (!enforcement) return usageError("--enforcement: audit, warn or deny", kServeHelp);
+      options.enforcement = *enforcement;
+      continue;
+    }
     if (takeValue(args, i, "--shutdown-delay", value)) {
       if (!parseInt(value, 0, 3600, options.shutdownDelaySeconds)) {
         return usageError("--shutdown-delay: 0 to 3600 seconds", kServeHelp);
@@ -181,8 +192,16 @@ int reviewCommand(const Arguments& args) {
   }
   std::string profilesDir = defaultProfilesDir();
   Endpoint endpoint = Endpoint::Mutate;
+  RuleAction enforcement = RuleAction::Deny;
   for (size_t i = 0; i < args.size(); ++i) {
     if (takeValue(args, i, "--profiles", profilesDir)) continue;
+    std::string level;
+    if (takeValue(args, i, "--enforcement", level)) {
+      const auto parsed = parseEnforcement(level);
+      if (!parsed) return usageError("--enforcement: audit, warn or deny", kReviewHelp);
+      enforcement = *parsed;
+      continue;
+    }
     if (args[i] == "--validate") {
       endpoint = Endpoint::Validate;
       continue;
@@ -199,7 +218,7 @@ int reviewCommand(const Arguments& args) {
     std::cerr << "aiadmit: cannot read stdin\n";
     return 2;
   }
-  const Engine engine(loaded.set);
+  const Engine engine(loaded.set, enforcement);
   const ReviewAnswer answer = answerReview(engine, endpoint, body);
   std::cout << answer.body << "\n";
   return answer.decision == Decision::Errored ? 2 : 0;

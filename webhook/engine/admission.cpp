@@ -145,6 +145,10 @@ AdmissionOutcome AdmissionOutcome::internalError(std::string message) {
   return outcome;
 }
 
+void AdmissionOutcome::setAuditAnnotations(std::vector<AuditAnnotation> annotations) {
+  if (decision_ != Decision::Errored) auditAnnotations_ = std::move(annotations);
+}
+
 namespace {
 
 // Cuts at a UTF-8 boundary so a trimmed warning stays valid text.
@@ -227,6 +231,16 @@ std::string encodeAdmissionResponse(std::string_view uid, const AdmissionOutcome
       writer.String(warning.data(), static_cast<rapidjson::SizeType>(warning.size()));
     }
     writer.EndArray();
+  }
+  if (!outcome.auditAnnotations().empty()) {
+    writer.Key("auditAnnotations");
+    writer.StartObject();
+    for (const AuditAnnotation& annotation : outcome.auditAnnotations()) {
+      writer.Key(annotation.key.data(), static_cast<rapidjson::SizeType>(annotation.key.size()));
+      writer.String(annotation.value.data(),
+                    static_cast<rapidjson::SizeType>(annotation.value.size()));
+    }
+    writer.EndObject();
   }
   if (!outcome.isAllowed()) {
     writer.Key("status");

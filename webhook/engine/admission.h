@@ -42,6 +42,16 @@ struct DecodeError {
 // it never throws and never trusts the body's shape.
 bool decodeAdmissionReview(std::string_view body, AdmissionRequest& request, DecodeError& error);
 
+// An entry of response.auditAnnotations. The API server records it in the
+// request's audit event under "<webhook name>/<key>", and drops it (with a
+// log line) unless that whole key is a qualified name: a DNS subdomain, one
+// '/', then at most 63 of [-A-Za-z0-9_.] starting and ending alphanumeric.
+struct AuditAnnotation {
+  std::string key;
+  std::string value;
+  bool operator==(const AuditAnnotation&) const = default;
+};
+
 enum class Decision { Allowed, Patched, Denied, Errored };
 std::string_view decisionName(Decision decision);
 
@@ -62,6 +72,9 @@ class AdmissionOutcome {
   const std::string& patch() const { return patch_; }
   const std::vector<std::string>& warnings() const { return warnings_; }
   const std::string& message() const { return message_; }
+  const std::vector<AuditAnnotation>& auditAnnotations() const { return auditAnnotations_; }
+  // What was decided, for the audit log; ignored on errors, which decide nothing.
+  void setAuditAnnotations(std::vector<AuditAnnotation> annotations);
   int code() const { return code_; }
   // HTTP status of the answer: 200 for decisions, 400/500 for errors so that
   // the API server applies the webhook's failurePolicy to our failures.
@@ -74,6 +87,7 @@ class AdmissionOutcome {
   std::string patch_;
   std::string message_;
   std::vector<std::string> warnings_;
+  std::vector<AuditAnnotation> auditAnnotations_;
 };
 
 // Serialises the response AdmissionReview for `uid`.

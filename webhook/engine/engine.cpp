@@ -4,6 +4,7 @@
 #include <exception>
 
 #include "mutators/mutator.h"
+#include "webhook/engine/audit_annotations.h"
 #include "webhook/kube/json_patch.h"
 #include "webhook/policy/accelerators.h"
 
@@ -24,7 +25,8 @@ std::string_view endpointName(Endpoint endpoint) {
   return endpoint == Endpoint::Mutate ? "mutate" : "validate";
 }
 
-Engine::Engine(std::shared_ptr<const ProfileSet> profiles) : profiles_(std::move(profiles)) {}
+Engine::Engine(std::shared_ptr<const ProfileSet> profiles, RuleAction enforcement)
+    : profiles_(std::move(profiles)), enforcement_(enforcement) {}
 
 void Engine::replaceProfiles(std::shared_ptr<const ProfileSet> profiles) {
   profiles_.store(std::move(profiles));
@@ -107,6 +109,18 @@ Assessment assess(const JsonValue& object, const AdmissionSubject& subject,
   return assessment;
 }
 
+// One decision per rule, the strongest when several profiles judged it.
+void recordDecision(std::vector<Evaluation::RuleDecision>& decisions, RuleId rule,
+                    RuleAction applied, RuleAction configured) {
+  auto at = std::lower_bound(decisions.begin(), decisions.end(), rule,
+                             [](const auto& d, RuleId r) { return d.rule < r; });
+  if (at != decisions.end() && at->rule == rule) {
+    if (actionSeverity(applied) > actionSeverity(at->applied)) *at = {rule, applied, configured};
+    return;
+  }
+  decisions.insert(at, {rule, applied, configured});
+}
+
 void collectViolations(const JsonValue& object, const Assessment& assessment,
                        const AdmissionSubject& subject, const ProfileSet& profiles,
                        std::vector<Violation>& out) {
@@ -126,6 +140,36 @@ void collectViolations(const JsonValue& object, const Assessment& assessment,
   for (const auto& validator : allValidators()) {
     if (!classification.isAiWorkload() && !validator->appliesToUnclassified()) continue;
     validator->check(context, out);
+  }
+}
+
+// Sorts violations by the action that applies to them: the profile's action
+// for the rule, capped by the enforcement level.
+void sortByAction(std::vector<Violation>& violations, const Profile* profile,
+                  RuleAction enforcement, Evaluation& eval) {
+  const RuleActions defaults;
+  const RuleActions& actions = profile != nullptr ? profile->rules : defaults;
+  for (Violation& violation : violations) {
+    // An object without a profile of its own answers to the profile the
+    // validator judged it by (AIA007 on objects that are not AI workloads).
+    const RuleActions& ruleActions =
+        violation.profile != nullptr ? violation.profile->rules : actions;
+    const RuleAction configured = ruleActions.of(violation.rule);
+    const RuleAction applied = capAction(configured, enforcement);
+    if (applied != RuleAction::Off) recordDecision(eval.rules, violation.rule, applied, configured);
+    switch (applied) {
+      case RuleAction::Deny:
+        eval.denials.push_back(std::move(violation));
+        break;
+      case RuleAction::Warn:
+        eval.warnings.push_back(std::move(violation));
+        break;
+      case RuleAction::Audit:
+        eval.audited.push_back(std::move(violation));
+        break;
+      case RuleAction::Off:
+        break;
+    }
   }
 }
 
@@ -195,6 +239,9 @@ AdmissionOutcome Engine::validate(const AdmissionSubject& subject, Evaluation* e
   const Classification& classification = assessment.classification;
   eval.workloadClass = classification.workloadClass;
   eval.classReason = classification.reason;
+  // A profile named by annotation that cannot apply is an AIA001 violation
+  // (validators/annotation_values), judged and capped like any rule.
+  eval.profileError = assessment.selection.error;
   if (assessment.selection.profile != nullptr) {
     eval.profile = assessment.selection.profile->name;
     eval.profileReason = assessment.selection.reason;
@@ -215,25 +262,7 @@ AdmissionOutcome Engine::validate(const AdmissionSubject& subject, Evaluation* e
     });
   }
 
-  const Profile* profile = assessment.selection.profile;
-  const RuleActions defaults;
-  const RuleActions& actions = profile != nullptr ? profile->rules : defaults;
-  for (Violation& violation : violations) {
-    // An object without a profile of its own answers to the profile the
-    // validator judged it by (AIA007 on objects that are not AI workloads).
-    const RuleActions& ruleActions =
-        violation.profile != nullptr ? violation.profile->rules : actions;
-    switch (ruleActions.of(violation.rule)) {
-      case RuleAction::Deny:
-        eval.denials.push_back(std::move(violation));
-        break;
-      case RuleAction::Warn:
-        eval.warnings.push_back(std::move(violation));
-        break;
-      case RuleAction::Off:
-        break;
-    }
-  }
+  sortByAction(violations, assessment.selection.profile, enforcement_, eval);
 
   std::vector<std::string> warnings;
   for (const Violation& violation : eval.warnings) {
@@ -265,8 +294,14 @@ ReviewAnswer answerReview(const Engine& engine, Endpoint endpoint, std::string_v
       answer.name = std::string(request.name);
       answer.operation = std::string(operationName(request.operation));
       const AdmissionSubject subject = AdmissionSubject::of(request);
-      outcome = endpoint == Endpoint::Mutate ? engine.mutate(subject, &answer.evaluation)
-                                             : engine.validate(subject, &answer.evaluation);
+      if (endpoint == Endpoint::Mutate) {
+        outcome = engine.mutate(subject, &answer.evaluation);
+        outcome.setAuditAnnotations(mutationAuditAnnotations(answer.evaluation, outcome.patch()));
+      } else {
+        outcome = engine.validate(subject, &answer.evaluation);
+        outcome.setAuditAnnotations(
+            validationAuditAnnotations(answer.evaluation, engine.enforcement()));
+      }
     }
     answer.decision = outcome.decision();
     answer.httpStatus = outcome.httpStatus();

@@ -39,6 +39,15 @@ struct Evaluation {
   std::vector<std::string> changes;  // injected, one line each
   std::vector<Violation> denials;    // violations whose action is deny
   std::vector<Violation> warnings;   // violations whose action is warn
+  std::vector<Violation> audited;    // violations whose action is audit: recorded only
+  // Each violated rule once, in rule order, with the action applied and the
+  // one its profile sets (stronger when the enforcement cap lowered it).
+  struct RuleDecision {
+    RuleId rule;
+    RuleAction applied = RuleAction::Off;
+    RuleAction configured = RuleAction::Off;
+  };
+  std::vector<RuleDecision> rules;
 };
 
 enum class Endpoint { Mutate, Validate };
@@ -46,11 +55,15 @@ std::string_view endpointName(Endpoint endpoint);
 
 class Engine {
  public:
-  explicit Engine(std::shared_ptr<const ProfileSet> profiles);
+  // `enforcement` caps every rule's action (deny > warn > audit): a staged
+  // rollout runs with audit, then warn, then deny.
+  explicit Engine(std::shared_ptr<const ProfileSet> profiles,
+                  RuleAction enforcement = RuleAction::Deny);
 
   // Swapped atomically; requests in flight keep the set they started with.
   void replaceProfiles(std::shared_ptr<const ProfileSet> profiles);
   std::shared_ptr<const ProfileSet> profiles() const;
+  RuleAction enforcement() const { return enforcement_; }
 
   AdmissionOutcome mutate(const AdmissionSubject& subject, Evaluation* evaluation) const;
   AdmissionOutcome validate(const AdmissionSubject& subject, Evaluation* evaluation) const;
@@ -61,6 +74,7 @@ class Engine {
 
  private:
   std::atomic<std::shared_ptr<const ProfileSet>> profiles_;
+  RuleAction enforcement_;
 };
 
 // One HTTP body in, one HTTP answer out: the request path of `serve` and of

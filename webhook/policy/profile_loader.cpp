@@ -721,7 +721,7 @@ void readMutations(Reader& r, const YAML::Node& node, const std::string& field, 
 
 void readRules(Reader& r, const YAML::Node& node, const std::string& field, Profile& p) {
   if (!node.IsMap()) {
-    r.error(node, field, "must be a mapping of rule IDs to deny, warn or off");
+    r.error(node, field, "must be a mapping of rule IDs to deny, warn, audit or off");
     return;
   }
   std::set<std::string> seen;
@@ -742,7 +742,7 @@ void readRules(Reader& r, const YAML::Node& node, const std::string& field, Prof
     if (auto action = parseAction(*text)) {
       p.rules.set(*rule, *action);
     } else {
-      oneOf(r, entry.second, path, *text, {"deny", "warn", "off"});
+      oneOf(r, entry.second, path, *text, {"deny", "warn", "audit", "off"});
     }
   }
 }

@@ -27,6 +27,8 @@ std::string_view actionName(RuleAction action) {
       return "deny";
     case RuleAction::Warn:
       return "warn";
+    case RuleAction::Audit:
+      return "audit";
     case RuleAction::Off:
       return "off";
   }
@@ -36,8 +38,33 @@ std::string_view actionName(RuleAction action) {
 std::optional<RuleAction> parseAction(std::string_view text) {
   if (text == "deny") return RuleAction::Deny;
   if (text == "warn") return RuleAction::Warn;
+  if (text == "audit") return RuleAction::Audit;
   if (text == "off") return RuleAction::Off;
   return std::nullopt;
+}
+
+int actionSeverity(RuleAction action) {
+  switch (action) {
+    case RuleAction::Deny:
+      return 3;
+    case RuleAction::Warn:
+      return 2;
+    case RuleAction::Audit:
+      return 1;
+    case RuleAction::Off:
+      return 0;
+  }
+  return 0;
+}
+
+RuleAction capAction(RuleAction action, RuleAction ceiling) {
+  return actionSeverity(action) > actionSeverity(ceiling) ? ceiling : action;
+}
+
+std::optional<RuleAction> parseEnforcement(std::string_view text) {
+  const std::optional<RuleAction> action = parseAction(text);
+  if (!action || *action == RuleAction::Off) return std::nullopt;
+  return action;
 }
 
 RuleActions::RuleActions() {

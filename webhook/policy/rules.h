@@ -8,7 +8,10 @@
 
 namespace aiadmit {
 
-enum class RuleAction { Deny, Warn, Off };
+// What a violated rule does to the request. Audit admits it silently and only
+// records the violation (audit annotations, metrics, `check`), as Kyverno's
+// Audit and ValidatingAdmissionPolicy's Audit action do.
+enum class RuleAction { Deny, Warn, Audit, Off };
 
 constexpr int kFirstRule = 1;
 constexpr int kLastRule = 15;
@@ -26,6 +29,14 @@ inline constexpr RuleId AIA001{1}, AIA002{2}, AIA003{3}, AIA004{4}, AIA005{5}, A
 
 std::string_view actionName(RuleAction action);
 std::optional<RuleAction> parseAction(std::string_view text);
+
+// Strength order: deny > warn > audit > off.
+int actionSeverity(RuleAction action);
+// `action`, lowered to `ceiling` when stronger: the enforcement cap of a
+// staged rollout (`serve --enforcement=audit|warn|deny`).
+RuleAction capAction(RuleAction action, RuleAction ceiling);
+// The enforcement levels `--enforcement` takes: audit, warn or deny.
+std::optional<RuleAction> parseEnforcement(std::string_view text);
 
 // Per-rule actions, defaulting to deny for all rules but AIA015 (warn).
 class RuleActions {

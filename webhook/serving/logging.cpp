@@ -100,7 +100,8 @@ void logRequest(Endpoint endpoint, const ReviewAnswer& answer, double seconds) {
   field(writer, "decision", decisionName(answer.decision));
   writer.Key("rules");
   writer.StartArray();
-  for (const auto* list : {&answer.evaluation.denials, &answer.evaluation.warnings}) {
+  for (const auto* list :
+       {&answer.evaluation.denials, &answer.evaluation.warnings, &answer.evaluation.audited}) {
     for (const Violation& violation : *list) {
       const std::string name = violation.rule.name();
       writer.String(name.data(), static_cast<rapidjson::SizeType>(name.size()));

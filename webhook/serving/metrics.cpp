@@ -11,6 +11,12 @@ constexpr std::array<WorkloadKind, 7> kAllKinds = {
     WorkloadKind::Other};
 constexpr std::array<WorkloadClass, 4> kAllClasses = {
     WorkloadClass::None, WorkloadClass::Training, WorkloadClass::Batch, WorkloadClass::Realtime};
+// The actions that count a violation, in the order of RuleAction.
+constexpr std::array<RuleAction, 3> kHitActionsInOrder = {RuleAction::Deny, RuleAction::Warn,
+                                                          RuleAction::Audit};
+// recordRuleHit indexes its counters by the action's value.
+static_assert(static_cast<int>(RuleAction::Deny) == 0 && static_cast<int>(RuleAction::Warn) == 1 &&
+              static_cast<int>(RuleAction::Audit) == 2);
 constexpr std::array<Decision, 4> kAllDecisions = {Decision::Allowed, Decision::Patched,
                                                    Decision::Denied, Decision::Errored};
 
@@ -40,8 +46,12 @@ void Metrics::recordRequest(Endpoint endpoint, WorkloadKind kind, WorkloadClass 
 
 void Metrics::recordRuleHit(RuleId rule, RuleAction action) {
   if (action == RuleAction::Off) return;
-  ruleHits_[static_cast<size_t>(rule.number) * 2 + (action == RuleAction::Deny ? 0 : 1)].fetch_add(
+  ruleHits_[static_cast<size_t>(rule.number) * kHitActions + static_cast<size_t>(action)].fetch_add(
       1, std::memory_order_relaxed);
+}
+
+void Metrics::setEnforcement(RuleAction enforcement) {
+  enforcement_.store(enforcement);
 }
 
 void Metrics::recordProfileReload(bool success, double unixTime) {
@@ -110,11 +120,20 @@ std::string Metrics::render() const {
   out += "# HELP aiadmit_rule_hits_total Violations found, by rule and the action applied.\n";
   out += "# TYPE aiadmit_rule_hits_total counter\n";
   for (int rule = kFirstRule; rule <= kLastRule; ++rule) {
-    for (int a = 0; a < 2; ++a) {
+    for (RuleAction action : kHitActionsInOrder) {
+      const size_t index = static_cast<size_t>(rule) * kHitActions + static_cast<size_t>(action);
       out += "aiadmit_rule_hits_total{rule=\"" + RuleId{rule}.name() + "\",action=\"" +
-             (a == 0 ? "deny" : "warn") + "\"} " +
-             std::to_string(ruleHits_[static_cast<size_t>(rule) * 2 + a].load()) + "\n";
+             std::string(actionName(action)) + "\"} " + std::to_string(ruleHits_[index].load()) +
+             "\n";
     }
+  }
+  out +=
+      "# HELP aiadmit_enforcement The enforcement level in force: the strongest action a rule "
+      "may take.\n";
+  out += "# TYPE aiadmit_enforcement gauge\n";
+  for (RuleAction level : kHitActionsInOrder) {
+    out += "aiadmit_enforcement{level=\"" + std::string(actionName(level)) + "\"} " +
+           (enforcement_.load() == level ? "1" : "0") + "\n";
   }
   out += "# HELP aiadmit_profile_reloads_total Profile set loads by result.\n";
   out += "# TYPE aiadmit_profile_reloads_total counter\n";

@@ -20,6 +20,7 @@ class Metrics {
   void recordRequest(Endpoint endpoint, WorkloadKind kind, WorkloadClass workloadClass,
                      Decision decision, double seconds);
   void recordRuleHit(RuleId rule, RuleAction action);
+  void setEnforcement(RuleAction enforcement);
   void recordProfileReload(bool success, double unixTime);
   void setCertificateExpiry(double unixTime);
   void setProfilesLoaded(size_t count);
@@ -39,7 +40,10 @@ class Metrics {
 
   std::array<std::atomic<uint64_t>, kEndpoints * kKinds * kClasses * kDecisions> requests_{};
   std::array<Histogram, kEndpoints> latency_{};
-  std::array<std::atomic<uint64_t>, (kLastRule + 1) * 2> ruleHits_{};
+  // Deny, warn and audit for each rule.
+  static constexpr size_t kHitActions = 3;
+  std::array<std::atomic<uint64_t>, (kLastRule + 1) * kHitActions> ruleHits_{};
+  std::atomic<RuleAction> enforcement_{RuleAction::Deny};
   std::atomic<uint64_t> reloadSuccess_{0};
   std::atomic<uint64_t> reloadFailure_{0};
   std::atomic<double> lastGoodReload_{0};

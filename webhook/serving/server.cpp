@@ -146,6 +146,9 @@ class AdmissionHandler {
     for (const Violation& v : result.evaluation.warnings) {
       metrics_.recordRuleHit(v.rule, RuleAction::Warn);
     }
+    for (const Violation& v : result.evaluation.audited) {
+      metrics_.recordRuleHit(v.rule, RuleAction::Audit);
+    }
     logRequest(endpoint_, result, seconds);
   }
 
@@ -201,7 +204,8 @@ int runServer(const ServerOptions& options) {
   metrics.setProfilesLoaded(loaded.set->profiles().size());
   logInfo("profiles loaded", {{"dir", options.profilesDir},
                               {"profiles", std::to_string(loaded.set->profiles().size())}});
-  Engine engine(loaded.set);
+  Engine engine(loaded.set, options.enforcement);
+  metrics.setEnforcement(options.enforcement);
 
   CertificateStore certificates(options.certFile, options.keyFile);
   std::string tlsError;

@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <string>
 
+#include "webhook/policy/rules.h"
+
 namespace aiadmit {
 
 struct ServerOptions {
@@ -13,6 +15,8 @@ struct ServerOptions {
   std::string certFile;
   std::string keyFile;
   std::string profilesDir;
+  // Caps every rule's action (--enforcement): audit, warn or deny.
+  RuleAction enforcement = RuleAction::Deny;
   // Each open connection holds a thread while it lives (cpp-httplib's model);
   // threads start on demand, so this only caps open connections.
   // kube-apiserver opens one per concurrent admission.

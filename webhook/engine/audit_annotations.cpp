@@ -1,0 +1,199 @@
+#include "webhook/engine/audit_annotations.h"
+
+#include <rapidjson/reader.h>
+
+#include <algorithm>
+#include <array>
+
+namespace aiadmit {
+
+namespace {
+
+// Items joined by ",", as many as fit in the value budget, then ",+N more".
+std::string joinWithin(const std::vector<std::string>& items) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const std::string more = "+" + std::to_string(items.size() - i) + " more";
+    const size_t room = kMaxAuditAnnotationValue - std::min(kMaxAuditAnnotationValue, more.size());
+    // The last item needs no room for a "+N more" after it.
+    const size_t limit = i + 1 == items.size() ? kMaxAuditAnnotationValue : room;
+    const size_t needed = out.size() + (out.empty() ? 0 : 1) + items[i].size();
+    if (needed > limit) {
+      if (!out.empty()) out += ",";
+      return out + more;
+    }
+    if (!out.empty()) out += ",";
+    out += items[i];
+  }
+  return out;
+}
+
+// Cuts free text at a UTF-8 boundary within the value budget.
+std::string within(std::string_view text) {
+  if (text.size() <= kMaxAuditAnnotationValue) return std::string(text);
+  size_t cut = kMaxAuditAnnotationValue - 3;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return std::string(text.substr(0, cut)) + "...";
+}
+
+// The first segments of a JSON Pointer, enough to name a field; views into
+// the pointer, still escaped (RFC 6901).
+struct PointerHead {
+  static constexpr size_t kDepth = 8;
+  std::array<std::string_view, kDepth> segments{};
+  size_t size = 0;
+
+  explicit PointerHead(std::string_view pointer) {
+    if (pointer.empty() || pointer[0] != '/') return;
+    size_t start = 1;
+    while (size < kDepth) {
+      const size_t slash = pointer.find('/', start);
+      segments[size++] =
+          pointer.substr(start, slash == std::string_view::npos ? slash : slash - start);
+      if (slash == std::string_view::npos) break;
+      start = slash + 1;
+    }
+  }
+  std::string_view operator[](size_t i) const { return segments[i]; }
+};
+
+std::string unescaped(std::string_view segment) {
+  std::string out;
+  out.reserve(segment.size());
+  for (size_t i = 0; i < segment.size(); ++i) {
+    if (segment[i] == '~' && i + 1 < segment.size()) {
+      out.push_back(segment[++i] == '1' ? '/' : '~');
+    } else {
+      out.push_back(segment[i]);
+    }
+  }
+  return out;
+}
+
+bool isIndex(std::string_view segment) {
+  return !segment.empty() &&
+         std::all_of(segment.begin(), segment.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+bool isContainerList(std::string_view field) {
+  return field == "containers" || field == "initContainers" || field == "ephemeralContainers";
+}
+
+// "/spec/template/spec/containers/0/readinessProbe" -> "containers[0].readinessProbe";
+// "/spec/template/metadata/annotations/aiadmit.dev~1class" -> "template.metadata.annotations";
+// "/spec/backoffLimit" -> "backoffLimit". Label and annotation keys are left out.
+std::string shortField(const PointerHead& s) {
+  if (s.size == 0) return "object";
+  if (s[0] == "metadata") return s.size > 1 ? "metadata." + unescaped(s[1]) : "metadata";
+  if (s[0] != "spec") return unescaped(s[0]);
+  size_t p = 1;
+  while (p + 1 < s.size && (s[p] == "template" || s[p] == "jobTemplate")) {
+    if (s[p + 1] == "metadata") {
+      return p + 2 < s.size ? "template.metadata." + unescaped(s[p + 2]) : "template.metadata";
+    }
+    if (s[p + 1] != "spec") break;
+    p += 2;
+  }
+  if (p >= s.size) return "spec";
+  std::string field = unescaped(s[p]);
+  if (isContainerList(s[p]) && p + 1 < s.size && isIndex(s[p + 1])) {
+    field += "[" + std::string(s[p + 1]) + "]";
+    if (p + 2 < s.size) field += "." + unescaped(s[p + 2]);
+  }
+  return field;
+}
+
+// Reads only the "path" of each operation: the answer's patch is parsed
+// again here, and a DOM would cost more than the rest of this unit.
+class PatchPaths : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, PatchPaths> {
+ public:
+  bool StartObject() {
+    ++depth_;
+    return true;
+  }
+  bool EndObject(rapidjson::SizeType) {
+    --depth_;
+    return true;
+  }
+  bool Key(const char* text, rapidjson::SizeType length, bool) {
+    nextIsPath_ = depth_ == 1 && std::string_view(text, length) == "path";
+    return true;
+  }
+  bool String(const char* text, rapidjson::SizeType length, bool) {
+    if (nextIsPath_) {
+      std::string field = shortField(PointerHead(std::string_view(text, length)));
+      if (std::find(fields.begin(), fields.end(), field) == fields.end()) {
+        fields.push_back(std::move(field));
+      }
+    }
+    nextIsPath_ = false;
+    return true;
+  }
+  // Values other than strings (an operation's "value") end a pending key.
+  bool Default() {
+    nextIsPath_ = false;
+    return true;
+  }
+
+  std::vector<std::string> fields;
+
+ private:
+  int depth_ = 0;
+  bool nextIsPath_ = false;
+};
+
+}  // namespace
+
+std::string mutatedFields(std::string_view jsonPatch) {
+  // Parsed in place in a copy, so that no string of the patch is copied again.
+  std::string text(jsonPatch);
+  PatchPaths paths;
+  rapidjson::Reader reader;
+  rapidjson::InsituStringStream stream(text.data());
+  reader.Parse<rapidjson::kParseInsituFlag>(stream, paths);
+  return joinWithin(paths.fields);
+}
+
+std::vector<AuditAnnotation> mutationAuditAnnotations(const Evaluation& evaluation,
+                                                      std::string_view jsonPatch) {
+  std::vector<AuditAnnotation> out;
+  if (evaluation.workloadClass == WorkloadClass::None && jsonPatch.empty()) return out;
+  out.push_back({std::string(kAuditClass), std::string(className(evaluation.workloadClass))});
+  if (!evaluation.profile.empty()) {
+    out.push_back({std::string(kAuditProfile), within(evaluation.profile)});
+  }
+  if (!evaluation.profileError.empty()) {
+    out.push_back({std::string(kAuditProfileError), within(evaluation.profileError)});
+  }
+  if (!jsonPatch.empty()) out.push_back({std::string(kAuditMutated), mutatedFields(jsonPatch)});
+  return out;
+}
+
+std::vector<AuditAnnotation> validationAuditAnnotations(const Evaluation& evaluation,
+                                                        RuleAction enforcement) {
+  std::vector<AuditAnnotation> out;
+  if (evaluation.workloadClass == WorkloadClass::None && evaluation.rules.empty()) return out;
+  out.push_back({std::string(kAuditClass), std::string(className(evaluation.workloadClass))});
+  if (!evaluation.profile.empty()) {
+    out.push_back({std::string(kAuditProfile), within(evaluation.profile)});
+  }
+  if (!evaluation.profileError.empty()) {
+    out.push_back({std::string(kAuditProfileError), within(evaluation.profileError)});
+  }
+  std::vector<std::string> rules, capped;
+  for (const Evaluation::RuleDecision& decision : evaluation.rules) {
+    rules.push_back(decision.rule.name() + "=" + std::string(actionName(decision.applied)));
+    if (decision.applied != decision.configured) {
+      capped.push_back(decision.rule.name() + "=" + std::string(actionName(decision.configured)));
+    }
+  }
+  if (!rules.empty()) out.push_back({std::string(kAuditRules), joinWithin(rules)});
+  // A refused profile is capped like a rule.
+  if (!capped.empty() || (!evaluation.profileError.empty() && enforcement != RuleAction::Deny)) {
+    if (!capped.empty()) out.push_back({std::string(kAuditCapped), joinWithin(capped)});
+    out.push_back({std::string(kAuditEnforcement), std::string(actionName(enforcement))});
+  }
+  return out;
+}
+
+}  // namespace aiadmit

@@ -1,0 +1,49 @@
+// What aiadmit decided, as response.auditAnnotations, so that the API
+// server's audit log shows what each webhook did to a request and why:
+// names, field names and rule IDs only, never object contents.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "webhook/engine/admission.h"
+#include "webhook/engine/engine.h"
+
+namespace aiadmit {
+
+// Keys (the API server prefixes each with "<webhook name>/"):
+//   class          training | batch | realtime | none
+//   profile        the selected profile's name
+//   profile-error  why the profile named by aiadmit.dev/profile cannot apply
+//   mutated        the fields the patch sets, short: "tolerations,containers[0].readinessProbe"
+//   rules          each violated rule with the action applied: "AIA009=audit,AIA015=warn"
+//   capped         the rules the enforcement cap lowered, with their profile's action
+//   enforcement    the cap, when it lowered a rule: audit | warn
+inline constexpr std::string_view kAuditClass = "class";
+inline constexpr std::string_view kAuditProfile = "profile";
+inline constexpr std::string_view kAuditProfileError = "profile-error";
+inline constexpr std::string_view kAuditMutated = "mutated";
+inline constexpr std::string_view kAuditRules = "rules";
+inline constexpr std::string_view kAuditCapped = "capped";
+inline constexpr std::string_view kAuditEnforcement = "enforcement";
+
+// Each value stays under this many bytes, so that the annotations of one
+// request are well under a kilobyte and audit events stay small.
+inline constexpr size_t kMaxAuditAnnotationValue = 256;
+
+// The annotations of a /mutate answer: nothing for objects that are not AI
+// workloads and were not changed.
+std::vector<AuditAnnotation> mutationAuditAnnotations(const Evaluation& evaluation,
+                                                      std::string_view jsonPatch);
+// The annotations of a /validate answer: nothing when the object is not an AI
+// workload and broke no rule.
+std::vector<AuditAnnotation> validationAuditAnnotations(const Evaluation& evaluation,
+                                                        RuleAction enforcement);
+
+// The fields a JSON Patch sets, relative to the pod template or the Job spec,
+// each once in patch order: "tolerations,nodeSelector,containers[0].resources".
+std::string mutatedFields(std::string_view jsonPatch);
+
+}  // namespace aiadmit
