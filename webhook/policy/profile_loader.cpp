@@ -730,7 +730,9 @@ void readRules(Reader& r, const YAML::Node& node, const std::string& field, Prof
     const std::string path = Reader::join(field, key);
     const auto rule = RuleId::parse(key);
     if (!rule) {
-      r.error(entry.first, path, "unknown rule (rules are AIA001 to AIA015)");
+      r.error(entry.first, path,
+              "unknown rule (rules are " + RuleId{kFirstRule}.name() + " to " +
+                  RuleId{kLastRule}.name() + ")");
       continue;
     }
     if (!seen.insert(key).second) {

@@ -68,8 +68,19 @@ std::optional<RuleAction> parseEnforcement(std::string_view text) {
 }
 
 RuleActions::RuleActions() {
-  actions_.fill(RuleAction::Deny);
-  actions_[static_cast<size_t>(AIA015.number)] = RuleAction::Warn;
+  actions_.fill(RuleAction::Off);
+  for (const RuleInfo& rule : kRuleCatalogue) {
+    actions_[static_cast<size_t>(rule.id.number)] = rule.defaultAction;
+  }
 }
+
+static_assert(
+    [] {
+      for (int i = 0; i < kLastRule; ++i) {
+        if (kRuleCatalogue[i].id.number != kFirstRule + i) return false;
+      }
+      return true;
+    }(),
+    "the catalogue lists every rule once, in ID order");
 
 }  // namespace aiadmit

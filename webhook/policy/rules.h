@@ -2,6 +2,7 @@
 #pragma once
 
 #include <array>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,11 +14,8 @@ namespace aiadmit {
 // Audit and ValidatingAdmissionPolicy's Audit action do.
 enum class RuleAction { Deny, Warn, Audit, Off };
 
-constexpr int kFirstRule = 1;
-constexpr int kLastRule = 15;
-
 struct RuleId {
-  int number = 0;            // 1..15
+  int number = 0;            // 1..kLastRule
   std::string name() const;  // "AIA004"
   static std::optional<RuleId> parse(std::string_view text);
   bool operator==(const RuleId&) const = default;
@@ -26,6 +24,41 @@ struct RuleId {
 
 inline constexpr RuleId AIA001{1}, AIA002{2}, AIA003{3}, AIA004{4}, AIA005{5}, AIA006{6}, AIA007{7},
     AIA008{8}, AIA009{9}, AIA010{10}, AIA011{11}, AIA012{12}, AIA013{13}, AIA014{14}, AIA015{15};
+
+// The catalogue: every rule once, in ID order, with the action it has when a
+// profile says nothing and the title docs/rules.md gives it (a test holds the
+// docs to this table). A new rule is one row here and one validator.
+struct RuleInfo {
+  RuleId id;
+  RuleAction defaultAction;
+  std::string_view title;
+};
+
+inline constexpr RuleInfo kRuleCatalogue[] = {
+    {AIA001, RuleAction::Deny, "an aiadmit.dev annotation aiadmit cannot use"},
+    {AIA002, RuleAction::Deny, "shape against kind"},
+    {AIA003, RuleAction::Deny, "accelerator name the cluster does not offer"},
+    {AIA004, RuleAction::Deny, "GPU quantity that is not a positive whole number"},
+    {AIA005, RuleAction::Deny, "GPU requests that differ from limits"},
+    {AIA006, RuleAction::Deny, "more GPUs than a node has"},
+    {AIA007, RuleAction::Deny, "aimed at the GPU pool without asking for a GPU"},
+    {AIA008, RuleAction::Deny, "selection that contradicts the pool"},
+    {AIA009, RuleAction::Deny, "model server without a readiness probe"},
+    {AIA010, RuleAction::Deny, "distributed training without gang scheduling"},
+    {AIA011, RuleAction::Deny, "priority class not allowed"},
+    {AIA012, RuleAction::Deny, "GPUs in a namespace that may not use them"},
+    {AIA013, RuleAction::Deny, "shared GPUs where the profile forbids sharing"},
+    {AIA014, RuleAction::Deny, "training or batch Pod that restarts Always"},
+    {AIA015, RuleAction::Warn, "model server without a memory limit"},
+};
+
+constexpr int kFirstRule = 1;
+constexpr int kLastRule = static_cast<int>(std::size(kRuleCatalogue));
+
+// The catalogue row of a rule of the catalogue.
+constexpr const RuleInfo& ruleInfo(RuleId rule) {
+  return kRuleCatalogue[rule.number - kFirstRule];
+}
 
 std::string_view actionName(RuleAction action);
 std::optional<RuleAction> parseAction(std::string_view text);
@@ -38,7 +71,7 @@ RuleAction capAction(RuleAction action, RuleAction ceiling);
 // The enforcement levels `--enforcement` takes: audit, warn or deny.
 std::optional<RuleAction> parseEnforcement(std::string_view text);
 
-// Per-rule actions, defaulting to deny for all rules but AIA015 (warn).
+// Per-rule actions, defaulting to each rule's catalogue action.
 class RuleActions {
  public:
   RuleActions();
