@@ -12,6 +12,7 @@
 #include "webhook/policy/profile_loader.h"
 #include "webhook/serving/logging.h"
 #include "webhook/serving/server.h"
+#include "webhook/serving/server_flags.h"
 
 namespace aiadmit {
 
@@ -29,9 +30,9 @@ Options:
   --tls-key FILE          PEM private key; reloaded when it changes
   --listen HOST:PORT      address to listen on (default 0.0.0.0:8443; port 0 picks a free one)
   --log-level LEVEL       trace, debug, info, warn, error or off (default info)
-  --max-connections N     open connections served at once, one thread each (default 4096)
-  --shutdown-delay SEC    seconds between SIGTERM and closing the listener (default 5)
   -h, --help              this help
+
+Limits and deadlines (durations as "10s", "500ms" or seconds):
 )";
 
 constexpr const char* kReviewHelp = R"(Usage: aiadmit review [--profiles DIR] [--validate]
@@ -128,7 +129,7 @@ bool readAll(const std::string& path, std::string& out) {
 
 int serveCommand(const Arguments& args) {
   if (wantsHelp(args)) {
-    std::cout << kServeHelp;
+    std::cout << kServeHelp << serverFlagsHelp();
     return 0;
   }
   ServerOptions options;
@@ -136,27 +137,16 @@ int serveCommand(const Arguments& args) {
   std::string listen = "0.0.0.0:8443";
   std::string logLevel = "info";
   for (size_t i = 0; i < args.size(); ++i) {
-    std::string value;
     if (takeValue(args, i, "--profiles", options.profilesDir) ||
         takeValue(args, i, "--tls-cert", options.certFile) ||
         takeValue(args, i, "--tls-key", options.keyFile) ||
         takeValue(args, i, "--listen", listen) || takeValue(args, i, "--log-level", logLevel)) {
       continue;
     }
-    if (takeValue(args, i, "--max-connections", value)) {
-      int connections = 0;
-      if (!parseInt(value, 4, 65536, connections)) {
-        return usageError("--max-connections: 4 to 65536", kServeHelp);
-      }
-      options.maxConnections = static_cast<size_t>(connections);
-      continue;
-    }
-    if (takeValue(args, i, "--shutdown-delay", value)) {
-      if (!parseInt(value, 0, 3600, options.shutdownDelaySeconds)) {
-        return usageError("--shutdown-delay: 0 to 3600 seconds", kServeHelp);
-      }
-      continue;
-    }
+    std::string error;
+    const FlagResult limit = takeServerFlag(args, i, options, &error);
+    if (limit == FlagResult::Invalid) return usageError(error, kServeHelp);
+    if (limit == FlagResult::Taken) continue;
     return usageError("unknown argument " + args[i], kServeHelp);
   }
   if (options.certFile.empty() || options.keyFile.empty()) {
