@@ -1,6 +1,7 @@
 #include "webhook/serving/http_connection.h"
 
-#include <boost/asio/write.hpp>
+#include <openssl/err.h>
+#include <boost/asio/post.hpp>
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/error.hpp>
 
@@ -29,6 +30,8 @@ constexpr Milliseconds kLingerTime{2000};
 constexpr size_t kLingerBytes = 1024 * 1024;
 // At the end of a drain, how long a new connection has to send its request.
 constexpr Milliseconds kDrainGrace{1000};
+// Requests answered back to back without a trip through the event loop.
+constexpr int kMaxNesting = 8;
 
 std::string_view reasonPhrase(int status) {
   switch (status) {
@@ -102,25 +105,29 @@ HttpConnection::HttpConnection(TransportShared& shared, IoThread& thread,
                                asio::ip::tcp::socket socket)
     : shared_(shared),
       thread_(thread),
-      stream_(std::move(socket), *shared.tls),
+      socket_(std::move(socket)),
+      ssl_(SSL_new(shared.tls->native_handle())),
       timer_(thread.context),
       buffer_(shared.limits.maxHeaderBytes + kBodyReadBytes) {}
 
 HttpConnection::~HttpConnection() {
   if (list_ != nullptr) list_->erase(position_);
+  if (ssl_ != nullptr) SSL_free(ssl_);
   releaseBody();
   shared_.openConnections.fetch_sub(1, std::memory_order_relaxed);
   shared_.metrics->recordConnectionClosed();
 }
 
 void HttpConnection::start() {
-  error_code ignored;
-  stream_.next_layer().set_option(asio::ip::tcp::no_delay(true), ignored);
+  error_code error;
+  socket_.set_option(asio::ip::tcp::no_delay(true), error);
+  if (!error) socket_.non_blocking(true, error);
+  if (!error) socket_.native_non_blocking(true, error);
+  if (error || ssl_ == nullptr || SSL_set_fd(ssl_, socket_.native_handle()) != 1) return close();
+  SSL_set_accept_state(ssl_);
   enterPhase(Phase::Handshake, Clock::now() + shared_.limits.handshakeTimeout);
   waitTimer();
-  stream_.async_handshake(
-      asio::ssl::stream_base::server,
-      [self = shared_from_this()](const error_code& error) { self->onHandshake(error); });
+  handshake();
 }
 
 void HttpConnection::shed() {
@@ -193,9 +200,9 @@ void HttpConnection::onDeadline() {
       return close();
     case Phase::Header:
     case Phase::Body:
-      // The pending read ends with operation_aborted; onRead answers 408.
+      // The pending wait ends with operation_aborted; onIoError answers 408.
       timedOut_ = true;
-      stream_.next_layer().cancel();
+      socket_.cancel();
       return;
     case Phase::Write:
       shared_.metrics->recordLimit(Limit::WriteDeadline);
@@ -206,15 +213,50 @@ void HttpConnection::onDeadline() {
   }
 }
 
-// --- reading a request --------------------------------------------------------------
+// --- TLS straight on the non-blocking socket ----------------------------------------
+//
+// OpenSSL reads and writes the socket itself; the event loop only says when
+// it is ready. An idle connection holds no TLS record buffer then (OpenSSL
+// releases them), and an answer that fits the socket buffer is written
+// without a trip through the loop.
 
-void HttpConnection::onHandshake(const error_code& error) {
-  if (error) {
-    if (phase_ != Phase::Closed) shared_.metrics->recordHandshakeFailure();
-    return close();
-  }
-  beginRequest();
+void HttpConnection::waitFor(asio::socket_base::wait_type wait, void (HttpConnection::*next)()) {
+  socket_.async_wait(wait, [self = shared_from_this(), next](const error_code& error) {
+    if (self->phase_ == Phase::Closed) return;
+    if (error) return self->onIoError(error);
+    ((*self).*next)();
+  });
 }
+
+// What a failed SSL call wants: true when it will be retried once the socket is ready.
+bool HttpConnection::retryWhenReady(int result, void (HttpConnection::*next)()) {
+  const int error = SSL_get_error(ssl_, result);
+  if (error == SSL_ERROR_WANT_READ) {
+    waitFor(asio::socket_base::wait_read, next);
+    return true;
+  }
+  if (error == SSL_ERROR_WANT_WRITE) {
+    waitFor(asio::socket_base::wait_write, next);
+    return true;
+  }
+  ERR_clear_error();
+  return false;
+}
+
+void HttpConnection::onIoError(const error_code& error) {
+  if (error == asio::error::operation_aborted && timedOut_) return answerTimeout();
+  close();
+}
+
+void HttpConnection::handshake() {
+  const int result = SSL_do_handshake(ssl_);
+  if (result == 1) return beginRequest();
+  if (retryWhenReady(result, &HttpConnection::handshake)) return;
+  shared_.metrics->recordHandshakeFailure();
+  close();
+}
+
+// --- reading a request --------------------------------------------------------------
 
 void HttpConnection::beginRequest() {
   parser_.emplace();
@@ -227,55 +269,57 @@ void HttpConnection::beginRequest() {
   if (buffer_.size() > 0) {  // a pipelined request is already here
     requestStarted_ = Clock::now();
     enterPhase(Phase::Header, requestStarted_ + shared_.limits.headerTimeout);
-    return parse();
+    if (parse()) readLoop();
+    return;
   }
   if (buffer_.capacity() > kIdleBufferBytes) buffer_.shrink_to_fit();
   enterPhase(Phase::Idle, Clock::now() + shared_.limits.idleTimeout);
-  readMore();
+  readLoop();
 }
 
-void HttpConnection::readMore() {
-  const size_t room = buffer_.max_size() - buffer_.size();
-  const size_t want = phase_ == Phase::Body ? kBodyReadBytes : kHeaderReadBytes;
-  stream_.async_read_some(buffer_.prepare(std::min(room, want)),
-                          [self = shared_from_this()](const error_code& error, size_t bytes) {
-                            self->onRead(error, bytes);
-                          });
-}
-
-void HttpConnection::onRead(const error_code& error, size_t bytes) {
-  if (phase_ == Phase::Closed) return;
-  if (error) {
-    if (error == asio::error::operation_aborted && timedOut_) {
-      if (phase_ == Phase::Header) {
-        return refuse(
-            408, "request headers did not arrive within " + seconds(shared_.limits.headerTimeout),
-            Limit::HeaderDeadline);
-      }
-      const auto expected = parser_->content_length();
-      return refuse(408,
-                    "request body is incomplete: " + std::to_string(parser_->get().body().size()) +
-                        (expected ? " of " + std::to_string(*expected) : std::string()) +
-                        " bytes arrived within the deadline",
-                    Limit::BodyDeadline);
+void HttpConnection::readLoop() {
+  while (phase_ != Phase::Closed) {
+    const size_t room = buffer_.max_size() - buffer_.size();
+    const size_t want = phase_ == Phase::Body ? kBodyReadBytes : kHeaderReadBytes;
+    const auto space = buffer_.prepare(std::min(room, want));
+    const int result = SSL_read(ssl_, space.data(), static_cast<int>(space.size()));
+    if (result <= 0) {
+      if (!retryWhenReady(result, &HttpConnection::readLoop)) close();  // gone, or broke TLS
+      return;
     }
-    return close();  // the client went away or broke TLS
+    buffer_.commit(static_cast<size_t>(result));
+    if (phase_ == Phase::Idle) {
+      requestStarted_ = Clock::now();
+      enterPhase(Phase::Header, requestStarted_ + shared_.limits.headerTimeout);
+    }
+    if (!parse()) return;
   }
-  buffer_.commit(bytes);
-  if (phase_ == Phase::Idle) {
-    requestStarted_ = Clock::now();
-    enterPhase(Phase::Header, requestStarted_ + shared_.limits.headerTimeout);
-  }
-  parse();
 }
 
-void HttpConnection::parse() {
+void HttpConnection::answerTimeout() {
+  if (phase_ == Phase::Header) {
+    return refuse(408,
+                  "request headers did not arrive within " + seconds(shared_.limits.headerTimeout),
+                  Limit::HeaderDeadline);
+  }
+  if (phase_ != Phase::Body) return close();
+  const auto expected = parser_->content_length();
+  refuse(408,
+         "request body is incomplete: " + std::to_string(parser_->get().body().size()) +
+             (expected ? " of " + std::to_string(*expected) : std::string()) +
+             " bytes arrived within the deadline",
+         Limit::BodyDeadline);
+}
+
+// Feeds what was read to the parser; true when more must be read.
+bool HttpConnection::parse() {
   for (;;) {
     if (!startLineDone_ && requestLineTooLong()) {
-      return refuse(414,
-                    "request line is longer than " +
-                        std::to_string(shared_.limits.maxRequestLineBytes) + " bytes",
-                    Limit::RequestLine);
+      refuse(414,
+             "request line is longer than " + std::to_string(shared_.limits.maxRequestLineBytes) +
+                 " bytes",
+             Limit::RequestLine);
+      return false;
     }
     error_code error;
     const size_t used = parser_->put(buffer_.data(), error);
@@ -284,33 +328,37 @@ void HttpConnection::parse() {
     if (used > 0) startLineDone_ = true;
     if (error == http::error::need_more) break;
     if (error == http::error::header_limit) {
-      return refuse(431,
-                    "request headers are larger than " +
-                        std::to_string(shared_.limits.maxHeaderBytes) + " bytes",
-                    Limit::HeaderBytes);
+      refuse(431,
+             "request headers are larger than " + std::to_string(shared_.limits.maxHeaderBytes) +
+                 " bytes",
+             Limit::HeaderBytes);
+      return false;
     }
     if (error == http::error::body_limit) {
-      return refuse(
+      refuse(
           413,
           "request body is larger than " + std::to_string(shared_.limits.maxBodyBytes) + " bytes",
           Limit::BodyBytes);
+      return false;
     }
     if (error) {
       shared_.metrics->recordMalformedRequest();
-      return refuse(400, "malformed HTTP request: " + error.message(), Limit::None);
+      refuse(400, "malformed HTTP request: " + error.message(), Limit::None);
+      return false;
     }
     if (parser_->is_header_done() && !headerChecked_) {
       headerChecked_ = true;
-      if (!checkHeader()) return;
+      if (!checkHeader()) return false;
     }
-    if (parser_->is_done()) return respond();
+    if (parser_->is_done()) {
+      respond();
+      return false;
+    }
     if (used == 0 || buffer_.size() == 0) break;
   }
-  if (phase_ == Phase::Body && !parser_->content_length() &&
-      !reserveBody(parser_->get().body().size() + kBodyReadBytes)) {
-    return;
-  }
-  readMore();
+  // A chunked body reserves its budget as it grows.
+  return phase_ != Phase::Body || parser_->content_length() ||
+         reserveBody(parser_->get().body().size() + kBodyReadBytes);
 }
 
 bool HttpConnection::requestLineTooLong() const {
@@ -387,12 +435,10 @@ void HttpConnection::releaseBody() {
 }
 
 void HttpConnection::sendContinue() {
-  static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
-  asio::async_write(stream_, asio::buffer(kContinue.data(), kContinue.size()),
-                    [self = shared_from_this()](const error_code& error, size_t) {
-                      if (error || self->phase_ == Phase::Closed) return self->close();
-                      self->parse();
-                    });
+  out_ = "HTTP/1.1 100 Continue\r\n\r\n";
+  written_ = 0;
+  afterWrite_ = AfterWrite::ReadBody;
+  writeLoop();
 }
 
 // --- answering ------------------------------------------------------------------------
@@ -445,20 +491,43 @@ void HttpConnection::write(const HttpAnswer& answer, bool keepAlive) {
   if (!keepAlive) out_ += "\r\nConnection: close";
   out_ += "\r\n\r\n";
   out_ += answer.body;
-  asio::async_write(stream_, asio::buffer(out_),
-                    [self = shared_from_this(), keepAlive](const error_code& error, size_t) {
-                      self->onWritten(error, keepAlive);
-                    });
+  written_ = 0;
+  afterWrite_ = keepAlive ? AfterWrite::NextRequest : AfterWrite::Close;
+  writeLoop();
 }
 
-void HttpConnection::onWritten(const error_code& error, bool keepAlive) {
-  if (phase_ == Phase::Closed) return;
-  if (error) return close();
-  // An answer that promised keep-alive keeps it, even when a drain began
-  // meanwhile: the client may already be sending its next request, which is
-  // then answered with Connection: close.
-  if (keepAlive) return beginRequest();
-  linger();
+void HttpConnection::writeLoop() {
+  while (written_ < out_.size()) {
+    const size_t left = std::min<size_t>(out_.size() - written_, 1 << 30);
+    const int result = SSL_write(ssl_, out_.data() + written_, static_cast<int>(left));
+    if (result <= 0) {
+      if (!retryWhenReady(result, &HttpConnection::writeLoop)) close();
+      return;
+    }
+    written_ += static_cast<size_t>(result);
+  }
+  switch (afterWrite_) {
+    case AfterWrite::ReadBody:
+      if (parse()) readLoop();
+      return;
+    case AfterWrite::NextRequest:
+      // An answer that promised keep-alive keeps it, even when a drain began
+      // meanwhile: the client may already be sending its next request, which
+      // is then answered with Connection: close. Requests answered back to
+      // back go through the event loop now and then, to keep the stack shallow.
+      if (nesting_ < kMaxNesting) {
+        ++nesting_;
+        beginRequest();
+        --nesting_;
+      } else {
+        asio::post(thread_.context, [self = shared_from_this()] {
+          if (self->phase_ != Phase::Closed) self->beginRequest();
+        });
+      }
+      return;
+    case AfterWrite::Close:
+      return linger();
+  }
 }
 
 // Half-close, then read and drop what the client still sends until it closes:
@@ -469,8 +538,10 @@ void HttpConnection::linger() {
   std::string().swap(out_);
   buffer_.clear();
   buffer_.shrink_to_fit();
+  SSL_shutdown(ssl_);  // close_notify, if the socket takes it now
+  ERR_clear_error();
   error_code ignored;
-  stream_.next_layer().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+  socket_.shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
   struct Drain {
     std::shared_ptr<HttpConnection> self;
     std::shared_ptr<std::array<char, 4096>> scratch;
@@ -478,7 +549,7 @@ void HttpConnection::linger() {
     void operator()(const error_code& error, size_t bytes) {
       total += bytes;
       if (error || self->phase_ == Phase::Closed || total > kLingerBytes) return self->close();
-      auto& socket = self->stream_.next_layer();
+      auto& socket = self->socket_;
       socket.async_read_some(asio::buffer(*scratch), std::move(*this));
     }
   };
@@ -492,7 +563,7 @@ void HttpConnection::close() {
   phase_ = Phase::Closed;
   deadline_ = Clock::time_point::max();
   error_code ignored;
-  stream_.next_layer().close(ignored);
+  socket_.close(ignored);
   timer_.cancel();
   releaseBody();
 }

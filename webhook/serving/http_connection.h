@@ -7,7 +7,6 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
-#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/parser.hpp>
@@ -121,6 +120,7 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
  private:
   friend class IoThread;
   enum class Phase { Handshake, Idle, Header, Body, Write, Linger, Closed };
+  enum class AfterWrite { ReadBody, NextRequest, Close };
   using Clock = std::chrono::steady_clock;
   using Parser = boost::beast::http::request_parser<boost::beast::http::string_body>;
 
@@ -130,11 +130,14 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   void onTimer();
   void onDeadline();
 
-  void onHandshake(const boost::system::error_code& error);
+  void waitFor(boost::asio::socket_base::wait_type wait, void (HttpConnection::*next)());
+  bool retryWhenReady(int result, void (HttpConnection::*next)());
+  void onIoError(const boost::system::error_code& error);
+  void handshake();
   void beginRequest();
-  void readMore();
-  void onRead(const boost::system::error_code& error, size_t bytes);
-  void parse();
+  void readLoop();
+  void answerTimeout();
+  bool parse();
   bool requestLineTooLong() const;
   bool checkHeader();
   bool reserveBody(size_t total);
@@ -143,13 +146,14 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   void respond();
   void refuse(int status, const std::string& message, Limit limit);
   void write(const HttpAnswer& answer, bool keepAlive);
-  void onWritten(const boost::system::error_code& error, bool keepAlive);
+  void writeLoop();
   void linger();
   void close();
 
   TransportShared& shared_;
   IoThread& thread_;
-  boost::asio::ssl::stream<boost::asio::ip::tcp::socket> stream_;
+  boost::asio::ip::tcp::socket socket_;
+  SSL* ssl_;
   boost::asio::steady_timer timer_;
   Clock::time_point deadline_ = Clock::time_point::max();
   Clock::time_point armed_ = Clock::time_point::max();
@@ -167,6 +171,9 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   std::string path_;  // of the request being read, for refusals
   size_t reservedBody_ = 0;
   std::string out_;
+  size_t written_ = 0;
+  AfterWrite afterWrite_ = AfterWrite::Close;
+  int nesting_ = 0;
 };
 
 }  // namespace aiadmit

@@ -292,6 +292,9 @@ int runServer(const ServerOptions& options) {
     logError("TLS setup failed", {{"error", error}});
     return 1;
   }
+  // OpenSSL reads the socket itself: a whole record (or more) per read call,
+  // not its header and then its body.
+  SSL_CTX_set_read_ahead(tls.native_handle(), 1);
 
   std::atomic<bool> ready{true};
   Endpoints endpoints(engine, metrics, ready);
