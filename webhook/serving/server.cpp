@@ -1,5 +1,6 @@
 #include "webhook/serving/server.h"
 
+#include <malloc.h>
 #include <signal.h>
 #include <string.h>
 
@@ -262,6 +263,11 @@ int runServer(const ServerOptions& options) {
   for (int signal : kHandledSignals) sigaddset(&signals, signal);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  // Buffers of 1 MiB and more (large bodies, their parsed copies) are mapped
+  // and unmapped on their own, so memory goes back to the system as soon as
+  // a burst of large reviews is over. Left to itself glibc raises this
+  // threshold after the first large free and keeps later ones in its heap.
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
 
   Metrics metrics;
   // Watched from before the first load, so that a change during start-up is not missed.
