@@ -88,32 +88,18 @@ def slow(port, ca, trickling, stalled, seconds):
         time.sleep(1)
 
 
-def headers(port, ca, total):
+def flood(port, ca, start, chunk, total, what):
+    """Sends `start`, then `chunk` until `total` bytes or the server stops taking them."""
     sock = tls_connect(port, tls_context(ca))
-    sock.sendall(b"POST /mutate HTTP/1.1\r\nHost: x\r\n")
+    sock.sendall(start)
     sent = 0
-    line = b"X-A: b\r\n" * 1024
-    try:
-        while sent < min(total, MAX_BYTES):
-            sock.sendall(line)
-            sent += len(line)
-    except (OSError, ssl.SSLError):
-        pass
-    print(f"sent {sent} bytes of headers; answer: {status_of(sock)}")
-
-
-def request_line(port, ca, total):
-    sock = tls_connect(port, tls_context(ca))
-    sock.sendall(b"POST /mutate?")
-    sent = 0
-    chunk = b"a" * 65536
     try:
         while sent < min(total, MAX_BYTES):
             sock.sendall(chunk)
             sent += len(chunk)
     except (OSError, ssl.SSLError):
         pass
-    print(f"sent {sent} bytes of request line; answer: {status_of(sock)}")
+    print(f"sent {sent} bytes of {what}; answer: {status_of(sock)}")
 
 
 def big(port, ca, count, path):
@@ -150,9 +136,10 @@ def main():
     elif scenario == "slow":
         slow(port, ca, int(args[0]), int(args[1]), float(args[2]))
     elif scenario == "headers":
-        headers(port, ca, int(args[0]))
+        flood(port, ca, b"POST /mutate HTTP/1.1\r\nHost: x\r\n", b"X-A: b\r\n" * 1024,
+              int(args[0]), "headers")
     elif scenario == "line":
-        request_line(port, ca, int(args[0]))
+        flood(port, ca, b"POST /mutate?", b"a" * 65536, int(args[0]), "request line")
     elif scenario == "big":
         big(port, ca, int(args[0]), args[1])
     else:

@@ -15,8 +15,10 @@
 #
 # Reviews: gpu-pod gpu-deployment plain-pod big-pod (default: all four).
 # Connections: $BENCH_CONNECTIONS (default "2 64 256").
-# Sections: $BENCH_SECTIONS (default "throughput idle slow memory").
-# BENCH_OLD_BINARY=path: an older aiadmit measured beside this one.
+# Sections: $BENCH_SECTIONS (default "throughput idle slow memory"); with
+# BENCH_MEMORY_REQUESTS=N also "sustained": RSS over N requests at 64 connections.
+# BENCH_OLD_BINARY=path: an older aiadmit measured beside this one;
+# BENCH_BINARY=path: the aiadmit to measure (default build/aiadmit).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,6 +29,7 @@ reviews=("$@")
 connections=${BENCH_CONNECTIONS:-"2 64 256"}
 sections=${BENCH_SECTIONS:-"throughput idle slow memory"}
 old_binary=${BENCH_OLD_BINARY:-}
+binary=${BENCH_BINARY:-build/aiadmit}
 
 scripts/install-deps bench
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
@@ -82,7 +85,7 @@ field() { echo "$1" | tr ' ' '\n' | grep "^$2=" | cut -d= -f2; }
 errors_of() { echo $(( $(field "$1" socket_errors) + $(field "$1" status_errors) )); }
 
 throughput() {
-  start_server aiadmit build/aiadmit
+  start_server aiadmit "$binary"
   local ours_port=$port ours_pid=$pid old_port=""
   if [ -n "$old_binary" ]; then
     start_server old "$old_binary"
@@ -170,7 +173,7 @@ idle_cpu() {  # name binary
 
 slow_clients() {
   # Deadlines raised so that the slow clients are held during the whole measurement.
-  start_server slow build/aiadmit --header-timeout 120s --handshake-timeout 120s
+  start_server slow "$binary" --header-timeout 120s --handshake-timeout 120s
   local server=$pid
   local quiet
   quiet=$(run_wrk "https://127.0.0.1:$port/mutate" gpu-pod 4 5)
@@ -189,7 +192,7 @@ slow_clients() {
 }
 
 memory() {
-  start_server memory build/aiadmit
+  start_server memory "$binary"
   local server=$pid base
   base=$(status_kib "$server" VmRSS)
   echo "memory: at start RSS $base KiB"
@@ -198,22 +201,44 @@ memory() {
   echo "memory: a 200 MiB request line: $(python3 bench/hostile.py "$port" "$ca" line $((200 << 20)))," \
     "peak RSS +$(( $(status_kib "$server" VmHWM) - base )) KiB"
   stop_server "$server"
-  start_server memory-big build/aiadmit
+  start_server memory-big "$binary"
   server=$pid
   echo "memory: 16 concurrent 7.9 MiB reviews: $(python3 bench/hostile.py "$port" "$ca" big 16 "$work/huge-pod.json")," \
     "peak RSS $(status_kib "$server" VmHWM) KiB, after $(status_kib "$server" VmRSS) KiB"
   stop_server "$server"
 }
 
+# Memory under sustained load: RSS after the first ~100k requests of the
+# reference review at 64 connections, then after BENCH_MEMORY_REQUESTS in all.
+sustained() {
+  start_server sustained "$binary"
+  local server=$pid total=0 rounds=0 first_rss="" first_total=0 result
+  while [ "$total" -lt "$BENCH_MEMORY_REQUESTS" ] && [ "$rounds" -lt 200 ]; do
+    result=$(run_wrk "https://127.0.0.1:$port/mutate" gpu-pod 64)
+    total=$((total + $(field "$result" requests)))
+    rounds=$((rounds + 1))
+    if [ -z "$first_rss" ] && [ "$total" -ge 100000 ]; then
+      first_rss=$(status_kib "$server" VmRSS)
+      first_total=$total
+    fi
+  done
+  local last_rss
+  last_rss=$(status_kib "$server" VmRSS)
+  echo "sustained: RSS ${first_rss:-?} KiB after $first_total requests, $last_rss KiB after $total requests"
+  stop_server "$server"
+}
+
+[ -n "${BENCH_MEMORY_REQUESTS:-}" ] && sections="$sections sustained"
 for section in $sections; do
   case "$section" in
     throughput) throughput ;;
     idle)
-      idle_cpu aiadmit build/aiadmit
+      idle_cpu aiadmit "$binary"
       [ -n "$old_binary" ] && idle_cpu old "$old_binary"
       ;;
     slow) slow_clients ;;
     memory) memory ;;
+    sustained) sustained ;;
     *) echo "unknown section $section" >&2; exit 2 ;;
   esac
 done
