@@ -301,7 +301,7 @@ TEST(Signals, UserSignalsAndAlarmsDoNotStopTheServer) {
   for (int signal : {SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM}) {
     ASSERT_EQ(kill(server.pid(), signal), 0);
   }
-  ASSERT_TRUE(server.waitForOutput("\"signal\":\"VTALRM\"", 5)) << server.output();
+  ASSERT_TRUE(server.waitForOutput("\"signal\":\"SIGVTALRM\"", 5)) << server.output();
   expectStillServing(server);
   EXPECT_EQ(server.get("/readyz").status, 200);
 }
@@ -310,7 +310,7 @@ TEST(Signals, SigquitDrainsLikeSigterm) {
   WebhookServer server;
   ASSERT_EQ(kill(server.pid(), SIGQUIT), 0);
   ASSERT_TRUE(server.waitForOutput("\"msg\":\"stopped\"", 10)) << server.output();
-  EXPECT_NE(server.output().find("\"signal\":\"QUIT\""), std::string::npos);
+  EXPECT_NE(server.output().find("\"signal\":\"SIGQUIT\""), std::string::npos);
   EXPECT_EQ(server.terminate(), 0);
 }
 

@@ -1,6 +1,7 @@
 #include "webhook/serving/server.h"
 
 #include <malloc.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 
@@ -34,6 +35,23 @@ double unixNow() {
 
 constexpr int kHandledSignals[] = {SIGTERM, SIGINT,  SIGQUIT, SIGHUP,
                                    SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM};
+
+// The cores this process may run on (a cpuset narrows them; a CPU quota does
+// not, which is what --io-threads is for).
+size_t usableCores() {
+  cpu_set_t cores;
+  CPU_ZERO(&cores);
+  if (sched_getaffinity(0, sizeof cores, &cores) == 0 && CPU_COUNT(&cores) > 0) {
+    return static_cast<size_t>(CPU_COUNT(&cores));
+  }
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+// "SIGTERM", as the logs have always named it.
+std::string signalName(int signal) {
+  const char* abbreviation = sigabbrev_np(signal);
+  return abbreviation != nullptr ? std::string("SIG") + abbreviation : std::to_string(signal);
+}
 
 bool isAdmissionPath(std::string_view path) {
   return path == "/mutate" || path == "/validate";
@@ -200,7 +218,7 @@ class Control {
       } else if (signal == SIGTERM || signal == SIGINT || signal == SIGQUIT) {
         if (!draining_) beginDrain(signal);
       } else {
-        logLifecycle("signal ignored", {{"signal", sigabbrev_np(signal)}});
+        logLifecycle("signal ignored", {{"signal", signalName(signal)}});
       }
       waitSignal();
     });
@@ -219,7 +237,7 @@ class Control {
     draining_ = true;
     ready_.store(false);
     transport_.beginDrain();
-    logLifecycle("shutting down", {{"signal", sigabbrev_np(signal)}});
+    logLifecycle("shutting down", {{"signal", signalName(signal)}});
     timer_.expires_after(options_.shutdownDelay);
     timer_.async_wait([this](const boost::system::error_code& error) {
       if (error && error != asio::error::operation_aborted) return;
@@ -304,9 +322,7 @@ int runServer(const ServerOptions& options) {
 
   std::atomic<bool> ready{true};
   Endpoints endpoints(engine, metrics, ready);
-  const size_t threads = options.ioThreads != 0
-                             ? options.ioThreads
-                             : std::max<size_t>(1, std::thread::hardware_concurrency());
+  const size_t threads = options.ioThreads != 0 ? options.ioThreads : usableCores();
   HttpTransport transport(options.limits, threads, endpoints, metrics, tls);
   const std::string address = options.host + ":" + std::to_string(options.port);
   if (!transport.listen(options.host, options.port, &error)) {

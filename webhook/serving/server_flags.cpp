@@ -43,7 +43,8 @@ const SizeFlag kSizeFlags[] = {
      &TransportLimits::maxBodyBytes},
     {"--max-inflight-body-bytes", "bodies of all requests in flight, bytes (503 past it)", 1024,
      64 * 1024 * kMiB, nullptr, &TransportLimits::maxInflightBodyBytes},
-    {"--io-threads", "I/O threads (0: one per core)", 0, 256, &ServerOptions::ioThreads, nullptr},
+    {"--io-threads", "I/O threads (0: one per usable core)", 0, 256, &ServerOptions::ioThreads,
+     nullptr},
 };
 
 const DurationFlag kDurationFlags[] = {
