@@ -342,5 +342,61 @@ TEST(Drain, AnswersDuringTheShutdownDelayCloseTheirConnection) {
   EXPECT_EQ(server.terminate(), 0);
 }
 
+TEST(Http, PipelinedRequestsAreAnsweredInOrder) {
+  WebhookServer server;
+  RawConnection connection(server.port(), true);
+  ASSERT_TRUE(connection.connected());
+  std::string requests;
+  for (const char* uid : {"pipe-1", "pipe-2", "pipe-3"}) {
+    const std::string body = makeReview(kGpuPod, "CREATE", uid);
+    requests += post("/mutate", "", body.size()) + body;
+  }
+  ASSERT_TRUE(connection.send(requests));
+  for (const char* uid : {"pipe-1", "pipe-2", "pipe-3"}) {
+    const std::string response = connection.readResponse(5);
+    EXPECT_EQ(statusOf(response), 200) << response;
+    EXPECT_NE(response.find(std::string("\"uid\":\"") + uid + "\""), std::string::npos)
+        << uid << " in " << response;
+  }
+}
+
+TEST(Http, ExpectContinueGetsA100ThenTheAnswer) {
+  WebhookServer server;
+  RawConnection connection(server.port(), true);
+  ASSERT_TRUE(connection.connected());
+  const std::string body = makeReview(kGpuPod, "CREATE", "continued");
+  ASSERT_TRUE(connection.send(post("/mutate", "Expect: 100-continue\r\n", body.size())));
+  const std::string interim = connection.readResponse(5);
+  EXPECT_EQ(statusOf(interim), 100) << interim;
+  ASSERT_TRUE(connection.send(body));
+  const std::string response = connection.readResponse(5);
+  EXPECT_EQ(statusOf(response), 200) << response;
+  EXPECT_NE(response.find("\"uid\":\"continued\""), std::string::npos);
+}
+
+TEST(Flags, EveryLimitIsAFlagWithItsDefaultAndBadValuesAreRefused) {
+  const CommandResult help = runCommand({binaryPath(), "serve", "--help"});
+  EXPECT_EQ(help.exitCode, 0);
+  for (const char* flag :
+       {"--max-connections N", "(default 4096)", "--max-header-bytes N", "(default 16 KiB)",
+        "--max-request-line-bytes N", "--max-body-bytes N", "(default 8 MiB)",
+        "--max-inflight-body-bytes N", "--io-threads N", "--handshake-timeout DUR",
+        "--header-timeout DUR", "--body-timeout DUR", "--max-request-timeout DUR", "(default 30s)",
+        "--write-timeout DUR", "--idle-timeout DUR", "(default 90s)", "--shutdown-delay DUR"}) {
+    EXPECT_NE(help.out.find(flag), std::string::npos) << flag << " in\n" << help.out;
+  }
+  for (const std::vector<std::string>& bad : {std::vector<std::string>{"--max-body-bytes", "8MiB"},
+                                              {"--max-connections=2"},
+                                              {"--idle-timeout", "forever"},
+                                              {"--header-timeout", "-1s"},
+                                              {"--body-timeout"}}) {
+    std::vector<std::string> argv = {binaryPath(), "serve", "--tls-cert", "x", "--tls-key", "y"};
+    argv.insert(argv.end(), bad.begin(), bad.end());
+    const CommandResult result = runCommand(argv);
+    EXPECT_EQ(result.exitCode, 2) << bad[0];
+    EXPECT_NE(result.err.find(bad[0].substr(0, bad[0].find('='))), std::string::npos) << result.err;
+  }
+}
+
 }  // namespace
 }  // namespace aiadmit
