@@ -271,6 +271,26 @@ TEST(ConnectionCap, ANewClientIsServedAndTheLongestIdleConnectionIsClosed) {
   EXPECT_EQ(statusOf(idle[3]->readResponse(5)), 200);
 }
 
+TEST(ConnectionCap, NewClientsAreServedWhicheverThreadHoldsTheIdleConnections) {
+  WebhookServer server(withArgs({"--max-connections", "4", "--io-threads", "2"}));
+  std::vector<std::unique_ptr<RawConnection>> idle;
+  for (int i = 0; i < 4; ++i) {
+    idle.push_back(std::make_unique<RawConnection>(server.port(), true));
+    ASSERT_TRUE(idle.back()->connected());
+  }
+  // Newcomers that stay: each one pushes out the connection idle longest,
+  // on whichever thread it is.
+  std::vector<std::unique_ptr<RawConnection>> newcomers;
+  for (int i = 0; i < 8; ++i) {
+    newcomers.push_back(std::make_unique<RawConnection>(server.port(), true));
+    ASSERT_TRUE(newcomers.back()->connected());
+    ASSERT_TRUE(newcomers.back()->send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
+    EXPECT_EQ(statusOf(newcomers.back()->readResponse(5)), 200) << "newcomer " << i;
+  }
+  for (const auto& connection : idle) EXPECT_TRUE(connection->closedByPeer(5));
+  EXPECT_GE(limitHits(server, "connections"), 8);
+}
+
 TEST(Listening, APortInUseIsAClearErrorAndExitOne) {
   WebhookServer first;
   const CommandResult second =

@@ -84,15 +84,41 @@ void HttpTransport::onAccepted(const error_code& error, tcp::socket socket, IoTh
   const size_t open = shared_.openConnections.fetch_add(1, std::memory_order_relaxed) + 1;
   shared_.metrics->recordConnectionOpened();
   auto connection = std::make_shared<HttpConnection>(shared_, thread, std::move(socket));
-  asio::post(thread.context, [this, connection, open, &thread] {
-    // Past the cap the newcomer is served and the longest-idle connection goes.
-    if (open > shared_.limits.maxConnections && !thread.shedOne()) {
-      connection->shed();
+  if (open <= shared_.limits.maxConnections) {
+    asio::post(thread.context, [connection] { connection->start(); });
+  } else {
+    makeRoom(std::move(connection), thread, 0);
+  }
+  accept();
+}
+
+// Past the cap the newcomer is served and the connection idle the longest
+// goes: looked for on the newcomer's thread, then on each other in turn.
+// Only when every connection is busy is the newcomer refused.
+void HttpTransport::makeRoom(std::shared_ptr<HttpConnection> connection, IoThread& home,
+                             size_t tried) {
+  IoThread& candidate = *threads_[(indexOf(home) + tried) % threads_.size()];
+  asio::post(candidate.context, [this, connection, &home, &candidate, tried]() mutable {
+    const bool made = candidate.shedOne();
+    if (made || tried + 1 >= threads_.size()) {
+      asio::post(home.context, [connection, made] {
+        if (made) {
+          connection->start();
+        } else {
+          connection->shed();
+        }
+      });
       return;
     }
-    connection->start();
+    makeRoom(std::move(connection), home, tried + 1);
   });
-  accept();
+}
+
+size_t HttpTransport::indexOf(const IoThread& thread) const {
+  for (size_t i = 0; i < threads_.size(); ++i) {
+    if (threads_[i].get() == &thread) return i;
+  }
+  return 0;
 }
 
 void HttpTransport::beginDrain() {

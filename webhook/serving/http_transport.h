@@ -41,6 +41,8 @@ class HttpTransport {
   void accept();
   void onAccepted(const boost::system::error_code& error, boost::asio::ip::tcp::socket socket,
                   IoThread& thread);
+  void makeRoom(std::shared_ptr<HttpConnection> connection, IoThread& home, size_t tried);
+  size_t indexOf(const IoThread& thread) const;
 
   TransportShared shared_;
   std::vector<std::unique_ptr<IoThread>> threads_;
