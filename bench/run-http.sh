@@ -56,13 +56,14 @@ free_port() {
 }
 
 # start_server NAME BINARY ARGS...: starts it on a free port; sets $port and $pid.
-# Request lines are logged at info; the benchmark measures serving, not logging.
+# At the default log level (info: a line per request, to a file), as served;
+# BENCH_LOG_LEVEL=warn leaves request lines out.
 start_server() {
   local name=$1 binary=$2
   shift 2
   port=$(free_port $((18443 + RANDOM % 2000)))
   "$binary" serve --profiles profiles --tls-cert "$work/certs/tls.crt" \
-    --tls-key "$work/certs/tls.key" --listen "127.0.0.1:$port" --log-level warn \
+    --tls-key "$work/certs/tls.key" --listen "127.0.0.1:$port" --log-level "${BENCH_LOG_LEVEL:-info}" \
     --shutdown-delay 0 "$@" > "$work/$name.log" 2>&1 &
   pid=$!
   pids+=("$pid")

@@ -126,7 +126,6 @@ void HttpConnection::start() {
   if (error || ssl_ == nullptr || SSL_set_fd(ssl_, socket_.native_handle()) != 1) return close();
   SSL_set_accept_state(ssl_);
   enterPhase(Phase::Handshake, Clock::now() + shared_.limits.handshakeTimeout);
-  waitTimer();
   handshake();
 }
 

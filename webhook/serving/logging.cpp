@@ -20,6 +20,9 @@ namespace {
 
 using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 
+// How long the writer collects lines between two writes while they keep coming.
+constexpr std::chrono::milliseconds kBatchInterval{20};
+
 enum Level { kTrace, kDebug, kInfo, kWarn, kError, kOff };
 
 std::atomic<int> currentLevel{kInfo};
@@ -103,9 +106,15 @@ class LineQueue {
       writeAll(batch);
       batch.clear();
       if (batch.capacity() > (1u << 20)) std::string().swap(batch);
-      std::lock_guard<std::mutex> lock(mutex_);
-      writtenLines_ += lines;
-      written_.notify_all();
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        writtenLines_ += lines;
+        written_.notify_all();
+      }
+      // Under load, lines are collected for a while before the next write:
+      // a wake-up and a write per batch, not per line. Idle, the writer
+      // sleeps until a line comes.
+      std::this_thread::sleep_for(kBatchInterval);
     }
   }
 
