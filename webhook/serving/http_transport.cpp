@@ -3,8 +3,6 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 
-#include "webhook/serving/logging.h"
-
 namespace aiadmit {
 
 namespace asio = boost::asio;
@@ -29,12 +27,20 @@ HttpTransport::~HttpTransport() {
 
 bool HttpTransport::listen(const std::string& host, int port, std::string* error) {
   error_code ec;
+  tcp::endpoint endpoint;
   const auto address = asio::ip::make_address(host, ec);
-  if (ec) {
-    *error = "not an IP address: " + host;
-    return false;
+  if (!ec) {
+    endpoint = tcp::endpoint(address, static_cast<unsigned short>(port));
+  } else {
+    // A name ("localhost"): its first address.
+    tcp::resolver resolver(threads_.front()->context);
+    const auto found = resolver.resolve(host, std::to_string(port), ec);
+    if (ec || found.empty()) {
+      *error = "cannot resolve " + host + (ec ? ": " + ec.message() : std::string());
+      return false;
+    }
+    endpoint = found.begin()->endpoint();
   }
-  const tcp::endpoint endpoint(address, static_cast<unsigned short>(port));
   acceptor_ = std::make_unique<tcp::acceptor>(threads_.front()->context);
   acceptRetry_ = std::make_unique<asio::steady_timer>(threads_.front()->context);
   // SO_REUSEADDR only lets a restart bind past connections in TIME_WAIT;

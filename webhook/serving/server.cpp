@@ -111,10 +111,10 @@ class Endpoints final : public HttpApplication {
                         std::string(request.contentType.substr(0, 64)) + "\"",
                     answer);
     }
-    const ReviewAnswer result = answerReview(engine_, endpoint, request.body);
+    ReviewAnswer result = answerReview(engine_, endpoint, request.body);
     const double seconds = std::chrono::duration<double>(Clock::now() - request.started).count();
     answer.status = result.httpStatus;
-    answer.body = result.body;
+    answer.body = std::move(result.body);
     metrics_.recordRequest(endpoint, result.workloadKind, result.evaluation.workloadClass,
                            result.decision, seconds);
     for (const Violation& v : result.evaluation.denials) {
