@@ -12,23 +12,25 @@ namespace {
 
 using std::chrono::milliseconds;
 
-struct SizeFlag {
+// A flag sets a field of the options or of their transport limits.
+template <class T>
+struct Flag {
   const char* name;
   const char* help;
-  size_t minimum;
-  size_t maximum;
-  size_t ServerOptions::*direct;
-  size_t TransportLimits::*limit;
-};
+  T minimum;
+  T maximum;
+  T ServerOptions::*direct;
+  T TransportLimits::*limit;
 
-struct DurationFlag {
-  const char* name;
-  const char* help;
-  milliseconds minimum;
-  milliseconds maximum;
-  milliseconds ServerOptions::*direct;
-  milliseconds TransportLimits::*limit;
+  T& in(ServerOptions& options) const {
+    return direct != nullptr ? options.*direct : options.limits.*limit;
+  }
+  const T& in(const ServerOptions& options) const {
+    return direct != nullptr ? options.*direct : options.limits.*limit;
+  }
 };
+using SizeFlag = Flag<size_t>;
+using DurationFlag = Flag<milliseconds>;
 
 constexpr size_t kMiB = 1024 * 1024;
 
@@ -106,7 +108,7 @@ FlagResult takeServerFlag(const std::vector<std::string>& args, size_t& i, Serve
                " to " + std::to_string(flag.maximum);
       return FlagResult::Invalid;
     }
-    (flag.direct != nullptr ? options.*flag.direct : options.limits.*flag.limit) = parsed;
+    flag.in(options) = parsed;
     return FlagResult::Taken;
   }
   for (const DurationFlag& flag : kDurationFlags) {
@@ -118,7 +120,7 @@ FlagResult takeServerFlag(const std::vector<std::string>& args, size_t& i, Serve
                describeDuration(flag.minimum) + " to under " + describeDuration(flag.maximum);
       return FlagResult::Invalid;
     }
-    (flag.direct != nullptr ? options.*flag.direct : options.limits.*flag.limit) = *parsed;
+    flag.in(options) = *parsed;
     return FlagResult::Taken;
   }
   return FlagResult::NotMine;
@@ -131,8 +133,7 @@ std::string serverFlagsHelp() {
     out += "  " + flag + std::string(flag.size() < 32 ? 32 - flag.size() : 1, ' ') + help + "\n";
   };
   for (const SizeFlag& flag : kSizeFlags) {
-    const size_t value =
-        flag.direct != nullptr ? defaults.*flag.direct : defaults.limits.*flag.limit;
+    const size_t value = flag.in(defaults);
     line(std::string(flag.name) + " N",
          std::string(flag.help) + " (default " +
              (std::string_view(flag.name).find("bytes") != std::string_view::npos
@@ -141,8 +142,7 @@ std::string serverFlagsHelp() {
              ")");
   }
   for (const DurationFlag& flag : kDurationFlags) {
-    const milliseconds value =
-        flag.direct != nullptr ? defaults.*flag.direct : defaults.limits.*flag.limit;
+    const milliseconds value = flag.in(defaults);
     line(std::string(flag.name) + " DUR",
          std::string(flag.help) + " (default " + describeDuration(value) + ")");
   }
