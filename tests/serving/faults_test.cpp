@@ -12,7 +12,6 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
-#include <signal.h>
 #include <algorithm>
 #include <atomic>
 #include <chrono>
