@@ -8,7 +8,7 @@ FROM debian:12-slim AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       g++ cmake make pkg-config \
-      libcpp-httplib-dev rapidjson-dev libyaml-cpp-dev libspdlog-dev libssl-dev \
+      libcpp-httplib-dev rapidjson-dev libyaml-cpp-dev libspdlog-dev libssl-dev libboost-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY CMakeLists.txt ./

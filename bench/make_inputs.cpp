@@ -1,4 +1,5 @@
-// Writes the generated benchmark inputs (the 1 MiB Pod review) to a folder,
+// Writes the generated benchmark inputs (the 1 MiB Pod review, and a 7.9 MiB
+// one: near the API server's 3 MiB object limit twice over, as an UPDATE) to a folder,
 // for the HTTP benchmark. Run: build/bench/make_inputs OUT_DIR
 #include <fstream>
 #include <iostream>
@@ -10,7 +11,9 @@ int main(int argc, char** argv) {
     std::cerr << "usage: make_inputs OUT_DIR\n";
     return 2;
   }
-  std::ofstream out(std::string(argv[1]) + "/big-pod.json", std::ios::binary);
-  out << aiadmit::bench::bigPodReview(1 << 20);
-  return out ? 0 : 1;
+  std::ofstream big(std::string(argv[1]) + "/big-pod.json", std::ios::binary);
+  big << aiadmit::bench::bigPodReview(1 << 20);
+  std::ofstream huge(std::string(argv[1]) + "/huge-pod.json", std::ios::binary);
+  huge << aiadmit::bench::bigPodReview(static_cast<size_t>(7.9 * (1 << 20)));
+  return big && huge ? 0 : 1;
 }

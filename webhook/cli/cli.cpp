@@ -12,6 +12,7 @@
 #include "webhook/policy/profile_loader.h"
 #include "webhook/serving/logging.h"
 #include "webhook/serving/server.h"
+#include "webhook/serving/server_flags.h"
 
 namespace aiadmit {
 
@@ -31,9 +32,9 @@ Options:
   --enforcement LEVEL     audit, warn or deny (default): caps every rule's action, for a
                           staged rollout; decisions are recorded in auditAnnotations
   --log-level LEVEL       trace, debug, info, warn, error or off (default info)
-  --max-connections N     open connections served at once, one thread each (default 4096)
-  --shutdown-delay SEC    seconds between SIGTERM and closing the listener (default 5)
   -h, --help              this help
+
+Limits and deadlines (durations as "10s", "500ms" or seconds):
 )";
 
 constexpr const char* kReviewHelp =
@@ -133,7 +134,7 @@ bool readAll(const std::string& path, std::string& out) {
 
 int serveCommand(const Arguments& args) {
   if (wantsHelp(args)) {
-    std::cout << kServeHelp;
+    std::cout << kServeHelp << serverFlagsHelp();
     return 0;
   }
   ServerOptions options;
@@ -141,33 +142,23 @@ int serveCommand(const Arguments& args) {
   std::string listen = "0.0.0.0:8443";
   std::string logLevel = "info";
   for (size_t i = 0; i < args.size(); ++i) {
-    std::string value;
     if (takeValue(args, i, "--profiles", options.profilesDir) ||
         takeValue(args, i, "--tls-cert", options.certFile) ||
         takeValue(args, i, "--tls-key", options.keyFile) ||
         takeValue(args, i, "--listen", listen) || takeValue(args, i, "--log-level", logLevel)) {
       continue;
     }
-    if (takeValue(args, i, "--max-connections", value)) {
-      int connections = 0;
-      if (!parseInt(value, 4, 65536, connections)) {
-        return usageError("--max-connections: 4 to 65536", kServeHelp);
-      }
-      options.maxConnections = static_cast<size_t>(connections);
-      continue;
-    }
+    std::string value;
     if (takeValue(args, i, "--enforcement", value)) {
       const auto enforcement = parseEnforcement(value);
       if (!enforcement) return usageError("--enforcement: audit, warn or deny", kServeHelp);
       options.enforcement = *enforcement;
       continue;
     }
-    if (takeValue(args, i, "--shutdown-delay", value)) {
-      if (!parseInt(value, 0, 3600, options.shutdownDelaySeconds)) {
-        return usageError("--shutdown-delay: 0 to 3600 seconds", kServeHelp);
-      }
-      continue;
-    }
+    std::string error;
+    const FlagResult limit = takeServerFlag(args, i, options, &error);
+    if (limit == FlagResult::Invalid) return usageError(error, kServeHelp);
+    if (limit == FlagResult::Taken) continue;
     return usageError("unknown argument " + args[i], kServeHelp);
   }
   if (options.certFile.empty() || options.keyFile.empty()) {

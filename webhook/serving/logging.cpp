@@ -2,18 +2,140 @@
 
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
-#include <spdlog/sinks/stdout_sinks.h>
-#include <spdlog/spdlog.h>
+#include <signal.h>
+#include <unistd.h>
 
-#include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <ctime>
+#include <mutex>
+#include <thread>
+#include <vector>
 
 namespace aiadmit {
 
 namespace {
 
 using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+// How long the writer collects lines between two writes while they keep coming.
+constexpr std::chrono::milliseconds kBatchInterval{20};
+
+enum Level { kTrace, kDebug, kInfo, kWarn, kError, kOff };
+
+std::atomic<int> currentLevel{kInfo};
+
+bool shouldLog(Level level) {
+  return level >= currentLevel.load(std::memory_order_relaxed) &&
+         currentLevel.load(std::memory_order_relaxed) != kOff;
+}
+
+void writeAll(std::string_view text) {
+  while (!text.empty()) {
+    const ssize_t n = ::write(STDOUT_FILENO, text.data(), text.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // stdout is gone; nothing better to do with the line
+    text.remove_prefix(static_cast<size_t>(n));
+  }
+}
+
+// Lines from every thread to stdout, written by one thread in batches.
+class LineQueue {
+ public:
+  void start(size_t capacity) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    capacity_ = capacity;
+    if (writer_.joinable()) return;
+    // Signals are for the server's control loop, never for this thread.
+    sigset_t all, previous;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &previous);
+    writer_ = std::thread([this] { run(); });
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  }
+
+  // Never blocks on the writer: a droppable line over the bound is counted instead.
+  void push(std::string line, bool droppable) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (!writer_.joinable()) {
+      lock.unlock();
+      writeAll(line);
+      return;
+    }
+    if (droppable && pendingLines_ >= capacity_) {
+      dropped_.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    pending_ += line;
+    ++pendingLines_;
+    const bool wake = writerWaiting_;
+    writerWaiting_ = false;
+    lock.unlock();
+    if (wake) wakeWriter_.notify_one();
+  }
+
+  void flush() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (!writer_.joinable()) return;
+    const uint64_t target = queued_ + pendingLines_;
+    writerWaiting_ = false;
+    wakeWriter_.notify_one();
+    written_.wait(lock, [&] { return writtenLines_ >= target; });
+  }
+
+  uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
+
+ private:
+  [[noreturn]] void run() {
+    std::string batch;
+    for (;;) {
+      size_t lines = 0;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        while (pendingLines_ == 0) {
+          writerWaiting_ = true;
+          wakeWriter_.wait(lock);
+        }
+        batch.swap(pending_);
+        lines = pendingLines_;
+        queued_ += lines;
+        pendingLines_ = 0;
+      }
+      writeAll(batch);
+      batch.clear();
+      if (batch.capacity() > (1u << 20)) std::string().swap(batch);
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        writtenLines_ += lines;
+        written_.notify_all();
+      }
+      // Under load, lines are collected for a while before the next write:
+      // a wake-up and a write per batch, not per line. Idle, the writer
+      // sleeps until a line comes.
+      std::this_thread::sleep_for(kBatchInterval);
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable wakeWriter_;
+  std::condition_variable written_;
+  std::thread writer_;
+  std::string pending_;
+  size_t pendingLines_ = 0;
+  size_t capacity_ = 8192;
+  uint64_t queued_ = 0;
+  uint64_t writtenLines_ = 0;
+  bool writerWaiting_ = false;
+  std::atomic<uint64_t> dropped_{0};
+};
+
+// Never destroyed: the writer thread runs until the process exits.
+LineQueue& lineQueue() {
+  static auto* queue = new LineQueue();
+  return *queue;
+}
 
 void field(Writer& writer, std::string_view key, std::string_view value) {
   writer.Key(key.data(), static_cast<rapidjson::SizeType>(key.size()));
@@ -37,58 +159,72 @@ void begin(Writer& writer, std::string_view level, std::string_view message) {
   field(writer, "msg", message);
 }
 
-void emit(spdlog::level::level_enum level, std::string_view levelName, std::string_view message,
+void finish(rapidjson::StringBuffer& buffer, Writer& writer, bool droppable) {
+  writer.EndObject();
+  std::string line(buffer.GetString(), buffer.GetSize());
+  line += '\n';
+  lineQueue().push(std::move(line), droppable);
+}
+
+void emit(Level level, std::string_view levelName, std::string_view message,
           std::initializer_list<LogField> fields) {
-  if (!spdlog::should_log(level)) return;
+  if (!shouldLog(level)) return;
   rapidjson::StringBuffer buffer;
   Writer writer(buffer);
   begin(writer, levelName, message);
   for (const auto& [key, value] : fields) field(writer, key, value);
-  writer.EndObject();
-  spdlog::log(level, "{}", std::string_view(buffer.GetString(), buffer.GetSize()));
+  finish(buffer, writer, false);
 }
 
 }  // namespace
 
-bool setupLogging(std::string_view level) {
-  auto logger = spdlog::stdout_logger_mt("aiadmit");
-  logger->set_pattern("%v");
-  spdlog::set_default_logger(logger);
-  const auto parsed = spdlog::level::from_str(std::string(level));
-  if (parsed == spdlog::level::off && level != "off") return false;
-  spdlog::set_level(parsed);
-  spdlog::flush_on(spdlog::level::trace);
+bool setupLogging(std::string_view level, size_t queueLines) {
+  static constexpr std::string_view kNames[] = {"trace", "debug", "info", "warn", "error", "off"};
+  int parsed = -1;
+  for (int i = 0; i <= kOff; ++i) {
+    if (level == kNames[i]) parsed = i;
+  }
+  if (level == "warning") parsed = kWarn;
+  if (level == "err") parsed = kError;
+  if (parsed < 0) return false;
+  currentLevel.store(parsed);
+  lineQueue().start(queueLines);
   return true;
 }
 
+void flushLogging() {
+  lineQueue().flush();
+}
+
+uint64_t logLinesDropped() {
+  return lineQueue().dropped();
+}
+
 void logInfo(std::string_view message, std::initializer_list<LogField> fields) {
-  emit(spdlog::level::info, "info", message, fields);
+  emit(kInfo, "info", message, fields);
 }
 void logLifecycle(std::string_view message, std::initializer_list<LogField> fields) {
-  if (spdlog::get_level() == spdlog::level::off) return;
-  const auto level = std::max(spdlog::get_level(), spdlog::level::info);
+  if (currentLevel.load(std::memory_order_relaxed) == kOff) return;
   rapidjson::StringBuffer buffer;
   Writer writer(buffer);
   begin(writer, "info", message);
   for (const auto& [key, value] : fields) field(writer, key, value);
-  writer.EndObject();
-  spdlog::log(level, "{}", std::string_view(buffer.GetString(), buffer.GetSize()));
+  finish(buffer, writer, false);
 }
 
 void logWarn(std::string_view message, std::initializer_list<LogField> fields) {
-  emit(spdlog::level::warn, "warn", message, fields);
+  emit(kWarn, "warn", message, fields);
 }
 void logError(std::string_view message, std::initializer_list<LogField> fields) {
-  emit(spdlog::level::err, "error", message, fields);
+  emit(kError, "error", message, fields);
 }
 
 void logRequest(Endpoint endpoint, const ReviewAnswer& answer, double seconds) {
-  const auto level =
-      answer.decision == Decision::Errored ? spdlog::level::warn : spdlog::level::info;
-  if (!spdlog::should_log(level)) return;
+  const Level level = answer.decision == Decision::Errored ? kWarn : kInfo;
+  if (!shouldLog(level)) return;
   rapidjson::StringBuffer buffer;
   Writer writer(buffer);
-  begin(writer, level == spdlog::level::warn ? "warn" : "info", "admission");
+  begin(writer, level == kWarn ? "warn" : "info", "admission");
   field(writer, "endpoint", endpointName(endpoint));
   field(writer, "uid", answer.uid);
   field(writer, "operation", answer.operation);
@@ -112,8 +248,7 @@ void logRequest(Endpoint endpoint, const ReviewAnswer& answer, double seconds) {
   writer.Int64(static_cast<int64_t>(seconds * 1e6));
   writer.Key("status");
   writer.Int(answer.httpStatus);
-  writer.EndObject();
-  spdlog::log(level, "{}", std::string_view(buffer.GetString(), buffer.GetSize()));
+  finish(buffer, writer, true);
 }
 
 }  // namespace aiadmit

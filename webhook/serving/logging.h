@@ -1,8 +1,13 @@
 // One JSON object per line on stdout. Request lines carry identity and
 // decisions only (uid, kind, namespace, name, class, profile, decision, rule
 // IDs, latency), never an object's contents, which may hold secrets.
+//
+// Lines are handed to a writer thread through a bounded queue: the I/O
+// threads never wait on stdout. A request line that finds the queue full is
+// dropped and counted; start, stop, reload and error lines always go in.
 #pragma once
 
+#include <cstdint>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -13,7 +18,11 @@
 namespace aiadmit {
 
 // "trace", "debug", "info", "warn", "error", "off"; false for an unknown level.
-bool setupLogging(std::string_view level);
+// Starts the writer thread; `queueLines` bounds the request lines waiting.
+bool setupLogging(std::string_view level, size_t queueLines = 8192);
+// Writes out everything queued; the server calls it before it exits.
+void flushLogging();
+uint64_t logLinesDropped();
 
 using LogField = std::pair<std::string_view, std::string_view>;
 void logInfo(std::string_view message, std::initializer_list<LogField> fields = {});

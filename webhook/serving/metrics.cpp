@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "webhook/serving/logging.h"
+
 namespace aiadmit {
 
 namespace {
@@ -61,6 +63,56 @@ void Metrics::recordProfileReload(bool success, double unixTime) {
   } else {
     reloadFailure_.fetch_add(1, std::memory_order_relaxed);
   }
+}
+
+std::string_view limitName(Limit limit) {
+  switch (limit) {
+    case Limit::None:
+      return "none";
+    case Limit::HeaderBytes:
+      return "header_bytes";
+    case Limit::RequestLine:
+      return "request_line_bytes";
+    case Limit::BodyBytes:
+      return "body_bytes";
+    case Limit::InflightBodyBytes:
+      return "inflight_body_bytes";
+    case Limit::HandshakeDeadline:
+      return "handshake_timeout";
+    case Limit::HeaderDeadline:
+      return "header_timeout";
+    case Limit::BodyDeadline:
+      return "body_timeout";
+    case Limit::WriteDeadline:
+      return "write_timeout";
+    case Limit::IdleTimeout:
+      return "idle_timeout";
+    case Limit::Connections:
+      return "connections";
+  }
+  return "none";
+}
+
+void Metrics::recordLimit(Limit limit) {
+  limitHits_[static_cast<size_t>(limit)].fetch_add(1, std::memory_order_relaxed);
+}
+void Metrics::recordConnectionOpened() {
+  connectionsAccepted_.fetch_add(1, std::memory_order_relaxed);
+}
+void Metrics::recordConnectionClosed() {
+  connectionsClosed_.fetch_add(1, std::memory_order_relaxed);
+}
+void Metrics::recordHandshakeFailure() {
+  handshakeFailures_.fetch_add(1, std::memory_order_relaxed);
+}
+void Metrics::recordMalformedRequest() {
+  malformedRequests_.fetch_add(1, std::memory_order_relaxed);
+}
+void Metrics::recordAcceptError() {
+  acceptErrors_.fetch_add(1, std::memory_order_relaxed);
+}
+void Metrics::addInflightBodyBytes(int64_t delta) {
+  inflightBodyBytes_.fetch_add(delta, std::memory_order_relaxed);
 }
 
 void Metrics::setCertificateExpiry(double unixTime) {
@@ -152,7 +204,42 @@ std::string Metrics::render() const {
       "# HELP aiadmit_certificate_expiry_timestamp_seconds NotAfter of the serving certificate.\n";
   out += "# TYPE aiadmit_certificate_expiry_timestamp_seconds gauge\n";
   out += "aiadmit_certificate_expiry_timestamp_seconds " + number(certificateExpiry_.load()) + "\n";
+  renderTransport(out);
   return out;
+}
+
+void Metrics::renderTransport(std::string& out) const {
+  const auto counter = [&out](const char* name, const char* help, uint64_t value) {
+    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " counter\n" + name +
+           " " + std::to_string(value) + "\n";
+  };
+  out +=
+      "# HELP aiadmit_http_limit_hits_total Requests refused and connections closed by a limit "
+      "or deadline.\n# TYPE aiadmit_http_limit_hits_total counter\n";
+  for (size_t l = 1; l < kLimitCount; ++l) {
+    out += "aiadmit_http_limit_hits_total{limit=\"" +
+           std::string(limitName(static_cast<Limit>(l))) + "\"} " +
+           std::to_string(limitHits_[l].load(std::memory_order_relaxed)) + "\n";
+  }
+  const uint64_t accepted = connectionsAccepted_.load();
+  const uint64_t closed = connectionsClosed_.load();
+  counter("aiadmit_connections_accepted_total", "TCP connections accepted.", accepted);
+  out += "# HELP aiadmit_connections_open Connections open now.\n";
+  out += "# TYPE aiadmit_connections_open gauge\n";
+  out += "aiadmit_connections_open " + std::to_string(accepted >= closed ? accepted - closed : 0) +
+         "\n";
+  counter("aiadmit_tls_handshake_failures_total", "TLS handshakes that failed.",
+          handshakeFailures_.load());
+  counter("aiadmit_http_malformed_requests_total",
+          "Requests refused as malformed HTTP (400), duplicate Content-Length included.",
+          malformedRequests_.load());
+  counter("aiadmit_accept_errors_total", "Failed accepts (out of descriptors or memory).",
+          acceptErrors_.load());
+  out += "# HELP aiadmit_inflight_body_bytes Request body bytes reserved by requests in flight.\n";
+  out += "# TYPE aiadmit_inflight_body_bytes gauge\n";
+  out += "aiadmit_inflight_body_bytes " + std::to_string(inflightBodyBytes_.load()) + "\n";
+  counter("aiadmit_log_lines_dropped_total",
+          "Request log lines dropped because the log queue was full.", logLinesDropped());
 }
 
 }  // namespace aiadmit

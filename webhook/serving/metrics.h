@@ -15,6 +15,24 @@
 
 namespace aiadmit {
 
+// The transport's limits and deadlines, each counted when it ends a request
+// or a connection.
+enum class Limit {
+  None,
+  HeaderBytes,
+  RequestLine,
+  BodyBytes,
+  InflightBodyBytes,
+  HandshakeDeadline,
+  HeaderDeadline,
+  BodyDeadline,
+  WriteDeadline,
+  IdleTimeout,
+  Connections,
+};
+inline constexpr size_t kLimitCount = static_cast<size_t>(Limit::Connections) + 1;
+std::string_view limitName(Limit limit);
+
 class Metrics {
  public:
   void recordRequest(Endpoint endpoint, WorkloadKind kind, WorkloadClass workloadClass,
@@ -25,9 +43,18 @@ class Metrics {
   void setCertificateExpiry(double unixTime);
   void setProfilesLoaded(size_t count);
 
+  void recordLimit(Limit limit);
+  void recordConnectionOpened();
+  void recordConnectionClosed();
+  void recordHandshakeFailure();
+  void recordMalformedRequest();
+  void recordAcceptError();
+  void addInflightBodyBytes(int64_t delta);
+
   std::string render() const;
 
  private:
+  void renderTransport(std::string& out) const;
   static constexpr size_t kEndpoints = 2, kKinds = 7, kClasses = 4, kDecisions = 4;
   static constexpr std::array<double, 14> kBuckets = {0.00005, 0.0001, 0.00025, 0.0005, 0.001,
                                                       0.0025,  0.005,  0.01,    0.025,  0.05,
@@ -49,6 +76,13 @@ class Metrics {
   std::atomic<double> lastGoodReload_{0};
   std::atomic<double> certificateExpiry_{0};
   std::atomic<uint64_t> profilesLoaded_{0};
+  std::array<std::atomic<uint64_t>, kLimitCount> limitHits_{};
+  std::atomic<uint64_t> connectionsAccepted_{0};
+  std::atomic<uint64_t> connectionsClosed_{0};
+  std::atomic<uint64_t> handshakeFailures_{0};
+  std::atomic<uint64_t> malformedRequests_{0};
+  std::atomic<uint64_t> acceptErrors_{0};
+  std::atomic<int64_t> inflightBodyBytes_{0};
 };
 
 }  // namespace aiadmit

@@ -1,22 +1,22 @@
 #include "webhook/serving/server.h"
 
-#include <httplib.h>
 #include <malloc.h>
+#include <sched.h>
 #include <signal.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
+#include <string.h>
 
-#include <cctype>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <filesystem>
-#include <mutex>
-#include <optional>
 #include <thread>
 
 #include "webhook/engine/engine.h"
 #include "webhook/policy/profile_loader.h"
-#include "webhook/serving/connection_threads.h"
+#include "webhook/serving/http_transport.h"
 #include "webhook/serving/logging.h"
 #include "webhook/serving/metrics.h"
 #include "webhook/serving/profile_watch.h"
@@ -26,119 +26,96 @@ namespace aiadmit {
 
 namespace {
 
+namespace asio = boost::asio;
+using Clock = std::chrono::steady_clock;
+
 double unixNow() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-// Content-Length as a number; 0 when absent or not a number.
-size_t contentLength(const httplib::Request& request) {
-  const std::string text = request.get_header_value("Content-Length");
-  size_t value = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9' || value > (SIZE_MAX - 9) / 10) return c < '0' || c > '9' ? 0 : SIZE_MAX;
-    value = value * 10 + static_cast<size_t>(c - '0');
+constexpr int kHandledSignals[] = {SIGTERM, SIGINT,  SIGQUIT, SIGHUP,
+                                   SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM};
+
+// The cores this process may run on (a cpuset narrows them; a CPU quota does
+// not, which is what --io-threads is for).
+size_t usableCores() {
+  cpu_set_t cores;
+  CPU_ZERO(&cores);
+  if (sched_getaffinity(0, sizeof cores, &cores) == 0 && CPU_COUNT(&cores) > 0) {
+    return static_cast<size_t>(CPU_COUNT(&cores));
   }
-  return value;
+  return std::max(1u, std::thread::hardware_concurrency());
 }
 
-// Go durations as the API server writes ?timeout= ("10s", "500ms", "1m30s").
-std::optional<std::chrono::milliseconds> parseGoDuration(std::string_view text) {
-  if (text.empty()) return std::nullopt;
-  double total = 0;
-  size_t i = 0;
-  while (i < text.size()) {
-    size_t start = i;
-    while (i < text.size() && ((text[i] >= '0' && text[i] <= '9') || text[i] == '.')) ++i;
-    if (start == i) return std::nullopt;
-    const double number = std::strtod(std::string(text.substr(start, i - start)).c_str(), nullptr);
-    start = i;
-    while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i]))) ++i;
-    const std::string_view unit = text.substr(start, i - start);
-    if (unit == "ms") {
-      total += number;
-    } else if (unit == "s") {
-      total += number * 1000;
-    } else if (unit == "m") {
-      total += number * 60000;
-    } else if (unit == "h") {
-      total += number * 3600000;
-    } else {
-      return std::nullopt;
-    }
-  }
-  return std::chrono::milliseconds(static_cast<int64_t>(total));
+// "SIGTERM", as the logs have always named it.
+std::string signalName(int signal) {
+  const char* abbreviation = sigabbrev_np(signal);
+  return abbreviation != nullptr ? std::string("SIG") + abbreviation : std::to_string(signal);
 }
 
-void answer(httplib::Response& response, const AdmissionOutcome& outcome, bool closeConnection) {
-  response.status = outcome.httpStatus();
-  response.set_content(encodeAdmissionResponse("", outcome), "application/json");
-  if (closeConnection) response.set_header("Connection", "close");
+bool isAdmissionPath(std::string_view path) {
+  return path == "/mutate" || path == "/validate";
 }
 
-class AdmissionHandler {
+// The endpoints. Runs on the I/O threads; the engine never blocks.
+class Endpoints final : public HttpApplication {
  public:
-  AdmissionHandler(const Engine& engine, Metrics& metrics, const ServerOptions& options,
-                   Endpoint endpoint)
-      : engine_(engine), metrics_(metrics), options_(options), endpoint_(endpoint) {}
+  Endpoints(const Engine& engine, Metrics& metrics, const std::atomic<bool>& ready)
+      : engine_(engine), metrics_(metrics), ready_(ready) {}
 
-  void operator()(const httplib::Request& request, httplib::Response& response,
-                  const httplib::ContentReader& reader) const {
-    const auto started = std::chrono::steady_clock::now();
-    // Answer before the API server gives up on us: its ?timeout=, at most ours.
-    auto budget = std::chrono::milliseconds(options_.requestDeadlineSeconds * 1000);
-    if (auto timeout = parseGoDuration(request.get_param_value("timeout"))) {
-      budget = std::min(budget, *timeout);
-    }
-    const auto deadline = started + budget;
-
-    std::string body;
-    const size_t declared = contentLength(request);
-    body.reserve(std::min(declared, options_.maxBodyBytes));
-    bool tooLarge = false;
-    bool late = false;
-    const bool complete = reader([&](const char* data, size_t length) {
-      if (body.size() + length > options_.maxBodyBytes) {
-        tooLarge = true;
-        return false;
+  void handle(const HttpRequest& request, HttpAnswer& answer) override {
+    if (isAdmissionPath(request.path)) {
+      if (request.method != "POST") {
+        answer.allow = "POST";
+        return refuse(request.path, 405,
+                      std::string(request.method) + " is not allowed; POST an AdmissionReview",
+                      answer);
       }
-      body.append(data, length);
-      if (std::chrono::steady_clock::now() > deadline) {
-        late = true;
-        return false;
-      }
-      return true;
-    });
-    if (tooLarge) {
-      answer(response,
-             AdmissionOutcome::badRequest("request body is larger than " +
-                                          std::to_string(options_.maxBodyBytes) + " bytes"),
-             true);
-      response.status = 413;
-      return;
+      return admit(request.path == "/mutate" ? Endpoint::Mutate : Endpoint::Validate, request,
+                   answer);
     }
-    if (late || !complete) {
-      answer(response,
-             AdmissionOutcome::badRequest(late ? "request body did not arrive within the deadline"
-                                               : "request body is incomplete"),
-             true);
-      return;
+    answer.contentType = "text/plain";
+    if (request.method == "GET" && request.path == "/healthz") {
+      answer.body = "ok\n";
+    } else if (request.method == "GET" && request.path == "/readyz") {
+      const bool ready = ready_.load();
+      answer.status = ready ? 200 : 503;
+      answer.body = ready ? "ok\n" : "shutting down\n";
+    } else if (request.method == "GET" && request.path == "/metrics") {
+      answer.contentType = "text/plain; version=0.0.4";
+      answer.body = metrics_.render();
+    } else {
+      answer.status = 404;
+      answer.body = "not found\n";
     }
+  }
 
-    const std::string contentType = request.get_header_value("Content-Type");
-    if (contentType.rfind("application/json", 0) != 0) {
-      answer(response,
-             AdmissionOutcome::badRequest("Content-Type must be application/json, got \"" +
-                                          contentType.substr(0, 64) + "\""),
-             false);
-      return;
+  void refuse(std::string_view path, int status, const std::string& message,
+              HttpAnswer& answer) override {
+    answer.status = status;
+    if (isAdmissionPath(path) || path.empty()) {
+      // The API server shows the message of an AdmissionReview it can read.
+      answer.contentType = "application/json";
+      answer.body = encodeAdmissionResponse("", AdmissionOutcome::badRequest(message));
+    } else {
+      answer.contentType = "text/plain";
+      answer.body = message + "\n";
     }
+  }
 
-    const ReviewAnswer result = answerReview(engine_, endpoint_, body);
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    response.status = result.httpStatus;
-    response.set_content(result.body, "application/json");
-    metrics_.recordRequest(endpoint_, result.workloadKind, result.evaluation.workloadClass,
+ private:
+  void admit(Endpoint endpoint, const HttpRequest& request, HttpAnswer& answer) {
+    if (request.contentType.rfind("application/json", 0) != 0) {
+      return refuse(request.path, 400,
+                    "Content-Type must be application/json, got \"" +
+                        std::string(request.contentType.substr(0, 64)) + "\"",
+                    answer);
+    }
+    ReviewAnswer result = answerReview(engine_, endpoint, request.body);
+    const double seconds = std::chrono::duration<double>(Clock::now() - request.started).count();
+    answer.status = result.httpStatus;
+    answer.body = std::move(result.body);
+    metrics_.recordRequest(endpoint, result.workloadKind, result.evaluation.workloadClass,
                            result.decision, seconds);
     for (const Violation& v : result.evaluation.denials) {
       metrics_.recordRuleHit(v.rule, RuleAction::Deny);
@@ -149,48 +126,172 @@ class AdmissionHandler {
     for (const Violation& v : result.evaluation.audited) {
       metrics_.recordRuleHit(v.rule, RuleAction::Audit);
     }
-    logRequest(endpoint_, result, seconds);
+    logRequest(endpoint, result, seconds);
+  }
+
+  const Engine& engine_;
+  Metrics& metrics_;
+  const std::atomic<bool>& ready_;
+};
+
+// Profiles and certificate, reloaded when their files change (polled: a
+// ConfigMap or Secret volume swaps its ..data symlink, which inotify on the
+// files would not see reliably) and on SIGHUP.
+class Reloader {
+ public:
+  Reloader(const ServerOptions& options, Engine& engine, CertificateStore& certificates,
+           ProfileWatch& watch, Metrics& metrics)
+      : options_(options),
+        engine_(engine),
+        certificates_(certificates),
+        watch_(watch),
+        metrics_(metrics) {}
+
+  void poll(bool forced) {
+    if (watch_.changed() || forced) reloadProfiles();
+    std::string error;
+    if (forced ? certificates_.load(&error) : certificates_.reloadIfChanged(&error)) {
+      metrics_.setCertificateExpiry(certificates_.expiry());
+      logLifecycle("certificate reloaded", {{"file", options_.certFile}});
+    } else if (!error.empty()) {
+      logError("certificate reload failed; serving the previous one", {{"error", error}});
+    }
   }
 
  private:
-  const Engine& engine_;
-  Metrics& metrics_;
+  void reloadProfiles() {
+    ProfileLoadResult reloaded = loadProfileDirectory(options_.profilesDir);
+    if (reloaded.ok()) {
+      const std::string count = std::to_string(reloaded.set->profiles().size());
+      metrics_.setProfilesLoaded(reloaded.set->profiles().size());
+      engine_.replaceProfiles(std::move(reloaded.set));
+      metrics_.recordProfileReload(true, unixNow());
+      logLifecycle("profiles reloaded", {{"dir", options_.profilesDir}, {"profiles", count}});
+      return;
+    }
+    metrics_.recordProfileReload(false, unixNow());
+    for (const ProfileError& error : reloaded.errors) {
+      logError("invalid profile", {{"error", error.format()}});
+    }
+    logError("profile reload refused; keeping the last good set",
+             {{"dir", options_.profilesDir}, {"errors", std::to_string(reloaded.errors.size())}});
+  }
+
   const ServerOptions& options_;
-  Endpoint endpoint_;
+  Engine& engine_;
+  CertificateStore& certificates_;
+  ProfileWatch& watch_;
+  Metrics& metrics_;
 };
 
-// cpp-httplib keeps an idle keep-alive connection (and its thread) until the
-// keep-alive timeout, which is longer than the API server's idle timeout so
-// that we never close a connection it is about to reuse. At shutdown that
-// would hold the process for minutes. Once the listener is closed and the
-// drain delay is over, half-close every connection socket for reading: idle
-// ones end at once, and a request being answered can still write its answer.
-void endIdleConnections() {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  for (fs::directory_iterator it("/proc/self/fd", ec), end; !ec && it != end; it.increment(ec)) {
-    const int fd = std::atoi(it->path().filename().c_str());
-    struct stat info {};
-    if (fstat(fd, &info) == 0 && S_ISSOCK(info.st_mode)) shutdown(fd, SHUT_RD);
+// Signals, reloads and the drain, on the main thread's own loop.
+class Control {
+ public:
+  Control(const ServerOptions& options, HttpTransport& transport, Reloader& reloader,
+          std::atomic<bool>& ready)
+      : options_(options),
+        transport_(transport),
+        reloader_(reloader),
+        ready_(ready),
+        signals_(context_),
+        timer_(context_) {
+    // Drain on a request to stop; reload on SIGHUP; log and go on for the
+    // user signals and alarms, whose default would kill the process.
+    for (int signal : kHandledSignals) signals_.add(signal);
   }
-}
+
+  void run() {
+    waitSignal();
+    // Blocked until the handlers were in place; taken on this thread only.
+    sigset_t all;
+    sigemptyset(&all);
+    for (int signal : kHandledSignals) sigaddset(&all, signal);
+    pthread_sigmask(SIG_UNBLOCK, &all, nullptr);
+    schedulePoll();
+    context_.run();
+  }
+
+ private:
+  void waitSignal() {
+    signals_.async_wait([this](const boost::system::error_code& error, int signal) {
+      if (error) return;
+      if (signal == SIGHUP) {
+        logLifecycle("reloading", {{"signal", "SIGHUP"}});
+        reloader_.poll(true);
+      } else if (signal == SIGTERM || signal == SIGINT || signal == SIGQUIT) {
+        if (!draining_) beginDrain(signal);
+      } else {
+        logLifecycle("signal ignored", {{"signal", signalName(signal)}});
+      }
+      waitSignal();
+    });
+  }
+
+  void schedulePoll() {
+    timer_.expires_after(options_.reloadInterval);
+    timer_.async_wait([this](const boost::system::error_code& error) {
+      if (error || draining_) return;
+      reloader_.poll(false);
+      schedulePoll();
+    });
+  }
+
+  void beginDrain(int signal) {
+    draining_ = true;
+    ready_.store(false);
+    transport_.beginDrain();
+    logLifecycle("shutting down", {{"signal", signalName(signal)}});
+    timer_.expires_after(options_.shutdownDelay);
+    timer_.async_wait([this](const boost::system::error_code& error) {
+      if (error && error != asio::error::operation_aborted) return;
+      transport_.stopAccepting();
+      // Requests in progress finish within their deadlines.
+      drainDeadline_ = Clock::now() + options_.limits.maxRequestTimeout +
+                       options_.limits.writeTimeout + std::chrono::seconds(3);
+      waitForConnections();
+    });
+  }
+
+  void waitForConnections() {
+    if (transport_.openConnections() == 0 || Clock::now() > drainDeadline_) {
+      context_.stop();
+      return;
+    }
+    timer_.expires_after(std::chrono::milliseconds(20));
+    timer_.async_wait([this](const boost::system::error_code&) { waitForConnections(); });
+  }
+
+  const ServerOptions& options_;
+  HttpTransport& transport_;
+  Reloader& reloader_;
+  std::atomic<bool>& ready_;
+  asio::io_context context_{1};
+  asio::signal_set signals_;
+  asio::steady_timer timer_;
+  bool draining_ = false;
+  Clock::time_point drainDeadline_;
+};
 
 }  // namespace
 
 int runServer(const ServerOptions& options) {
-  // Signals are taken by a dedicated thread; block them before any other starts.
+  struct FlushLogsOnReturn {
+    ~FlushLogsOnReturn() { flushLogging(); }
+  } flushLogsOnReturn;
+  // Signals go to the control loop only: block them before any thread starts.
   sigset_t signals;
   sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
+  for (int signal : kHandledSignals) sigaddset(&signals, signal);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
-  // Connection threads would each get a malloc arena; two keep memory flat.
-  mallopt(M_ARENA_MAX, 2);
+  // Buffers of 1 MiB and more (large bodies, their parsed copies) are mapped
+  // and unmapped on their own, so memory goes back to the system as soon as
+  // a burst of large reviews is over. Left to itself glibc raises this
+  // threshold after the first large free and keeps later ones in its heap.
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
 
   Metrics metrics;
-  // Watched from before the first load, so that a change during start-up is
-  // not missed.
+  // Watched from before the first load, so that a change during start-up is not missed.
   ProfileWatch profileWatch(options.profilesDir);
   ProfileLoadResult loaded = loadProfileDirectory(options.profilesDir);
   if (!loaded.ok()) {
@@ -208,162 +309,42 @@ int runServer(const ServerOptions& options) {
   metrics.setEnforcement(options.enforcement);
 
   CertificateStore certificates(options.certFile, options.keyFile);
-  std::string tlsError;
-  if (!certificates.load(&tlsError)) {
-    logError("cannot load TLS certificate; not starting", {{"error", tlsError}});
+  std::string error;
+  if (!certificates.load(&error)) {
+    logError("cannot load TLS certificate; not starting", {{"error", error}});
     return 1;
   }
   metrics.setCertificateExpiry(certificates.expiry());
-
-  httplib::SSLServer server([&](SSL_CTX& context) {
-    if (certificates.configure(context, &tlsError)) return true;
-    logError("TLS setup failed", {{"error", tlsError}});
-    return false;
-  });
-  if (!server.is_valid()) return 1;
-
-  std::atomic<bool> ready{true};
-  const size_t maxConnections = options.maxConnections;
-  server.new_task_queue = [maxConnections] {
-    return new ConnectionThreads(maxConnections, 256 * 1024, 32);
-  };
-  server.set_tcp_nodelay(true);
-  server.set_keep_alive_max_count(std::numeric_limits<size_t>::max());
-  server.set_keep_alive_timeout(options.keepAliveSeconds);
-  server.set_read_timeout(options.readTimeoutSeconds, 0);
-  server.set_write_timeout(options.writeTimeoutSeconds, 0);
-  server.set_payload_max_length(options.maxBodyBytes);
-
-  // A declared body over the limit is refused before a byte of it is read.
-  server.set_pre_routing_handler([&](const httplib::Request& req, httplib::Response& res) {
-    if (contentLength(req) <= options.maxBodyBytes) {
-      return httplib::Server::HandlerResponse::Unhandled;
-    }
-    answer(res,
-           AdmissionOutcome::badRequest("request body is larger than " +
-                                        std::to_string(options.maxBodyBytes) + " bytes"),
-           true);
-    res.status = 413;
-    return httplib::Server::HandlerResponse::Handled;
-  });
-  server.Post("/mutate", AdmissionHandler(engine, metrics, options, Endpoint::Mutate));
-  server.Post("/validate", AdmissionHandler(engine, metrics, options, Endpoint::Validate));
-  for (const char* path : {"/mutate", "/validate"}) {
-    const auto notAllowed = [](const httplib::Request& req, httplib::Response& res) {
-      res.status = 405;
-      res.set_header("Allow", "POST");
-      res.set_content(encodeAdmissionResponse(
-                          "", AdmissionOutcome::badRequest(req.method + " is not allowed; POST an "
-                                                                        "AdmissionReview")),
-                      "application/json");
-    };
-    server.Get(path, notAllowed);
-    server.Put(path, notAllowed);
-    server.Patch(path, notAllowed);
-    server.Delete(path, notAllowed);
-  }
-  server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content("ok\n", "text/plain");
-  });
-  server.Get("/readyz", [&](const httplib::Request&, httplib::Response& res) {
-    if (ready.load()) {
-      res.set_content("ok\n", "text/plain");
-    } else {
-      res.status = 503;
-      res.set_content("shutting down\n", "text/plain");
-    }
-  });
-  server.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
-    res.set_content(metrics.render(), "text/plain; version=0.0.4");
-  });
-  server.set_exception_handler(
-      [](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
-        const AdmissionOutcome outcome = AdmissionOutcome::internalError("internal error");
-        res.status = outcome.httpStatus();
-        res.set_content(encodeAdmissionResponse("", outcome), "application/json");
-      });
-
-  int port = options.port;
-  if (port == 0) {
-    port = server.bind_to_any_port(options.host);
-  } else if (!server.bind_to_port(options.host, port)) {
-    port = -1;
-  }
-  if (port < 0) {
-    logError("cannot listen", {{"address", options.host + ":" + std::to_string(options.port)}});
+  asio::ssl::context tls(asio::ssl::context::tls_server);
+  if (!certificates.configure(*tls.native_handle(), &error)) {
+    logError("TLS setup failed", {{"error", error}});
     return 1;
   }
+  // OpenSSL reads the socket itself: a whole record (or more) per read call,
+  // not its header and then its body.
+  SSL_CTX_set_read_ahead(tls.native_handle(), 1);
 
-  // Profiles and certificate are polled: a ConfigMap or Secret volume swaps
-  // its ..data symlink, which inotify on the files would not see reliably.
-  std::mutex stopMutex;
-  std::condition_variable stopSignal;
-  bool stopping = false;
-  std::thread watcher([&] {
-    std::unique_lock<std::mutex> lock(stopMutex);
-    while (!stopSignal.wait_for(lock, std::chrono::milliseconds(options.reloadIntervalMillis),
-                                [&] { return stopping; })) {
-      if (profileWatch.changed()) {
-        ProfileLoadResult reloaded = loadProfileDirectory(options.profilesDir);
-        if (reloaded.ok()) {
-          const std::string count = std::to_string(reloaded.set->profiles().size());
-          metrics.setProfilesLoaded(reloaded.set->profiles().size());
-          engine.replaceProfiles(std::move(reloaded.set));
-          metrics.recordProfileReload(true, unixNow());
-          logLifecycle("profiles reloaded", {{"dir", options.profilesDir}, {"profiles", count}});
-        } else {
-          metrics.recordProfileReload(false, unixNow());
-          for (const ProfileError& error : reloaded.errors) {
-            logError("invalid profile", {{"error", error.format()}});
-          }
-          logError(
-              "profile reload refused; keeping the last good set",
-              {{"dir", options.profilesDir}, {"errors", std::to_string(reloaded.errors.size())}});
-        }
-      }
-      // A burst of large objects leaves freed pool chunks in malloc's
-      // arenas; hand them back so that resident memory follows the load.
-      malloc_trim(0);
-      std::string error;
-      if (certificates.reloadIfChanged(&error)) {
-        metrics.setCertificateExpiry(certificates.expiry());
-        logLifecycle("certificate reloaded", {{"file", options.certFile}});
-      } else if (!error.empty()) {
-        logError("certificate reload failed; serving the previous one", {{"error", error}});
-      }
-    }
-  });
-
-  std::thread signalThread([&] {
-    int received = 0;
-    sigwait(&signals, &received);
-    ready.store(false);
-    logLifecycle("shutting down", {{"signal", received == SIGTERM ? "SIGTERM" : "SIGINT"}});
-    std::unique_lock<std::mutex> lock(stopMutex);
-    stopSignal.wait_for(lock, std::chrono::seconds(options.shutdownDelaySeconds),
-                        [&] { return stopping; });
-    lock.unlock();
-    server.stop();
-    endIdleConnections();
-  });
-
-  const std::string address = options.host + ":" + std::to_string(port);
-  logLifecycle("listening", {{"address", address}, {"profiles", options.profilesDir}});
-  const bool clean = server.listen_after_bind();
-
-  {
-    std::lock_guard<std::mutex> lock(stopMutex);
-    stopping = true;
+  std::atomic<bool> ready{true};
+  Endpoints endpoints(engine, metrics, ready);
+  const size_t threads = options.ioThreads != 0 ? options.ioThreads : usableCores();
+  HttpTransport transport(options.limits, threads, endpoints, metrics, tls);
+  const std::string address = options.host + ":" + std::to_string(options.port);
+  if (!transport.listen(options.host, options.port, &error)) {
+    logError("cannot listen", {{"address", address}, {"error", error}});
+    return 1;
   }
-  stopSignal.notify_all();
-  watcher.join();
-  if (signalThread.joinable()) {
-    // The server stopped on its own (not by a signal): wake the signal thread.
-    pthread_kill(signalThread.native_handle(), SIGTERM);
-    signalThread.join();
-  }
+  transport.start();
+  Reloader reloader(options, engine, certificates, profileWatch, metrics);
+  Control control(options, transport, reloader, ready);
+  logLifecycle("listening", {{"address", options.host + ":" + std::to_string(transport.port())},
+                             {"profiles", options.profilesDir},
+                             {"io_threads", std::to_string(threads)}});
+  control.run();
+  // A signal from here on waits until the process has exited.
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  transport.stop();
   logLifecycle("stopped");
-  return clean ? 0 : 1;
+  return 0;
 }
 
 }  // namespace aiadmit

@@ -1,0 +1,179 @@
+// One HTTPS connection as a state machine on an I/O thread: TLS handshake,
+// idle keep-alive, request headers, body, answer, and a lingering close. Each
+// phase has a deadline and each buffer a limit, so that no client, idle, slow
+// or hostile, can make the server spend memory, threads or CPU without bound.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/string_body.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <list>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "webhook/serving/metrics.h"
+
+namespace aiadmit {
+
+using Milliseconds = std::chrono::milliseconds;
+
+struct TransportLimits {
+  // Past this many open connections a new one closes the longest-idle one
+  // (or the longest-waiting handshake or header) instead of waiting.
+  size_t maxConnections = 4096;
+  size_t maxHeaderBytes = 16 * 1024;      // request line and headers (431)
+  size_t maxRequestLineBytes = 4096;      // method, target and version (414)
+  size_t maxBodyBytes = 8 * 1024 * 1024;  // refused (413) before it is read
+  // Bodies being received or decided, all connections together (503 past it):
+  // what bounds memory when many large reviews arrive at once.
+  size_t maxInflightBodyBytes = 128 * 1024 * 1024;
+  Milliseconds handshakeTimeout{5000};
+  Milliseconds headerTimeout{10000};      // from the first byte of a request
+  Milliseconds bodyTimeout{10000};        // when the request carries no ?timeout=
+  Milliseconds maxRequestTimeout{30000};  // the API server's own ceiling
+  Milliseconds writeTimeout{10000};
+  Milliseconds idleTimeout{90000};  // the API server's idle connection timeout
+};
+
+// What a handler is given: a complete request.
+struct HttpRequest {
+  std::string_view method;
+  std::string_view path;
+  std::string_view query;
+  std::string_view contentType;
+  std::string_view body;
+  std::chrono::steady_clock::time_point started;
+};
+
+struct HttpAnswer {
+  int status = 200;
+  std::string_view contentType = "application/json";
+  std::string body;
+  std::string_view allow;  // the Allow header of a 405
+  bool close = false;      // end the connection after this answer
+};
+
+// The server's endpoints, called on I/O threads: they must not block.
+class HttpApplication {
+ public:
+  virtual ~HttpApplication() = default;
+  virtual void handle(const HttpRequest& request, HttpAnswer& answer) = 0;
+  // The answer to a request the transport refuses (a limit, a deadline, bad HTTP).
+  virtual void refuse(std::string_view path, int status, const std::string& message,
+                      HttpAnswer& answer) = 0;
+};
+
+// What every connection shares: limits, the application, counters.
+struct TransportShared {
+  TransportLimits limits;
+  HttpApplication* application = nullptr;
+  Metrics* metrics = nullptr;
+  boost::asio::ssl::context* tls = nullptr;
+  std::atomic<bool> draining{false};  // every answer closes its connection
+  std::atomic<size_t> openConnections{0};
+  std::atomic<size_t> inflightBodyBytes{0};
+};
+
+class HttpConnection;
+
+// One event loop on one thread, and the connections it serves. Only that
+// thread touches the lists, so they need no lock.
+class IoThread {
+ private:
+  friend class HttpConnection;
+  // Before the loop, so that connections the loop still holds when it is
+  // destroyed can leave the lists.
+  std::list<HttpConnection*> idle_;
+  std::list<HttpConnection*> waiting_;
+
+ public:
+  boost::asio::io_context context{1};
+
+  // Closes the connection idle the longest, else the one waiting longest on a
+  // handshake or headers; false when every connection is busy.
+  bool shedOne();
+  // At the end of a drain: closes idle connections.
+  void endIdleConnections();
+};
+
+class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
+ public:
+  HttpConnection(TransportShared& shared, IoThread& thread, boost::asio::ip::tcp::socket socket);
+  ~HttpConnection();
+  HttpConnection(const HttpConnection&) = delete;
+  HttpConnection& operator=(const HttpConnection&) = delete;
+
+  void start();
+  // Ends the connection at once, counted as a connection-cap closure.
+  void shed();
+
+ private:
+  friend class IoThread;
+  enum class Phase { Handshake, Idle, Header, Body, Write, Linger, Closed };
+  enum class AfterWrite { ReadBody, NextRequest, Close };
+  using Clock = std::chrono::steady_clock;
+  using Parser = boost::beast::http::request_parser<boost::beast::http::string_body>;
+
+  void enterPhase(Phase phase, Clock::time_point deadline);
+  void setDeadline(Clock::time_point deadline);
+  void waitTimer();
+  void onTimer();
+  void onDeadline();
+
+  void waitFor(boost::asio::socket_base::wait_type wait, void (HttpConnection::*next)());
+  bool retryWhenReady(int result, void (HttpConnection::*next)());
+  void onIoError(const boost::system::error_code& error);
+  void handshake();
+  void beginRequest();
+  void readLoop();
+  void answerTimeout();
+  bool parse();
+  bool requestLineTooLong() const;
+  bool checkHeader();
+  bool reserveBody(size_t total);
+  void releaseBody();
+  void sendContinue();
+  void respond();
+  void refuse(int status, const std::string& message, Limit limit);
+  void write(const HttpAnswer& answer, bool keepAlive);
+  void writeLoop();
+  void linger();
+  void close();
+
+  TransportShared& shared_;
+  IoThread& thread_;
+  boost::asio::ip::tcp::socket socket_;
+  SSL* ssl_;
+  boost::asio::steady_timer timer_;
+  Clock::time_point deadline_ = Clock::time_point::max();
+  Clock::time_point armed_ = Clock::time_point::max();
+  Phase phase_ = Phase::Handshake;
+  bool timedOut_ = false;
+  std::list<HttpConnection*>* list_ = nullptr;
+  std::list<HttpConnection*>::iterator position_;
+
+  boost::beast::flat_buffer buffer_;
+  std::optional<Parser> parser_;
+  bool headerChecked_ = false;
+  bool startLineDone_ = false;
+  size_t requestsServed_ = 0;
+  Clock::time_point requestStarted_;
+  std::string path_;  // of the request being read, for refusals
+  size_t reservedBody_ = 0;
+  std::string out_;
+  size_t written_ = 0;
+  AfterWrite afterWrite_ = AfterWrite::Close;
+  int nesting_ = 0;
+};
+
+}  // namespace aiadmit

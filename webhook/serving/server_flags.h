@@ -1,0 +1,22 @@
+// The flags of `serve` that size the transport: limits, deadlines, threads.
+// Durations take Go's form ("500ms", "10s", "1m") or a number of seconds.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "webhook/serving/server.h"
+
+namespace aiadmit {
+
+enum class FlagResult { NotMine, Taken, Invalid };
+
+// Takes args[i] (and its value) when it is one of these flags; on Invalid,
+// `error` says why.
+FlagResult takeServerFlag(const std::vector<std::string>& args, size_t& i, ServerOptions& options,
+                          std::string* error);
+
+// The help lines of these flags, with their defaults.
+std::string serverFlagsHelp();
+
+}  // namespace aiadmit
