@@ -294,6 +294,31 @@ spec:
   EXPECT_EQ(empty->isGpuDeviceClass("gpu.nvidia.com"), Presence::Unknown);
 }
 
+TEST(ClusterView, ASnapshotTakesTheTemplatesOfTheInputBesideIt) {
+  const auto snapshot = viewOf(recordedCluster());
+  EXPECT_EQ(snapshot->hasClaimTemplate("gpu-test1", "double-gpu"), Presence::Unknown);
+  ClusterView::Builder builder = snapshot->extended();
+  std::vector<ManifestDocument> documents;
+  std::string error;
+  ASSERT_TRUE(parseManifests(golden("nvidia-gpu-test-count.yaml"), documents, &error)) << error;
+  for (const ManifestDocument& document : documents) {
+    if (stringMember(document.json.get(), "kind") != "ResourceClaimTemplate") continue;
+    ClusterObject object;
+    ASSERT_TRUE(readClusterObject(ClusterKind::ResourceClaimTemplate,
+                                  stringMember(document.json.get(), "apiVersion"), *document.json,
+                                  object, &error))
+        << error;
+    builder.add(std::move(object));
+  }
+  const auto both = std::move(builder).build();
+  EXPECT_TRUE(both->synced());
+  EXPECT_EQ(both->claimTemplate("gpu-test1", "double-gpu")->spec.requests.size(), 1u);
+  EXPECT_EQ(both->hasClaimTemplate("gpu-test1", "other"), Presence::Unknown)
+      << "templates of the input are not all templates of the cluster";
+  EXPECT_EQ(both->largestNodeForDeviceClass("gpu.example.com", Placement{})->devices, 8);
+  EXPECT_EQ(both->nodes().size(), snapshot->nodes().size());
+}
+
 TEST(ClusterSnapshot, ErrorsNameFileAndLine) {
   const ClusterSnapshot broken =
       readClusterSnapshot("apiVersion: v1\nkind: List\nitems: [\n", "s.yaml");

@@ -81,6 +81,20 @@ std::shared_ptr<const ClusterView> ClusterView::Builder::build() && {
   return view;
 }
 
+ClusterView::Builder ClusterView::extended() const {
+  Builder builder;
+  builder.listed_ = listed_;
+  builder.synced_ = synced_;
+  for (const ClusterNode& node : nodes_) builder.add(node);
+  for (const ResourceSliceRecord& slice : slices_) builder.add(slice);
+  for (const auto& [name, record] : deviceClasses_) builder.add(record);
+  for (const auto& [key, record] : claimTemplates_) builder.add(record);
+  for (const auto& [name, record] : priorityClasses_) builder.add(record);
+  for (const auto& [name, record] : namespaces_) builder.add(record);
+  for (const auto& [key, record] : localQueues_) builder.add(record);
+  return builder;
+}
+
 namespace {
 
 template <typename Map>

@@ -165,6 +165,7 @@ class ClusterView {
     std::shared_ptr<const ClusterView> build() &&;
 
    private:
+    friend class ClusterView;
     std::vector<ClusterObject> objects_;
     std::set<ClusterKind> listed_;
     bool synced_ = false;
@@ -174,6 +175,11 @@ class ClusterView {
   // out of date; callers then decide from the profiles alone (knows() still
   // tells which kinds can be trusted).
   bool synced() const { return synced_; }
+
+  // A builder that holds everything this view holds (objects, listed kinds,
+  // synced), to add what else the same input says: `check` adds the claim
+  // templates of the files it checks to the snapshot it was given.
+  Builder extended() const;
 
   // Whether the objects of `kind` are all known (listed and kept in sync).
   bool knows(ClusterKind kind) const { return listed_.count(kind) != 0; }
