@@ -107,8 +107,12 @@ class ClusterWatch : public ::testing::Test {
     return options;
   }
 
-  std::unique_ptr<ClusterWatcher> started(std::vector<ClusterKind> kinds) {
-    auto watcher = std::make_unique<ClusterWatcher>(config(), options(std::move(kinds)));
+  // `steady`: streams the server does not end by itself during the test, for
+  // tests that act on the open watches.
+  std::unique_ptr<ClusterWatcher> started(std::vector<ClusterKind> kinds, bool steady = false) {
+    ClusterWatchOptions chosen = options(std::move(kinds));
+    if (steady) chosen.reflector.watchTimeout = std::chrono::minutes(10);
+    auto watcher = std::make_unique<ClusterWatcher>(config(), chosen);
     std::string error;
     EXPECT_TRUE(watcher->start(&error)) << error;
     EXPECT_TRUE(watcher->waitFor([](const ClusterWatchState& s) { return s.synced; }, kDeadline))
@@ -190,7 +194,7 @@ TEST_F(ClusterWatch, ListsInPagesThenWatchesFromTheListsVersion) {
 }
 
 TEST_F(ClusterWatch, ABookmarkMovesTheResourceVersionTheNextWatchStartsFrom) {
-  auto watcher = started({ClusterKind::Node});
+  auto watcher = started({ClusterKind::Node}, true);
   ASSERT_TRUE(api_.waitForOpenWatches(1, kDeadline, kNodes));
   for (int i = 0; i < 5; ++i) api_.advance();
   const std::string bookmarked = std::to_string(api_.resourceVersion());
@@ -251,7 +255,7 @@ TEST_F(ClusterWatch, ExpiredAtWatchStartListsAgain) {
 }
 
 TEST_F(ClusterWatch, AnExpiredErrorEventListsAgain) {
-  auto watcher = started({ClusterKind::Node, ClusterKind::ResourceSlice});
+  auto watcher = started({ClusterKind::Node, ClusterKind::ResourceSlice}, true);
   ASSERT_TRUE(api_.waitForOpenWatches(2, kDeadline));
   api_.expireOpenWatches();
   EXPECT_TRUE(watcher->waitFor(
