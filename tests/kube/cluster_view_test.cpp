@@ -198,6 +198,22 @@ TEST(ClusterView, OnlyEachPoolsNewestGenerationCounts) {
   EXPECT_EQ(view->largestNodeForDeviceClass("gpu.example.com", Placement{})->devices, 2);
 }
 
+TEST(ClusterView, APoolStillBeingPublishedGivesNoCount) {
+  auto slice = [](int index) {
+    return "---\napiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata:\n  name: part" +
+           std::to_string(index) +
+           "\nspec:\n  driver: gpu.example.com\n  nodeName: dra-example-driver-cluster-worker\n"
+           "  pool: {name: worker, generation: 3, resourceSliceCount: 2}\n"
+           "  devices: [{name: gpu-" +
+           std::to_string(index) + "a}, {name: gpu-" + std::to_string(index) + "b}]\n";
+  };
+  const std::string base = golden("deviceclass-dra-example-driver.yaml") + kExampleWorker;
+  EXPECT_FALSE(viewOf(base + slice(0))->largestNodeForDeviceClass("gpu.example.com", Placement{}))
+      << "one slice of two: the pool may be larger than it looks";
+  const auto whole = viewOf(base + slice(0) + slice(1));
+  EXPECT_EQ(whole->largestNodeForDeviceClass("gpu.example.com", Placement{})->devices, 4);
+}
+
 TEST(ClusterView, NetworkAttachedSlicesReachNodesBySelector) {
   const auto view = viewOf(golden("deviceclass-dra-example-driver.yaml") + kExampleWorker + R"(---
 apiVersion: resource.k8s.io/v1

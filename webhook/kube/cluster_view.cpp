@@ -76,6 +76,18 @@ std::shared_ptr<const ClusterView> ClusterView::Builder::build() && {
         },
         std::move(object));
   }
+  // A pool is complete when all resourceSliceCount slices of its newest
+  // generation are there; a driver part-way through publishing one would
+  // otherwise look smaller than it is.
+  std::map<std::pair<std::string, std::string>, std::pair<int64_t, int64_t>> seen;  // count, want
+  for (const ResourceSliceRecord& slice : view->slices_) {
+    auto& [count, want] = seen[{slice.driver, slice.pool}];
+    ++count;
+    want = std::max(want, slice.resourceSliceCount);
+  }
+  for (const auto& [pool, counts] : seen) {
+    if (counts.first < counts.second) view->incompleteDrivers_.insert(pool.first);
+  }
   std::sort(view->nodes_.begin(), view->nodes_.end(),
             [](const ClusterNode& a, const ClusterNode& b) { return a.name < b.name; });
   return view;
@@ -213,6 +225,9 @@ bool reaches(const std::string& nodeName, bool allNodes,
 std::optional<int64_t> ClusterView::devicesOnNode(const DeviceClassRecord& deviceClass,
                                                   const ClusterNode& node) const {
   if (!knows(ClusterKind::ResourceSlice) || deviceClass.drivers.empty()) return std::nullopt;
+  for (const std::string& driver : deviceClass.drivers) {
+    if (incompleteDrivers_.count(driver) != 0) return std::nullopt;
+  }
   std::set<std::tuple<std::string_view, std::string_view, std::string_view>> devices;
   for (const ResourceSliceRecord& slice : slices_) {
     if (std::find(deviceClass.drivers.begin(), deviceClass.drivers.end(), slice.driver) ==

@@ -219,8 +219,9 @@ class ClusterView {
   // The most devices of `deviceClassName` that the ResourceSlices make
   // available to any one matching node (node-local slices and those whose
   // nodeSelector or allNodes reach it; only each pool's newest generation).
-  // nullopt when Nodes, ResourceSlices or the class are not known, or the
-  // class's selectors could not be read.
+  // nullopt when Nodes, ResourceSlices or the class are not known, the
+  // class's selectors could not be read, or a pool of its drivers is
+  // incomplete (fewer slices than its resourceSliceCount).
   std::optional<NodeCapacity> largestNodeForDeviceClass(std::string_view deviceClassName,
                                                         const Placement& pool) const;
   // Devices of the class that `node` can use; nullopt as above.
@@ -231,7 +232,8 @@ class ClusterView {
   bool synced_ = false;
   std::set<ClusterKind> listed_;
   std::vector<ClusterNode> nodes_;
-  std::vector<ResourceSliceRecord> slices_;  // only each pool's newest generation
+  std::vector<ResourceSliceRecord> slices_;               // only each pool's newest generation
+  std::set<std::string, std::less<>> incompleteDrivers_;  // with a pool still being published
   std::map<std::string, DeviceClassRecord, std::less<>> deviceClasses_;
   std::map<std::string, ClaimTemplateRecord, std::less<>> claimTemplates_;  // "ns/name"
   std::map<std::string, PriorityClassRecord, std::less<>> priorityClasses_;
