@@ -309,6 +309,9 @@ TEST_F(ClusterWatch, ARotatedTokenIsReadAgainAfterA401) {
   EXPECT_TRUE(
       watcher->waitFor([&](const auto&) { return largestGpuNode(*watcher) == 7; }, kDeadline));
   EXPECT_EQ(stateOf(*watcher, ClusterKind::Node).lists, 1u) << "a rotated token needs no relist";
+  const ClusterWatchState state = watcher->state();
+  EXPECT_GE(state.unauthorized, 1u);
+  EXPECT_EQ(state.tokenReads, 2u) << "read at start, and again after the 401 only";
 }
 
 TEST_F(ClusterWatch, AnInstalledQueueCrdIsReadInTheVersionItServes) {

@@ -171,6 +171,7 @@ ApiResponse ApiClient::send(const std::string& target, std::chrono::milliseconds
       response.error = httplib::to_string(result.error());
       if (!streaming) response.status = 0;
     }
+    if (response.status == 401) ++unauthorized_;
     if (response.status != 401 || attempt == 1) return response;
     // The token was refused: it may have rotated under us. Read it again and
     // retry once if it changed; otherwise the caller backs off.

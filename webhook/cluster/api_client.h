@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -48,6 +49,7 @@ class ApiClient {
   bool ready(std::string* error) const;
   const ApiServerConfig& config() const { return config_; }
   BearerToken& token() { return token_; }
+  const BearerToken& token() const { return token_; }
 
   // GET `target` (path and query). A 401 makes the token be read again and
   // the request sent once more when the token changed.
@@ -62,6 +64,8 @@ class ApiClient {
                      const std::function<void()>& onOpen = nullptr);
   // Interrupts every request in flight and refuses new ones (shutdown).
   void stopAll();
+  // Every 401 the API answered, those a re-read token then cured included.
+  uint64_t unauthorizedAnswers() const { return unauthorized_.load(); }
 
  private:
   struct Credentials;
@@ -77,6 +81,7 @@ class ApiClient {
   std::mutex activeMutex_;
   std::set<httplib::ClientImpl*> active_;
   std::atomic<bool> stopped_{false};
+  std::atomic<uint64_t> unauthorized_{0};
 };
 
 }  // namespace aiadmit

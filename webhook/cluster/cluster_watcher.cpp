@@ -126,6 +126,8 @@ void ClusterWatcher::publish() {
 ClusterWatchState ClusterWatcher::state() const {
   ClusterWatchState state;
   for (const auto& reflector : reflectors_) state.resources.push_back(reflector->state());
+  state.unauthorized = client_.unauthorizedAnswers();
+  state.tokenReads = client_.token().reads();
   std::lock_guard<std::mutex> lock(mutex_);
   state.synced = synced_;
   state.publishes = publishes_;

@@ -41,6 +41,8 @@ struct ClusterWatchState {
   uint64_t publishes = 0;
   std::chrono::system_clock::time_point lastPublish{};
   std::vector<ResourceState> resources;
+  uint64_t unauthorized = 0;  // 401 answers, those a re-read token cured included
+  uint64_t tokenReads = 0;    // reads of the token file (rotation, 401s)
 
   const ResourceState* resource(ClusterKind kind) const;
   uint64_t relists() const;  // summed over resources
