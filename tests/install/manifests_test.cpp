@@ -243,7 +243,8 @@ TEST(Manifests, BaseRendersTheWholeInstallInItsNamespace) {
   for (const auto& object : base.objects) {
     const std::string_view kind = stringMember(object.get(), "kind");
     const std::string_view ns = stringMember(member(object.get(), "metadata"), "namespace");
-    if (kind == "Namespace" || kind.find("WebhookConfiguration") != std::string_view::npos) {
+    if (kind == "Namespace" || kind.find("WebhookConfiguration") != std::string_view::npos ||
+        kind == "ClusterRole" || kind == "ClusterRoleBinding") {
       EXPECT_TRUE(ns.empty()) << kind << " is cluster-scoped";
     } else {
       EXPECT_EQ(ns, kNamespace) << kind;

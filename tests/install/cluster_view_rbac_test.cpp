@@ -1,0 +1,119 @@
+// The cluster view's RBAC as an admin installs it: rendered by
+// `kubectl kustomize`, valid by kubernetes-models' schemas, read-only, and
+// granting exactly the resources the reflectors watch.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <utility>
+
+#include "tests/support/test_support.h"
+#include "webhook/cluster/reflector.h"
+#include "webhook/kube/yaml_json.h"
+
+namespace aiadmit {
+namespace {
+
+using namespace testing;
+
+std::vector<std::shared_ptr<JsonDocument>> render(const std::string& dir) {
+  std::vector<std::shared_ptr<JsonDocument>> objects;
+  const CommandResult result = runCommand({"kubectl", "kustomize", sourceDir() + "/" + dir});
+  EXPECT_EQ(result.exitCode, 0) << result.err;
+  std::vector<ManifestDocument> documents;
+  std::string error;
+  EXPECT_TRUE(parseManifests(result.out, documents, &error)) << error;
+  for (const ManifestDocument& document : documents) objects.push_back(document.json);
+  return objects;
+}
+
+const JsonValue* find(const std::vector<std::shared_ptr<JsonDocument>>& objects,
+                      std::string_view kind, std::string_view name) {
+  for (const auto& object : objects) {
+    if (stringMember(object.get(), "kind") == kind &&
+        stringMember(member(object.get(), "metadata"), "name") == name) {
+      return object.get();
+    }
+  }
+  return nullptr;
+}
+
+std::set<std::string> strings(const JsonValue* array) {
+  std::set<std::string> out;
+  if (!isArray(array)) return out;
+  for (const JsonValue& item : array->GetArray()) out.emplace(stringOf(&item));
+  return out;
+}
+
+TEST(ClusterViewRbac, GrantsReadingExactlyWhatTheReflectorsWatch) {
+  const auto objects = render("manifests/base");
+  const JsonValue* role = find(objects, "ClusterRole", "aiadmit-cluster-view");
+  ASSERT_NE(role, nullptr);
+  std::set<std::pair<std::string, std::string>> granted;
+  const JsonValue* rules = member(role, "rules");
+  ASSERT_TRUE(isArray(rules));
+  for (const JsonValue& rule : rules->GetArray()) {
+    EXPECT_EQ(strings(member(&rule, "verbs")), (std::set<std::string>{"get", "list", "watch"}))
+        << toJson(rule);
+    EXPECT_EQ(member(&rule, "resourceNames"), nullptr);
+    EXPECT_EQ(member(&rule, "nonResourceURLs"), nullptr);
+    for (const std::string& group : strings(member(&rule, "apiGroups"))) {
+      for (const std::string& resource : strings(member(&rule, "resources"))) {
+        EXPECT_NE(group, "*");
+        EXPECT_NE(resource, "*");
+        granted.emplace(group, resource);
+      }
+    }
+  }
+  std::set<std::pair<std::string, std::string>> watched;
+  for (const ResourceType& type : clusterResourceTypes()) watched.emplace(type.group, type.plural);
+  EXPECT_EQ(granted, watched);
+}
+
+TEST(ClusterViewRbac, BindsTheRoleToTheWebhooksServiceAccount) {
+  const auto objects = render("manifests/base");
+  const JsonValue* binding = find(objects, "ClusterRoleBinding", "aiadmit-cluster-view");
+  ASSERT_NE(binding, nullptr);
+  const JsonValue* roleRef = member(binding, "roleRef");
+  EXPECT_EQ(stringMember(roleRef, "kind"), "ClusterRole");
+  EXPECT_EQ(stringMember(roleRef, "name"), "aiadmit-cluster-view");
+  EXPECT_EQ(stringMember(roleRef, "apiGroup"), "rbac.authorization.k8s.io");
+  const JsonValue* subjects = member(binding, "subjects");
+  ASSERT_TRUE(isArray(subjects));
+  ASSERT_EQ(subjects->Size(), 1u);
+  const JsonValue* subject = &(*subjects)[0];
+  EXPECT_EQ(stringMember(subject, "kind"), "ServiceAccount");
+  const JsonValue* account = find(objects, "ServiceAccount", stringMember(subject, "name"));
+  ASSERT_NE(account, nullptr) << "the subject is the ServiceAccount the base installs";
+  EXPECT_EQ(stringMember(subject, "namespace"),
+            stringMember(member(account, "metadata"), "namespace"));
+  const JsonValue* deployment = find(objects, "Deployment", "aiadmit");
+  ASSERT_NE(deployment, nullptr);
+  EXPECT_EQ(stringMember(member(member(member(deployment, "spec"), "template"), "spec"),
+                         "serviceAccountName"),
+            stringMember(subject, "name"));
+}
+
+TEST(ClusterViewRbac, IsSchemaValidInEveryOverlay) {
+  // overlays/script-certs needs certificates made first (manifests_test.cpp
+  // renders it that way); it takes the base unchanged, as cert-manager does.
+  for (const char* dir : {"manifests/base", "manifests/overlays/cert-manager"}) {
+    const auto objects = render(dir);
+    std::vector<std::string> rbac;
+    for (const char* kind : {"ClusterRole", "ClusterRoleBinding"}) {
+      const JsonValue* object = find(objects, kind, "aiadmit-cluster-view");
+      ASSERT_NE(object, nullptr) << dir << " " << kind;
+      rbac.push_back(toJson(*object));
+    }
+    const CommandResult valid = validateSchemas(rbac);
+    EXPECT_EQ(valid.exitCode, 0) << dir << ":\n" << valid.out << valid.err;
+    EXPECT_NE(valid.out.find("ok ClusterRole/aiadmit-cluster-view"), std::string::npos)
+        << valid.out;
+  }
+  // The schema check refuses a role that is not one.
+  const CommandResult invalid = validateSchemas({R"({"apiVersion":"rbac.authorization.k8s.io/v1",
+      "kind":"ClusterRole","metadata":{"name":"x"},"rules":[{"apiGroups":[""]}]})"});
+  EXPECT_NE(invalid.exitCode, 0) << invalid.out;
+}
+
+}  // namespace
+}  // namespace aiadmit

@@ -1,0 +1,94 @@
+// The live cluster view: one reflector per resource, each on its own thread,
+// and a publisher that assembles their caches into a new immutable
+// ClusterView, swapped in atomically. The request path only ever loads the
+// current view; it never waits on the API.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "webhook/cluster/api_client.h"
+#include "webhook/cluster/reflector.h"
+#include "webhook/kube/cluster_view.h"
+
+namespace aiadmit {
+
+struct ClusterWatchOptions {
+  std::vector<ClusterKind> kinds{std::begin(kAllClusterKinds), std::end(kAllClusterKinds)};
+  ApiClientOptions client;
+  ReflectorOptions reflector;
+  // Changes are gathered for this long before a new view is built, so a
+  // burst of events costs one build.
+  std::chrono::milliseconds publishInterval{500};
+  // A resource whose list or watch has been failing this long drops out of
+  // the view: its objects count as unknown again, and decisions fall back
+  // to the profiles alone.
+  std::chrono::milliseconds staleAfter{std::chrono::minutes(2)};
+  Reflector::Log log;
+};
+
+// For /metrics and the log.
+struct ClusterWatchState {
+  bool synced = false;  // every resource listed and none stale
+  uint64_t publishes = 0;
+  std::chrono::system_clock::time_point lastPublish{};
+  std::vector<ResourceState> resources;
+  uint64_t unauthorized = 0;  // 401 answers, those a re-read token cured included
+  uint64_t tokenReads = 0;    // reads of the token file (rotation, 401s)
+
+  const ResourceState* resource(ClusterKind kind) const;
+  uint64_t relists() const;  // summed over resources
+};
+
+class ClusterWatcher {
+ public:
+  ClusterWatcher(ApiServerConfig config, ClusterWatchOptions options);
+  ~ClusterWatcher();
+  ClusterWatcher(const ClusterWatcher&) = delete;
+  ClusterWatcher& operator=(const ClusterWatcher&) = delete;
+
+  // Starts the reflectors; false with `error` when the credentials cannot be
+  // used (nothing is started then).
+  bool start(std::string* error);
+  void stop();
+
+  // The current view; never null. Before the first list it knows nothing,
+  // so every question it is asked answers "unknown".
+  std::shared_ptr<const ClusterView> view() const { return view_.load(); }
+  ClusterWatchState state() const;
+  // Waits until `ready(state())` holds, or `timeout` passes (false). Wakes on
+  // every publish; for start-up logging and tests.
+  bool waitFor(const std::function<bool(const ClusterWatchState&)>& ready,
+               std::chrono::milliseconds timeout) const;
+
+ private:
+  void changed();
+  void publishLoop();
+  void publish();
+
+  ApiClient client_;
+  ClusterWatchOptions options_;
+  std::vector<std::unique_ptr<Reflector>> reflectors_;
+  std::vector<std::thread> threads_;
+  std::atomic<std::shared_ptr<const ClusterView>> view_;
+
+  mutable std::mutex mutex_;
+  mutable std::condition_variable wake_;       // the publisher
+  mutable std::condition_variable published_;  // waitFor()
+  bool dirty_ = false;
+  bool stopping_ = false;
+  bool started_ = false;
+  uint64_t publishes_ = 0;
+  bool synced_ = false;
+  std::chrono::system_clock::time_point lastPublish_{};
+};
+
+}  // namespace aiadmit

@@ -1,0 +1,258 @@
+// An immutable picture of the cluster objects that decide whether a workload
+// can ever run: Nodes, ResourceSlices, DeviceClasses, ResourceClaimTemplates,
+// PriorityClasses, Namespaces and Kueue LocalQueues. The same code reads a
+// snapshot file (`aiadmit check --cluster FILE`) and the API's watch caches,
+// so both answer alike. Nothing here blocks or talks to the network.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "webhook/kube/dra.h"
+#include "webhook/kube/json.h"
+#include "webhook/kube/scheduling.h"
+
+namespace aiadmit {
+
+enum class ClusterKind {
+  Node,
+  ResourceSlice,
+  DeviceClass,
+  ResourceClaimTemplate,
+  PriorityClass,
+  Namespace,
+  LocalQueue,
+};
+inline constexpr ClusterKind kAllClusterKinds[] = {
+    ClusterKind::Node,          ClusterKind::ResourceSlice,
+    ClusterKind::DeviceClass,   ClusterKind::ResourceClaimTemplate,
+    ClusterKind::PriorityClass, ClusterKind::Namespace,
+    ClusterKind::LocalQueue};
+std::string_view kindName(ClusterKind kind);  // "Node", "ResourceSlice", ...
+std::optional<ClusterKind> clusterKindOf(std::string_view kind);
+
+struct NodeTaint {
+  std::string key;
+  std::string value;
+  std::string effect;
+};
+
+// A node selector requirement with owned values (matchExpressions or, with
+// `field`, matchFields on metadata.name).
+struct OwnedRequirement {
+  std::string key;
+  LabelOperator op = LabelOperator::Exists;
+  std::vector<std::string> values;
+  bool field = false;
+};
+// core/v1 NodeSelector: terms ORed, requirements of a term ANDed.
+using NodeSelectorTerms = std::vector<std::vector<OwnedRequirement>>;
+
+struct ClusterNode {
+  std::string name;
+  std::map<std::string, std::string> labels;
+  std::vector<NodeTaint> taints;
+  bool unschedulable = false;
+  // status.allocatable entries that are whole numbers, by resource name
+  // (accelerators and any other extended resource; cpu and memory are left out).
+  std::map<std::string, int64_t> allocatable;
+};
+
+struct SliceDevice {
+  std::string name;
+  std::map<std::string, std::string> capacity;  // name -> quantity as written
+  bool allowMultipleAllocations = false;
+  // With spec.perDeviceNodeSelection, each device says where it is.
+  std::string nodeName;
+  bool allNodes = false;
+  std::optional<NodeSelectorTerms> nodeSelector;
+};
+
+struct ResourceSliceRecord {
+  std::string name;
+  std::string driver;
+  std::string pool;
+  int64_t poolGeneration = 0;
+  int64_t resourceSliceCount = 1;
+  std::string nodeName;
+  bool allNodes = false;
+  std::optional<NodeSelectorTerms> nodeSelector;
+  bool perDeviceNodeSelection = false;
+  std::vector<SliceDevice> devices;
+};
+
+// What a DeviceClass selects, as far as its CEL can be read without a CEL
+// engine: the common `device.driver == "NAME"` conjunct, with single or
+// double quotes. Anything else of an expression is kept as not understood.
+struct DeviceClassRecord {
+  std::string name;
+  std::vector<std::string> drivers;  // named by its selectors; empty when none is
+  std::vector<std::string> notUnderstood;
+  std::string extendedResourceName;  // spec.extendedResourceName (KEP-5004)
+};
+
+struct ClaimTemplateRecord {
+  std::string namespaceName;
+  std::string name;
+  ClaimSpec spec;
+};
+
+struct PriorityClassRecord {
+  std::string name;
+  int64_t value = 0;
+  bool globalDefault = false;
+};
+
+struct NamespaceRecord {
+  std::string name;
+  std::map<std::string, std::string> labels;
+};
+
+struct LocalQueueRecord {
+  std::string namespaceName;
+  std::string name;
+  std::string clusterQueue;
+};
+
+using ClusterObject =
+    std::variant<ClusterNode, ResourceSliceRecord, DeviceClassRecord, ClaimTemplateRecord,
+                 PriorityClassRecord, NamespaceRecord, LocalQueueRecord>;
+ClusterKind kindOf(const ClusterObject& object);
+// "NAMESPACE/NAME" or "NAME": the cache key of an object.
+std::string keyOf(const ClusterObject& object);
+
+// Reads one object of `kind`. `apiVersion` is the version it was served in
+// (list items from the API carry none; pass the version that was asked for).
+// False with `error` when the object lacks what its kind requires.
+bool readClusterObject(ClusterKind kind, std::string_view apiVersion, const JsonValue& object,
+                       ClusterObject& out, std::string* error);
+
+// The DeviceClass CEL reading on its own, for tests and messages.
+void readDeviceClassSelector(std::string_view expression, std::vector<std::string>& drivers,
+                             std::vector<std::string>& notUnderstood);
+
+// Whether `name` looks like a driver or class of accelerators (gpu.nvidia.com,
+// gpu.amd.com, mig.nvidia.com, tpu.google.com) as opposed to NICs or CPUs.
+bool looksLikeAcceleratorDriver(std::string_view name);
+
+enum class Presence { Yes, No, Unknown };
+
+// The largest number of devices one node can hold, and where.
+struct NodeCapacity {
+  int64_t devices = 0;
+  std::string node;       // the node that has them ("" when none matched)
+  int matchingNodes = 0;  // nodes of the pool that were considered
+};
+
+class ClusterView {
+ public:
+  class Builder {
+   public:
+    void add(ClusterObject object);
+    // The kind was listed (from the API, or present in a snapshot): absence
+    // of an object of this kind now means it does not exist.
+    void markListed(ClusterKind kind) { listed_.insert(kind); }
+    // Every kind its source reads is listed and current (a snapshot file, or
+    // a watcher whose caches are all in sync).
+    void markSynced(bool synced) { synced_ = synced; }
+    std::shared_ptr<const ClusterView> build() &&;
+
+   private:
+    friend class ClusterView;
+    std::vector<ClusterObject> objects_;
+    std::set<ClusterKind> listed_;
+    bool synced_ = false;
+  };
+
+  // False until the source has listed everything it reads, and while it is
+  // out of date; callers then decide from the profiles alone (knows() still
+  // tells which kinds can be trusted).
+  bool synced() const { return synced_; }
+
+  // A builder that holds everything this view holds (objects, listed kinds,
+  // synced), to add what else the same input says: `check` adds the claim
+  // templates of the files it checks to the snapshot it was given.
+  Builder extended() const;
+
+  // Whether the objects of `kind` are all known (listed and kept in sync).
+  bool knows(ClusterKind kind) const { return listed_.count(kind) != 0; }
+
+  const std::vector<ClusterNode>& nodes() const { return nodes_; }
+  const std::vector<ResourceSliceRecord>& resourceSlices() const { return slices_; }
+  const DeviceClassRecord* deviceClass(std::string_view name) const;
+  const ClaimTemplateRecord* claimTemplate(std::string_view ns, std::string_view name) const;
+  const PriorityClassRecord* priorityClass(std::string_view name) const;
+  const NamespaceRecord* namespaceNamed(std::string_view name) const;
+  const LocalQueueRecord* localQueue(std::string_view ns, std::string_view name) const;
+
+  Presence hasDeviceClass(std::string_view name) const;
+  Presence hasClaimTemplate(std::string_view ns, std::string_view name) const;
+  Presence hasPriorityClass(std::string_view name) const;
+  Presence hasLocalQueue(std::string_view ns, std::string_view name) const;
+
+  // A GPU class: one whose selectors name an accelerator driver, or whose
+  // name or extended resource name is an accelerator's. Unknown when the
+  // class is not in the view.
+  Presence isGpuDeviceClass(std::string_view name) const;
+  // The DeviceClass whose spec.extendedResourceName is `resourceName` (the
+  // newest by name order when several claim it), or the class a KEP-5004
+  // implicit name names; nullptr when none.
+  const DeviceClassRecord* deviceClassForResource(std::string_view resourceName) const;
+
+  // Whether a Pod placed as `pool` says (nodeSelector and required affinity,
+  // tolerating every NoSchedule and NoExecute taint) may land on `node`.
+  static bool nodeMatches(const ClusterNode& node, const Placement& pool);
+
+  // The most of `resourceName` (an extended resource such as nvidia.com/gpu,
+  // or one backed by DRA through a DeviceClass) that any one matching node
+  // offers: its allocatable count plus the devices of ResourceSlices that
+  // the resource's class selects. nullopt when Nodes are not known.
+  std::optional<NodeCapacity> largestNodeForResource(std::string_view resourceName,
+                                                     const Placement& pool) const;
+  // The most devices of `deviceClassName` that the ResourceSlices make
+  // available to any one matching node (node-local slices and those whose
+  // nodeSelector or allNodes reach it; only each pool's newest generation).
+  // nullopt when Nodes, ResourceSlices or the class are not known, the
+  // class's selectors could not be read, or a pool of its drivers is
+  // incomplete (fewer slices than its resourceSliceCount).
+  std::optional<NodeCapacity> largestNodeForDeviceClass(std::string_view deviceClassName,
+                                                        const Placement& pool) const;
+  // Devices of the class that `node` can use; nullopt as above.
+  std::optional<int64_t> devicesOnNode(const DeviceClassRecord& deviceClass,
+                                       const ClusterNode& node) const;
+
+ private:
+  bool synced_ = false;
+  std::set<ClusterKind> listed_;
+  std::vector<ClusterNode> nodes_;
+  std::vector<ResourceSliceRecord> slices_;               // only each pool's newest generation
+  std::set<std::string, std::less<>> incompleteDrivers_;  // with a pool still being published
+  std::map<std::string, DeviceClassRecord, std::less<>> deviceClasses_;
+  std::map<std::string, ClaimTemplateRecord, std::less<>> claimTemplates_;  // "ns/name"
+  std::map<std::string, PriorityClassRecord, std::less<>> priorityClasses_;
+  std::map<std::string, NamespaceRecord, std::less<>> namespaces_;
+  std::map<std::string, LocalQueueRecord, std::less<>> localQueues_;  // "ns/name"
+};
+
+// A cluster snapshot as `kubectl get nodes,resourceslices,deviceclasses,
+// priorityclasses,localqueues -A -o yaml` prints it: a v1 List (YAML or
+// JSON), or several documents of objects or Lists. Kinds the view does not
+// read are skipped and named in `skippedKinds`; a kind with at least one
+// object counts as listed.
+struct ClusterSnapshot {
+  std::shared_ptr<const ClusterView> view;
+  std::string error;  // "FILE:LINE: message" when the view could not be made
+  std::vector<std::string> skippedKinds;
+};
+ClusterSnapshot loadClusterSnapshot(const std::string& path);
+// The same from text; `name` is used in errors.
+ClusterSnapshot readClusterSnapshot(std::string_view text, const std::string& name);
+
+}  // namespace aiadmit
