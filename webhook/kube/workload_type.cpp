@@ -321,7 +321,7 @@ std::string fieldPathOf(const JsonValue& root, std::string_view pointer) {
 
 WorkloadTypeTable::WorkloadTypeTable(std::vector<WorkloadType> types) : types_(std::move(types)) {
   for (size_t i = 0; i < types_.size(); ++i) {
-    byGroupKind_.emplace(types_[i].group + "/" + types_[i].kind, i);
+    byGroupKind_[types_[i].group + "/" + types_[i].kind].push_back(i);
   }
 }
 
@@ -351,19 +351,29 @@ std::shared_ptr<const WorkloadTypeTable> WorkloadTypeTable::withAdded(
   return std::make_shared<const WorkloadTypeTable>(std::move(all));
 }
 
-const WorkloadType* WorkloadTypeTable::findGroupKind(std::string_view group,
+const std::vector<size_t>* WorkloadTypeTable::rowsOf(std::string_view group,
                                                      std::string_view kind) const {
   std::string key;
   key.reserve(group.size() + kind.size() + 1);
   key.append(group).append("/").append(kind);
   const auto it = byGroupKind_.find(key);
-  return it == byGroupKind_.end() ? nullptr : &types_[it->second];
+  return it == byGroupKind_.end() ? nullptr : &it->second;
+}
+
+const WorkloadType* WorkloadTypeTable::findGroupKind(std::string_view group,
+                                                     std::string_view kind) const {
+  const std::vector<size_t>* rows = rowsOf(group, kind);
+  return rows == nullptr ? nullptr : &types_[rows->front()];
 }
 
 const WorkloadType* WorkloadTypeTable::find(std::string_view group, std::string_view version,
                                             std::string_view kind) const {
-  const WorkloadType* type = findGroupKind(group, kind);
-  return type != nullptr && type->servesVersion(version) ? type : nullptr;
+  const std::vector<size_t>* rows = rowsOf(group, kind);
+  if (rows == nullptr) return nullptr;
+  for (size_t row : *rows) {
+    if (types_[row].servesVersion(version)) return &types_[row];
+  }
+  return nullptr;
 }
 
 const WorkloadType* WorkloadTypeTable::findForObject(const JsonValue& object) const {
@@ -428,11 +438,11 @@ struct Walk {
     }
   }
 
+  // `token` is a copy: deeper wildcards grow `captures`, which holds it.
   void descend(const JsonValue& child, size_t depth, std::string& pointer, std::string& path,
-               const std::string& token, bool inArray) {
+               const std::string token, bool inArray) {
     const size_t pointerSize = pointer.size();
     const size_t pathSize = path.size();
-    pointer.push_back('/');
     appendEscapedPointerToken(pointer, token);
     if (inArray) {
       appendFieldPathIndex(path, static_cast<size_t>(std::stoul(token)));
@@ -458,7 +468,6 @@ struct Walk {
     if (relative.empty() || relative.front() == '/') return relative;
     std::string base = captures.empty() ? std::string() : captures.back().pointer;
     for (const std::string& token : tokensOf(relative)) {
-      base.push_back('/');
       appendEscapedPointerToken(base, token);
     }
     return base;
@@ -468,7 +477,6 @@ struct Walk {
     std::string pointer;
     size_t wildcard = 0;
     for (const std::string& token : tokensOf(pattern)) {
-      pointer.push_back('/');
       appendEscapedPointerToken(pointer, token == kWildcard && wildcard < captures.size()
                                              ? captures[wildcard++].token
                                              : token);
@@ -488,7 +496,9 @@ struct Walk {
       const std::string_view name = std::string_view(slot.role).substr(i + 1, close - i - 1);
       std::string_view value = last != nullptr ? std::string_view(last->token) : "";
       if (name.size() > 1 && name[0] == '.' && last != nullptr) {
-        const std::string_view field = stringMember(last->value, name.substr(1));
+        // A copy: RapidJSON 1.1's FindMember reads a StringRef key up to its
+        // NUL, and a view into the role text runs on to the closing brace.
+        const std::string_view field = stringMember(last->value, std::string(name.substr(1)));
         if (!field.empty()) value = field;
       }
       text.append(value);
@@ -543,7 +553,6 @@ struct Walk {
     for (const std::string& object : slot.containerObjects) {
       std::string concretePointer = pointer;
       for (const std::string& token : tokensOf(object)) {
-        concretePointer.push_back('/');
         appendEscapedPointerToken(concretePointer, token);
       }
       if (isObject(valueAt(root, concretePointer))) {

@@ -141,7 +141,8 @@ std::string checkRoleTemplate(std::string_view role);
 
 class WorkloadTypeTable {
  public:
-  // Rows must have distinct group/kind (checkWorkloadType is the caller's job).
+  // A group/kind may have several rows for disjoint sets of versions (an
+  // older version that lacks a field); checkWorkloadType is the caller's job.
   explicit WorkloadTypeTable(std::vector<WorkloadType> types);
   WorkloadTypeTable(const WorkloadTypeTable&) = delete;
   WorkloadTypeTable& operator=(const WorkloadTypeTable&) = delete;
@@ -158,13 +159,16 @@ class WorkloadTypeTable {
   // The row of a group, version and kind; nullptr when none serves it.
   const WorkloadType* find(std::string_view group, std::string_view version,
                            std::string_view kind) const;
+  // The first row of a group and kind, whatever the version.
   const WorkloadType* findGroupKind(std::string_view group, std::string_view kind) const;
   // From the object's own apiVersion ("kubeflow.org/v1") and kind.
   const WorkloadType* findForObject(const JsonValue& object) const;
 
  private:
+  const std::vector<size_t>* rowsOf(std::string_view group, std::string_view kind) const;
+
   std::vector<WorkloadType> types_;
-  std::unordered_map<std::string, size_t> byGroupKind_;
+  std::unordered_map<std::string, std::vector<size_t>> byGroupKind_;
 };
 
 // The built-in rows (the table's source).

@@ -152,36 +152,44 @@ void addTrainer(std::vector<WorkloadType>& out) {
 }
 
 // A RayClusterSpec at `prefix`: the head and one template per worker group
-// (replicas × numOfHosts Pods).
-std::vector<TemplateSlot> rayCluster(const std::string& prefix, JobSettingPointers jobSettings) {
+// (replicas × numOfHosts Pods; v1alpha1 has no numOfHosts).
+std::vector<TemplateSlot> rayCluster(const std::string& prefix, JobSettingPointers jobSettings,
+                                     bool multiHost) {
+  Factors workers = {count("replicas", 0)};
+  if (multiHost) workers.push_back(count("numOfHosts", 1));
   std::vector<TemplateSlot> slots;
   slots.push_back(podTemplate("head", prefix + "/headGroupSpec/template", Factors{}, jobSettings));
   slots.push_back(podTemplate("{.groupName}", prefix + "/workerGroupSpecs/*/template",
-                              Factors{count("replicas", 0), count("numOfHosts", 1)}, jobSettings));
+                              std::move(workers), jobSettings));
   return slots;
 }
 
 // A RayJobSpec at `prefix`: its cluster and the submitter of K8sJobMode.
-std::vector<TemplateSlot> rayJob(const std::string& prefix) {
-  const JobSettingPointers settings = jobSettingsUnder(prefix);
-  std::vector<TemplateSlot> slots = rayCluster(prefix + "/rayClusterSpec", settings);
+// v1alpha1 has no backoffLimit or activeDeadlineSeconds.
+std::vector<TemplateSlot> rayJob(const std::string& prefix, bool v1) {
+  JobSettingPointers settings = jobSettingsUnder(prefix);
+  if (!v1) settings.backoffLimit = settings.activeDeadlineSeconds = "";
+  std::vector<TemplateSlot> slots = rayCluster(prefix + "/rayClusterSpec", settings, v1);
   slots.push_back(podTemplate("submitter", prefix + "/submitterPodTemplate", Factors{}, settings));
   return slots;
 }
 
 void addKubeRay(std::vector<WorkloadType>& out) {
-  out.push_back(row("ray.io", "RayCluster", {"v1", "v1alpha1"}, "rayclusters", "batch",
-                    "a RayCluster runs the Ray jobs submitted to it", Lifecycle::Either,
-                    rayCluster("/spec", {})));
-  out.push_back(row("ray.io", "RayJob", {"v1", "v1alpha1"}, "rayjobs", "batch",
-                    "a RayJob runs one Ray entrypoint to completion", Lifecycle::RunsToCompletion,
-                    rayJob("/spec")));
-  out.push_back(row("ray.io", "RayService", {"v1", "v1alpha1"}, "rayservices", "realtime",
-                    "a RayService is a long-running Ray Serve server", Lifecycle::LongRunning,
-                    rayCluster("/spec/rayClusterConfig", {})));
+  for (const bool v1 : {true, false}) {
+    const std::vector<std::string> versions = {v1 ? "v1" : "v1alpha1"};
+    out.push_back(row("ray.io", "RayCluster", versions, "rayclusters", "batch",
+                      "a RayCluster runs the Ray jobs submitted to it", Lifecycle::Either,
+                      rayCluster("/spec", {}, v1)));
+    out.push_back(row("ray.io", "RayJob", versions, "rayjobs", "batch",
+                      "a RayJob runs one Ray entrypoint to completion", Lifecycle::RunsToCompletion,
+                      rayJob("/spec", v1)));
+    out.push_back(row("ray.io", "RayService", versions, "rayservices", "realtime",
+                      "a RayService is a long-running Ray Serve server", Lifecycle::LongRunning,
+                      rayCluster("/spec/rayClusterConfig", {}, v1)));
+  }
   out.push_back(row("ray.io", "RayCronJob", {"v1"}, "raycronjobs", "batch",
                     "a RayCronJob runs RayJobs to completion", Lifecycle::RunsToCompletion,
-                    rayJob("/spec/jobTemplate")));
+                    rayJob("/spec/jobTemplate", true)));
 }
 
 // A LeaderWorkerSetSpec at `prefix`: `groups` leader-worker groups of
