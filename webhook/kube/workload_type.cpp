@@ -205,9 +205,7 @@ std::string checkRoleTemplate(std::string_view role) {
   return "";
 }
 
-namespace {
-
-std::string checkSlot(const TemplateSlot& slot) {
+std::string checkTemplateSlot(const TemplateSlot& slot) {
   if (std::string problem = checkRoleTemplate(slot.role); !problem.empty()) {
     return "role " + problem;
   }
@@ -269,8 +267,6 @@ std::string checkSlot(const TemplateSlot& slot) {
   return "";
 }
 
-}  // namespace
-
 std::string checkWorkloadType(const WorkloadType& type) {
   if (type.kind.empty()) return "kind must not be empty";
   if (type.templates.empty()) return type.qualifiedKind() + " has no template";
@@ -284,7 +280,7 @@ std::string checkWorkloadType(const WorkloadType& type) {
     return type.qualifiedKind() + ": class must be training, batch or realtime";
   }
   for (const TemplateSlot& slot : type.templates) {
-    if (std::string problem = checkSlot(slot); !problem.empty()) {
+    if (std::string problem = checkTemplateSlot(slot); !problem.empty()) {
       return type.qualifiedKind() + " template " + slot.role + ": " + problem;
     }
   }

@@ -135,6 +135,7 @@ DefaultClass defaultClassOf(const WorkloadType& type, const JsonValue& object);
 // Every problem of a row, "" when there is none: pointer syntax, role
 // placeholders, metadata that does not follow its spec's wildcards.
 std::string checkWorkloadType(const WorkloadType& type);
+std::string checkTemplateSlot(const TemplateSlot& slot);
 // Whether `pattern` is a well-formed pointer pattern ("" when it is, else why).
 std::string checkPointerPattern(std::string_view pattern, bool allowRelative);
 std::string checkRoleTemplate(std::string_view role);

@@ -1,6 +1,7 @@
 #include "webhook/policy/profile_loader.h"
 
 #include "webhook/kube/yaml_load.h"
+#include "webhook/policy/workload_type_loader.h"
 #include "webhook/policy/yaml_fields.h"
 
 #include <yaml-cpp/yaml.h>
@@ -666,7 +667,8 @@ bool errorBefore(const ProfileError& a, const ProfileError& b) {
 }  // namespace
 
 void parseProfileDocuments(std::string_view text, const std::string& fileName,
-                           std::vector<Profile>& out, std::vector<ProfileError>& errors) {
+                           std::vector<Profile>& out, std::vector<ProfileError>& errors,
+                           std::vector<WorkloadTypeDocument>* workloadTypes) {
   Reader reader(fileName, errors);
   std::vector<YAML::Node> documents;
   YamlLoadError loadError;
@@ -682,6 +684,14 @@ void parseProfileDocuments(std::string_view text, const std::string& fileName,
   for (const YAML::Node& doc : documents) {
     if (doc.IsNull()) continue;  // an empty document between separators
     try {
+      if (isWorkloadTypeDocument(doc)) {
+        if (workloadTypes != nullptr) {
+          readWorkloadTypeDocument(reader, doc, fileName, *workloadTypes);
+        } else {
+          reader.error(doc["kind"], "kind", "WorkloadType documents are read from a directory");
+        }
+        continue;
+      }
       readDocument(reader, doc, fileName, out);
     } catch (const YAML::Exception& e) {
       reader.error(doc, "", "invalid YAML: " + e.msg);
@@ -690,9 +700,11 @@ void parseProfileDocuments(std::string_view text, const std::string& fileName,
 }
 
 ProfileLoadResult buildProfileSet(std::vector<Profile> profiles, std::vector<ProfileError> errors,
-                                  std::string source) {
+                                  std::string source,
+                                  std::vector<WorkloadTypeDocument> workloadTypes) {
   checkNames(profiles, errors);
   checkTies(profiles, errors);
+  auto table = buildWorkloadTypeTable(std::move(workloadTypes), errors);
   // Errors in file order, then by position, whichever check found them.
   std::stable_sort(errors.begin(), errors.end(), errorBefore);
   if (profiles.empty() && errors.empty()) {
@@ -702,6 +714,7 @@ ProfileLoadResult buildProfileSet(std::vector<Profile> profiles, std::vector<Pro
   result.errors = std::move(errors);
   if (result.errors.empty()) {
     result.set = std::make_shared<const ProfileSet>(std::move(profiles), std::move(source));
+    result.workloadTypes = std::move(table);
   }
   return result;
 }
@@ -709,8 +722,10 @@ ProfileLoadResult buildProfileSet(std::vector<Profile> profiles, std::vector<Pro
 ProfileLoadResult loadProfileText(std::string_view text, const std::string& fileName) {
   std::vector<Profile> profiles;
   std::vector<ProfileError> errors;
-  parseProfileDocuments(text, fileName, profiles, errors);
-  return buildProfileSet(std::move(profiles), std::move(errors), fileName);
+  std::vector<WorkloadTypeDocument> workloadTypes;
+  parseProfileDocuments(text, fileName, profiles, errors, &workloadTypes);
+  return buildProfileSet(std::move(profiles), std::move(errors), fileName,
+                         std::move(workloadTypes));
 }
 
 namespace {
@@ -763,6 +778,7 @@ ProfileLoadResult loadProfileDirectory(const std::string& directory) {
     }
     std::vector<Profile> profiles;
     std::vector<ProfileError> errors;
+    std::vector<WorkloadTypeDocument> workloadTypes;
     std::vector<ProfileFile> files;
     std::string listError;
     if (!listProfileFiles(root, listFrom, files, listError)) {
@@ -777,12 +793,13 @@ ProfileLoadResult loadProfileDirectory(const std::string& directory) {
         errors.push_back({file.shownAs, 0, 0, "", "cannot read file"});
         continue;
       }
-      parseProfileDocuments(text.str(), file.shownAs, profiles, errors);
+      parseProfileDocuments(text.str(), file.shownAs, profiles, errors, &workloadTypes);
     }
     std::error_code after;
     const bool moved = !target.empty() && fs::read_symlink(dataLink, after) != target;
     if (moved && attempt < 3) continue;
-    return buildProfileSet(std::move(profiles), std::move(errors), directory);
+    return buildProfileSet(std::move(profiles), std::move(errors), directory,
+                           std::move(workloadTypes));
   }
 }
 
