@@ -13,7 +13,15 @@
 
 namespace aiadmit {
 
-struct WorkloadTypeDocument;
+// A WorkloadType document's type and where it was written, for set-level
+// messages (webhook/policy/workload_type_loader.h reads them).
+struct WorkloadTypeDocument {
+  WorkloadType type;
+  std::string name;  // metadata.name
+  std::string file;
+  SourceLocation nameLocation;
+  SourceLocation kindLocation;  // of spec.kind
+};
 
 struct ProfileError {
   std::string file;

@@ -21,15 +21,6 @@ namespace yaml_fields {
 class Reader;
 }
 
-// One document's type and where it was written, for set-level messages.
-struct WorkloadTypeDocument {
-  WorkloadType type;
-  std::string name;  // metadata.name
-  std::string file;
-  SourceLocation nameLocation;
-  SourceLocation kindLocation;  // of spec.kind
-};
-
 // Whether a YAML document says `kind: WorkloadType`.
 bool isWorkloadTypeDocument(const YAML::Node& document);
 
