@@ -250,10 +250,17 @@ const std::map<std::string, Sample>& samples() {
         "  headGroupSpec: {template: {spec: {}}}\n  workerGroupSpecs:\n"
         "  - {groupName: gpu, replicas: 2, numOfHosts: 4, minReplicas: 0, maxReplicas: 4,\n"
         "     template: {spec: {}}}\n"
-        "  - {groupName: cpu, minReplicas: 0, maxReplicas: 4, template: {spec: {}}}\n",
+        "  - {groupName: cpu, minReplicas: 0, maxReplicas: 4, template: {spec: {}}}\n"
+        // KubeRay keeps replicas within minReplicas and maxReplicas.
+        "  - {groupName: capped, replicas: 9, minReplicas: 1, maxReplicas: 4,\n"
+        "     template: {spec: {}}}\n"
+        "  - {groupName: floor, minReplicas: 2, maxReplicas: 4, numOfHosts: 2,\n"
+        "     template: {spec: {}}}\n",
         {"head x1 spec.headGroupSpec.template.spec",
          "gpu x8 spec.workerGroupSpecs[0].template.spec",
-         "cpu x0 spec.workerGroupSpecs[1].template.spec"}}},
+         "cpu x0 spec.workerGroupSpecs[1].template.spec",
+         "capped x4 spec.workerGroupSpecs[2].template.spec",
+         "floor x4 spec.workerGroupSpecs[3].template.spec"}}},
       {"RayJob.ray.io",
        {"apiVersion: ray.io/v1\nkind: RayJob\nspec:\n  rayClusterSpec:\n"
         "    headGroupSpec: {template: {spec: {}}}\n"
@@ -540,8 +547,9 @@ std::vector<std::string> pointersOf(const TemplateSlot& slot) {
     pointers.push_back(slot.spec + "/" + object);
   for (const ReplicaFactor& factor : slot.replicas.value_or(std::vector<ReplicaFactor>{})) {
     pointers.push_back(joinPointer(slot.spec, factor.pointer));
-    if (!factor.subtractWhenPresent.empty()) {
-      pointers.push_back(joinPointer(slot.spec, factor.subtractWhenPresent));
+    for (const std::string* optional :
+         {&factor.subtractWhenPresent, &factor.atLeast, &factor.atMost}) {
+      if (!optional->empty()) pointers.push_back(joinPointer(slot.spec, *optional));
     }
   }
   for (const std::string* setting :

@@ -252,7 +252,8 @@ std::string checkTemplateSlot(const TemplateSlot& slot) {
       if (factor.pointer.empty()) return "a replica factor needs a pointer";
       for (const auto& [pointer, what] :
            {std::pair{factor.pointer, "replicas"},
-            std::pair{factor.subtractWhenPresent, "subtractWhenPresent"}}) {
+            std::pair{factor.subtractWhenPresent, "subtractWhenPresent"},
+            std::pair{factor.atLeast, "atLeast"}, std::pair{factor.atMost, "atMost"}}) {
         if (std::string problem = checkRelative(pointer, what); !problem.empty()) return problem;
       }
       if (factor.subtract < 0) return "a replica factor's subtract must not be negative";
@@ -514,6 +515,14 @@ struct Walk {
         count = value->GetInt64();
       }
       if (!count) return std::nullopt;
+      if (const JsonValue* low = valueAt(root, concrete(factor.atLeast));
+          !factor.atLeast.empty() && low != nullptr && low->IsInt64()) {
+        count = std::max(*count, low->GetInt64());
+      }
+      if (const JsonValue* high = valueAt(root, concrete(factor.atMost));
+          !factor.atMost.empty() && high != nullptr && high->IsInt64()) {
+        count = std::max<int64_t>(0, std::min(*count, high->GetInt64()));
+      }
       const bool subtracts = factor.subtractWhenPresent.empty() ||
                              valueAt(root, concrete(factor.subtractWhenPresent)) != nullptr;
       if (subtracts) count = std::max<int64_t>(0, *count - factor.subtract);

@@ -33,6 +33,10 @@ struct ReplicaFactor {
   // only when `subtractWhenPresent` (absolute) exists, if it is set.
   int64_t subtract = 0;
   std::string subtractWhenPresent;
+  // Bounds the value is clamped to when they are present (KubeRay keeps a
+  // worker group's replicas within minReplicas and maxReplicas).
+  std::string atLeast;
+  std::string atMost;
 };
 
 // Where the Job-level settings of a template's Pods are: a pointer to each

@@ -13,7 +13,20 @@ namespace {
 using Factors = std::vector<ReplicaFactor>;
 
 ReplicaFactor count(std::string pointer, int64_t defaultValue) {
-  return {std::move(pointer), defaultValue, 0, {}};
+  ReplicaFactor factor;
+  factor.pointer = std::move(pointer);
+  factor.defaultValue = defaultValue;
+  return factor;
+}
+
+// A count that includes one Pod made from another template (a group's
+// leader): `subtract` taken off, only when `whenPresent` exists if given.
+ReplicaFactor countLess(std::string pointer, int64_t defaultValue, int64_t subtract,
+                        std::string whenPresent) {
+  ReplicaFactor factor = count(std::move(pointer), defaultValue);
+  factor.subtract = subtract;
+  factor.subtractWhenPresent = std::move(whenPresent);
+  return factor;
 }
 
 // A PodTemplateSpec at `templatePointer`: its spec and metadata.
@@ -134,7 +147,9 @@ void addTrainer(std::vector<WorkloadType>& out) {
   node.spec = "/spec/trainer/resourcesPerNode";
   // numNodes defaults to the runtime's mlPolicy.numNodes, which the TrainJob
   // does not hold.
-  node.replicas = Factors{{"/spec/trainer/numNodes", std::nullopt, 0, {}}};
+  ReplicaFactor numNodes = count("/spec/trainer/numNodes", 0);
+  numNodes.defaultValue.reset();
+  node.replicas = Factors{numNodes};
   node.jobSettings.activeDeadlineSeconds = "/spec/activeDeadlineSeconds";
   node.injectable = kInjectGpuLimits;
   node.note =
@@ -152,10 +167,14 @@ void addTrainer(std::vector<WorkloadType>& out) {
 }
 
 // A RayClusterSpec at `prefix`: the head and one template per worker group
-// (replicas × numOfHosts Pods; v1alpha1 has no numOfHosts).
+// (replicas kept within minReplicas and maxReplicas, × numOfHosts Pods, as
+// KubeRay's GetWorkerGroupDesiredReplicas counts; v1alpha1 has no numOfHosts).
 std::vector<TemplateSlot> rayCluster(const std::string& prefix, JobSettingPointers jobSettings,
                                      bool multiHost) {
-  Factors workers = {count("replicas", 0)};
+  ReplicaFactor replicas = count("replicas", 0);
+  replicas.atLeast = "minReplicas";
+  replicas.atMost = "maxReplicas";
+  Factors workers = {replicas};
   if (multiHost) workers.push_back(count("numOfHosts", 1));
   std::vector<TemplateSlot> slots;
   slots.push_back(podTemplate("head", prefix + "/headGroupSpec/template", Factors{}, jobSettings));
@@ -201,7 +220,7 @@ std::vector<TemplateSlot> leaderWorkers(const std::string& prefix, const std::st
   const std::string lwt = prefix + "leaderWorkerTemplate";
   const std::string counted = countPrefix + "leaderWorkerTemplate";
   Factors workers = groups;
-  workers.push_back({counted + "/size", 1, 1, counted + "/leaderTemplate"});
+  workers.push_back(countLess(counted + "/size", 1, 1, counted + "/leaderTemplate"));
   return {podTemplate(rolePrefix + "leader", lwt + "/leaderTemplate", groups),
           podTemplate(rolePrefix + "worker", lwt + "/workerTemplate", workers)};
 }
@@ -255,7 +274,7 @@ TemplateSlot kserveWorker(std::string role, const std::string& predictor) {
   slot.spec = predictor + "/workerSpec";
   slot.metadata = predictor;
   slot.replicas = Factors{count(predictor + "/minReplicas", 1),
-                          {predictor + "/workerSpec/pipelineParallelSize", 1, 1, {}}};
+                          countLess(predictor + "/workerSpec/pipelineParallelSize", 1, 1, "")};
   return slot;
 }
 
@@ -275,7 +294,7 @@ void addKServe(std::vector<WorkloadType>& out) {
   // Relative to the canary entry, so that each finds its own minReplicas.
   slots[4].replicas = Factors{count("predictor/minReplicas", 1)};
   slots[5].replicas = Factors{count("predictor/minReplicas", 1),
-                              {"predictor/workerSpec/pipelineParallelSize", 1, 1, {}}};
+                              countLess("predictor/workerSpec/pipelineParallelSize", 1, 1, "")};
   out.push_back(row("serving.kserve.io", "InferenceService", {"v1beta1"}, "inferenceservices",
                     "realtime", "an InferenceService is a long-running model server",
                     Lifecycle::LongRunning, std::move(slots)));

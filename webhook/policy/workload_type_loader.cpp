@@ -77,7 +77,10 @@ void readReplicas(Reader& r, const YAML::Node& node, const std::string& field,
   for (size_t i = 0; i < node.size(); ++i) {
     const YAML::Node item = node[i];
     const std::string path = Reader::index(field, i);
-    if (!r.mapping(item, path, {"path", "default", "subtract", "subtractWhenPresent"})) continue;
+    if (!r.mapping(item, path,
+                   {"path", "default", "atLeast", "atMost", "subtract", "subtractWhenPresent"})) {
+      continue;
+    }
     ReplicaFactor factor;
     const YAML::Node pathNode = item["path"];
     if (!pathNode.IsDefined() || pathNode.IsNull()) {
@@ -87,6 +90,12 @@ void readReplicas(Reader& r, const YAML::Node& node, const std::string& field,
     }
     r.optional(item, "default", path,
                [&](auto& n, auto& f) { factor.defaultValue = r.count(n, f, 0, 1 << 30); });
+    r.optional(item, "atLeast", path, [&](auto& n, auto& f) {
+      factor.atLeast = readPointer(r, n, f, true, false).value_or("");
+    });
+    r.optional(item, "atMost", path, [&](auto& n, auto& f) {
+      factor.atMost = readPointer(r, n, f, true, false).value_or("");
+    });
     r.optional(item, "subtract", path,
                [&](auto& n, auto& f) { factor.subtract = r.count(n, f, 0, 1 << 30).value_or(0); });
     r.optional(item, "subtractWhenPresent", path, [&](auto& n, auto& f) {
