@@ -8,9 +8,20 @@
 #include <string_view>
 #include <vector>
 
+#include "webhook/kube/workload_type.h"
 #include "webhook/policy/profile_set.h"
 
 namespace aiadmit {
+
+// A WorkloadType document's type and where it was written, for set-level
+// messages (webhook/policy/workload_type_loader.h reads them).
+struct WorkloadTypeDocument {
+  WorkloadType type;
+  std::string name;  // metadata.name
+  std::string file;
+  SourceLocation nameLocation;
+  SourceLocation kindLocation;  // of spec.kind
+};
 
 struct ProfileError {
   std::string file;
@@ -25,6 +36,9 @@ struct ProfileError {
 
 struct ProfileLoadResult {
   std::shared_ptr<const ProfileSet> set;  // null when errors is not empty
+  // The built-in workload types and the directory's WorkloadType documents;
+  // null when errors is not empty. Loaded, swapped and kept with the set.
+  std::shared_ptr<const WorkloadTypeTable> workloadTypes;
   std::vector<ProfileError> errors;
   bool ok() const { return errors.empty() && set != nullptr; }
 };
@@ -39,13 +53,17 @@ ProfileLoadResult loadProfileDirectory(const std::string& directory);
 ProfileLoadResult loadProfileText(std::string_view text, const std::string& fileName);
 
 // Parses documents of one file into `out`, appending errors. Used by both of
-// the above and by tests that combine files.
+// the above and by tests that combine files. WorkloadType documents go to
+// `workloadTypes`; without it they are refused.
 void parseProfileDocuments(std::string_view text, const std::string& fileName,
-                           std::vector<Profile>& out, std::vector<ProfileError>& errors);
+                           std::vector<Profile>& out, std::vector<ProfileError>& errors,
+                           std::vector<WorkloadTypeDocument>* workloadTypes = nullptr);
 
-// Set-level checks (duplicate names, profiles that could tie: findScopeTie)
-// and construction. The set is built only when there is no error at all.
+// Set-level checks (duplicate names, profiles that could tie: findScopeTie;
+// WorkloadType documents: buildWorkloadTypeTable) and construction. The set
+// is built only when there is no error at all.
 ProfileLoadResult buildProfileSet(std::vector<Profile> profiles, std::vector<ProfileError> errors,
-                                  std::string source);
+                                  std::string source,
+                                  std::vector<WorkloadTypeDocument> workloadTypes = {});
 
 }  // namespace aiadmit

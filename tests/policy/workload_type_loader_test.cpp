@@ -1,0 +1,263 @@
+// WorkloadType documents in the profiles directory: a kind that is not built
+// in (Kubeflow's Notebook, the Training Operator's former MXJob) loads and
+// resolves its templates; the documented example loads; broken documents are
+// refused with the exact errors of tests/golden/workload-types (NAME.yaml and
+// the expected NAME.err); a directory with types and profiles loads as one.
+//
+// AIADMIT_UPDATE_GOLDEN=1 rewrites the .err files from the current output.
+#include "webhook/policy/workload_type_loader.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "tests/support/test_support.h"
+#include "webhook/kube/yaml_json.h"
+
+namespace aiadmit {
+namespace {
+
+namespace fs = std::filesystem;
+using aiadmit::testing::readFile;
+using aiadmit::testing::sourceDir;
+using aiadmit::testing::TempDir;
+using aiadmit::testing::writeFile;
+
+std::string formatErrors(const std::vector<ProfileError>& errors) {
+  std::string out;
+  for (const ProfileError& error : errors) out += error.format() + "\n";
+  return out;
+}
+
+std::shared_ptr<JsonDocument> yamlObject(const std::string& yaml) {
+  std::vector<ManifestDocument> documents;
+  std::string error;
+  EXPECT_TRUE(parseManifests(yaml, documents, &error)) << error;
+  if (documents.empty()) return std::make_shared<JsonDocument>();
+  return documents.front().json;
+}
+
+const std::string kProfile =
+    "apiVersion: aiadmit.dev/v1\nkind: Profile\nmetadata: {name: realtime}\n"
+    "spec: {class: realtime}\n";
+
+const std::string kNotebook = R"(apiVersion: aiadmit.dev/v1
+kind: WorkloadType
+metadata:
+  name: notebooks
+spec:
+  group: kubeflow.org
+  kind: Notebook
+  versions: [v1, v1beta1, v1alpha1]
+  resource: notebooks
+  class: realtime
+  classReason: a Notebook is an interactive Jupyter server
+  lifecycle: LongRunning
+  templates:
+  - role: notebook
+    podSpec: /spec/template/spec
+    metadata: /metadata
+)";
+
+TEST(WorkloadTypeLoader, ANotebookTypeLoadsAndResolvesItsTemplate) {
+  const ProfileLoadResult result = loadProfileText(kProfile + "---\n" + kNotebook, "notebook.yaml");
+  ASSERT_TRUE(result.ok()) << formatErrors(result.errors);
+  ASSERT_NE(result.workloadTypes, nullptr);
+  const WorkloadType* type = result.workloadTypes->find("kubeflow.org", "v1", "Notebook");
+  ASSERT_NE(type, nullptr);
+  EXPECT_FALSE(type->builtIn);
+  EXPECT_EQ(type->source, "notebook.yaml:6");
+  EXPECT_EQ(type->resource, "notebooks");
+  EXPECT_EQ(type->lifecycle, Lifecycle::LongRunning);
+  EXPECT_EQ(result.workloadTypes->find("kubeflow.org", "v2", "Notebook"), nullptr);
+  // The built-in rows stay, in front.
+  EXPECT_NE(result.workloadTypes->find("kubeflow.org", "v1", "PyTorchJob"), nullptr);
+  EXPECT_TRUE(result.workloadTypes->types().front().builtIn);
+
+  const auto notebook = yamlObject(
+      "apiVersion: kubeflow.org/v1\nkind: Notebook\nmetadata: {name: lab, labels: {app: lab}}\n"
+      "spec:\n  template:\n    spec:\n      containers:\n      - name: lab\n"
+      "        image: kubeflownotebookswg/jupyter-pytorch-cuda-full:v1.9.0\n"
+      "        resources: {limits: {nvidia.com/gpu: 1}}\n");
+  ASSERT_EQ(result.workloadTypes->findForObject(*notebook), type);
+  const Resolution resolution = resolveTemplates(*type, *notebook);
+  ASSERT_TRUE(resolution.ok());
+  ASSERT_EQ(resolution.templates.size(), 1u);
+  const ResolvedTemplate& resolved = resolution.templates[0];
+  EXPECT_EQ(resolved.role, "notebook");
+  EXPECT_EQ(resolved.specPointer, "/spec/template/spec");
+  EXPECT_EQ(resolved.specFieldPath, "spec.template.spec");
+  EXPECT_EQ(resolved.metadataPointer, "/metadata");
+  EXPECT_EQ(stringMember(member(resolved.metadata, "labels"), "app"), "lab");
+  EXPECT_EQ(resolved.replicas, 1) << "no replicas: one Pod";
+  EXPECT_EQ(defaultClassOf(*type, *notebook).reason, "a Notebook is an interactive Jupyter server");
+}
+
+TEST(WorkloadTypeLoader, WildcardsRolesCountsAndJobSettingsOfAUserType) {
+  const std::string mxJob = R"(apiVersion: aiadmit.dev/v1
+kind: WorkloadType
+metadata:
+  name: mxjobs
+spec:
+  group: kubeflow.org
+  kind: MXJob
+  versions: [v1]
+  resource: mxjobs
+  class: training
+  lifecycle: RunsToCompletion
+  jobSettings:
+    backoffLimit: /spec/runPolicy/backoffLimit
+    ttlSecondsAfterFinished: /spec/runPolicy/ttlSecondsAfterFinished
+  templates:
+  - role: "{key}"
+    template: /spec/mxReplicaSpecs/*/template
+    replicas:
+    - path: replicas
+      default: 1
+    inject: [gpuLimits, placement, priority, scheduler, stamps, sharedMemory]
+)";
+  const ProfileLoadResult result = loadProfileText(kProfile + "---\n" + mxJob, "mxjob.yaml");
+  ASSERT_TRUE(result.ok()) << formatErrors(result.errors);
+  const WorkloadType* type = result.workloadTypes->find("kubeflow.org", "v1", "MXJob");
+  ASSERT_NE(type, nullptr);
+  EXPECT_EQ(type->classReason, "a MXJob is training work (WorkloadType mxjobs)");
+  ASSERT_EQ(type->templates.size(), 1u);
+  EXPECT_EQ(describeInjections(type->templates[0].injectable),
+            "gpuLimits, placement, priority, scheduler, stamps, sharedMemory");
+  const auto job = yamlObject(
+      "apiVersion: kubeflow.org/v1\nkind: MXJob\nspec:\n  jobMode: MXTrain\n"
+      "  mxReplicaSpecs:\n    Scheduler: {template: {spec: {}}}\n"
+      "    Server: {replicas: 2, template: {spec: {}}}\n"
+      "    Worker: {replicas: 4, template: {spec: {}}}\n");
+  const Resolution resolution = resolveTemplates(*type, *job);
+  ASSERT_TRUE(resolution.ok());
+  std::vector<std::string> described;
+  for (const ResolvedTemplate& resolved : resolution.templates) {
+    described.push_back(resolved.role + " x" + std::to_string(resolved.replicas.value_or(-1)) +
+                        " " + resolved.specFieldPath + " " + resolved.jobSettings.backoffLimit);
+  }
+  EXPECT_EQ(
+      described,
+      (std::vector<std::string>{
+          "Scheduler x1 spec.mxReplicaSpecs.Scheduler.template.spec "
+          "/spec/runPolicy/backoffLimit",
+          "Server x2 spec.mxReplicaSpecs.Server.template.spec /spec/runPolicy/backoffLimit",
+          "Worker x4 spec.mxReplicaSpecs.Worker.template.spec /spec/runPolicy/backoffLimit"}));
+}
+
+// The first ```yaml block after "## Adding a kind" in docs/workload-types.md.
+std::string documentedExample() {
+  const std::string doc = readFile(sourceDir() + "/docs/workload-types.md");
+  const size_t heading = doc.find("## Adding a kind");
+  if (heading == std::string::npos) return "";
+  const size_t start = doc.find("```yaml\n", heading);
+  if (start == std::string::npos) return "";
+  const size_t end = doc.find("```\n", start + 8);
+  return doc.substr(start + 8, end - start - 8);
+}
+
+TEST(WorkloadTypeLoader, TheDocumentedExampleLoads) {
+  const std::string example = documentedExample();
+  ASSERT_FALSE(example.empty()) << "docs/workload-types.md has no example";
+  const ProfileLoadResult result = loadProfileText(kProfile + "---\n" + example, "docs.yaml");
+  ASSERT_TRUE(result.ok()) << formatErrors(result.errors);
+  EXPECT_GT(result.workloadTypes->types().size(), WorkloadTypeTable::builtIn()->types().size());
+}
+
+TEST(WorkloadTypeLoader, TheDocumentationListsEveryBuiltInKind) {
+  const std::string doc = readFile(sourceDir() + "/docs/workload-types.md");
+  for (const WorkloadType& type : WorkloadTypeTable::builtIn()->types()) {
+    // Listed as "Kind (group)" or "Kind, Kind (group)" in the table.
+    EXPECT_NE(doc.find(type.kind), std::string::npos) << type.qualifiedKind();
+    if (!type.group.empty()) {
+      EXPECT_NE(doc.find("(" + type.group + ")"), std::string::npos) << type.qualifiedKind();
+    }
+    for (const std::string& version : type.versions) {
+      EXPECT_NE(doc.find(version), std::string::npos) << type.qualifiedKind() << " " << version;
+    }
+  }
+}
+
+TEST(WorkloadTypeLoader, ADirectoryHoldsProfilesAndTypesTogether) {
+  TempDir dir;
+  for (const auto& entry : fs::directory_iterator(sourceDir() + "/profiles")) {
+    if (entry.path().extension() != ".yaml") continue;
+    writeFile(dir.file(entry.path().filename().string()), readFile(entry.path().string()));
+  }
+  writeFile(dir.file("notebook.yaml"), kNotebook);
+  const ProfileLoadResult result = loadProfileDirectory(dir.path());
+  ASSERT_TRUE(result.ok()) << formatErrors(result.errors);
+  EXPECT_EQ(result.set->profiles().size(), 3u);
+  EXPECT_NE(result.workloadTypes->find("kubeflow.org", "v1beta1", "Notebook"), nullptr);
+  // The shipped directory has no types of its own: the built-in table.
+  const ProfileLoadResult shipped = loadProfileDirectory(sourceDir() + "/profiles");
+  ASSERT_TRUE(shipped.ok());
+  EXPECT_EQ(shipped.workloadTypes, WorkloadTypeTable::builtIn());
+}
+
+TEST(WorkloadTypeLoader, TypesAreRefusedOutsideAProfileDirectoryParse) {
+  std::vector<Profile> profiles;
+  std::vector<ProfileError> errors;
+  parseProfileDocuments(kNotebook, "notebook.yaml", profiles, errors);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].format(),
+            "notebook.yaml:2:7: kind: WorkloadType documents are read from a directory");
+}
+
+// ---- Golden broken documents ----
+
+std::string goldenDir() {
+  return sourceDir() + "/tests/golden/workload-types";
+}
+
+std::vector<std::string> goldenCases() {
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(goldenDir())) {
+    if (entry.path().extension() == ".yaml") names.push_back(entry.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+class GoldenWorkloadType : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GoldenWorkloadType, IsRefusedWithTheExpectedErrors) {
+  const std::string name = GetParam();
+  const std::string text = readFile(goldenDir() + "/" + name + ".yaml");
+  ASSERT_FALSE(text.empty());
+  const ProfileLoadResult result = loadProfileText(text, "profiles/" + name + ".yaml");
+  EXPECT_FALSE(result.ok());
+  EXPECT_EQ(result.set, nullptr);
+  EXPECT_EQ(result.workloadTypes, nullptr) << "a table with errors must not be built";
+  const std::string actual = formatErrors(result.errors);
+  const std::string expectedPath = goldenDir() + "/" + name + ".err";
+  if (const char* update = std::getenv("AIADMIT_UPDATE_GOLDEN"); update && *update == '1') {
+    writeFile(expectedPath, actual);
+  }
+  EXPECT_EQ(actual, readFile(expectedPath));
+  for (const ProfileError& error : result.errors) {
+    EXPECT_GT(error.line, 0) << "every error names a line: " << error.format();
+    EXPECT_GT(error.column, 0) << error.format();
+    EXPECT_FALSE(error.field.empty()) << error.format();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Loader, GoldenWorkloadType, ::testing::ValuesIn(goldenCases()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           std::string name = info.param;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
+
+TEST(WorkloadTypeLoader, GoldenCasesCoverEveryKindOfMistake) {
+  size_t errors = 0;
+  for (const std::string& name : goldenCases()) {
+    errors += loadProfileText(readFile(goldenDir() + "/" + name + ".yaml"), name).errors.size();
+  }
+  EXPECT_GE(goldenCases().size(), 6u);
+  EXPECT_GE(errors, 40u);
+}
+
+}  // namespace
+}  // namespace aiadmit

@@ -1,0 +1,592 @@
+#include "webhook/kube/workload_type.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "webhook/kube/json_patch.h"
+
+namespace aiadmit {
+
+namespace {
+
+constexpr std::string_view kWildcard = "*";
+
+// The unescaped tokens of a pointer ("/a/b~1c" or, relative, "a/b~1c").
+std::vector<std::string> tokensOf(std::string_view pointer) {
+  std::vector<std::string> tokens;
+  if (pointer.empty()) return tokens;
+  size_t start = pointer.front() == '/' ? 1 : 0;
+  while (true) {
+    const size_t slash = pointer.find('/', start);
+    const std::string_view raw = pointer.substr(
+        start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
+    std::string token;
+    token.reserve(raw.size());
+    for (size_t i = 0; i < raw.size(); ++i) {
+      if (raw[i] == '~' && i + 1 < raw.size()) {
+        token.push_back(raw[i + 1] == '1' ? '/' : '~');
+        ++i;
+      } else {
+        token.push_back(raw[i]);
+      }
+    }
+    tokens.push_back(std::move(token));
+    if (slash == std::string_view::npos) break;
+    start = slash + 1;
+  }
+  return tokens;
+}
+
+bool isPlainName(std::string_view token) {
+  if (token.empty()) return false;
+  return std::all_of(token.begin(), token.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-';
+  });
+}
+
+void appendFieldPathMember(std::string& path, std::string_view token) {
+  if (isPlainName(token)) {
+    if (!path.empty()) path.push_back('.');
+    path.append(token);
+  } else {
+    path.push_back('[');
+    path.append(token);
+    path.push_back(']');
+  }
+}
+
+void appendFieldPathIndex(std::string& path, size_t index) {
+  path += "[" + std::to_string(index) + "]";
+}
+
+std::optional<size_t> arrayIndexOf(std::string_view token) {
+  if (token.empty() || token.size() > 9) return std::nullopt;
+  if (token.size() > 1 && token[0] == '0') return std::nullopt;
+  size_t index = 0;
+  for (char c : token) {
+    if (c < '0' || c > '9') return std::nullopt;
+    index = index * 10 + static_cast<size_t>(c - '0');
+  }
+  return index;
+}
+
+const JsonValue* childOf(const JsonValue* value, std::string_view token) {
+  if (value == nullptr) return nullptr;
+  if (value->IsObject()) return member(value, token);
+  if (value->IsArray()) {
+    const auto index = arrayIndexOf(token);
+    if (!index || *index >= value->Size()) return nullptr;
+    return &(*value)[static_cast<rapidjson::SizeType>(*index)];
+  }
+  return nullptr;
+}
+
+size_t wildcardCount(std::string_view pattern) {
+  size_t count = 0;
+  for (const std::string& token : tokensOf(pattern)) count += token == kWildcard ? 1 : 0;
+  return count;
+}
+
+bool isWorkloadClassName(std::string_view name) {
+  return name == "training" || name == "batch" || name == "realtime";
+}
+
+bool hasPlaceholders(std::string_view role) {
+  return role.find('{') != std::string_view::npos;
+}
+
+}  // namespace
+
+std::string_view injectionName(Injection injection) {
+  switch (injection) {
+    case kInjectGpuLimits:
+      return "gpuLimits";
+    case kInjectPlacement:
+      return "placement";
+    case kInjectPriority:
+      return "priority";
+    case kInjectScheduler:
+      return "scheduler";
+    case kInjectStamps:
+      return "stamps";
+    case kInjectProbes:
+      return "probes";
+    case kInjectSharedMemory:
+      return "sharedMemory";
+    case kInjectAll:
+      break;
+  }
+  return "";
+}
+
+std::string describeInjections(uint32_t injections) {
+  std::string out;
+  for (uint32_t bit = 1; bit < kInjectAll; bit <<= 1) {
+    if ((injections & bit) == 0) continue;
+    if (!out.empty()) out += ", ";
+    out += injectionName(static_cast<Injection>(bit));
+  }
+  return out.empty() ? "nothing" : out;
+}
+
+std::string_view lifecycleName(Lifecycle lifecycle) {
+  switch (lifecycle) {
+    case Lifecycle::RunsToCompletion:
+      return "runs to completion";
+    case Lifecycle::LongRunning:
+      return "long-running";
+    case Lifecycle::Either:
+      break;
+  }
+  return "either";
+}
+
+std::string WorkloadType::qualifiedKind() const {
+  return group.empty() ? kind : kind + "." + group;
+}
+
+bool WorkloadType::servesVersion(std::string_view version) const {
+  return versions.empty() || std::find(versions.begin(), versions.end(), version) != versions.end();
+}
+
+DefaultClass defaultClassOf(const WorkloadType& type, const JsonValue& object) {
+  for (const ClassCondition& condition : type.classConditions) {
+    const JsonValue* value = valueAt(object, condition.pointer);
+    const bool absent = value == nullptr || value->IsNull();
+    const bool holds =
+        absent ? condition.whenAbsent
+               : value->IsString() && std::find(condition.values.begin(), condition.values.end(),
+                                                stringOf(value)) != condition.values.end();
+    if (holds) return {condition.workloadClass, condition.reason};
+  }
+  return {type.workloadClass, type.classReason};
+}
+
+// ---- Checks ----
+
+std::string checkPointerPattern(std::string_view pattern, bool allowRelative) {
+  if (pattern.empty()) return "";  // the object itself (a Pod's spec is "/spec")
+  if (pattern.front() != '/' && !allowRelative) {
+    return "must start with / (a JSON Pointer from the object's root)";
+  }
+  if (pattern.back() == '/') return "must not end with /";
+  if (pattern.find("//") != std::string_view::npos) return "has an empty token (//)";
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '~') continue;
+    if (i + 1 == pattern.size() || (pattern[i + 1] != '0' && pattern[i + 1] != '1')) {
+      return "has ~ not followed by 0 or 1 (write ~0 for ~ and ~1 for /)";
+    }
+  }
+  for (const std::string& token : tokensOf(pattern)) {
+    if (token != kWildcard && token.find('*') != std::string::npos) {
+      return "has * inside a token; * must be a whole token (/spec/replicaSpecs/*/template)";
+    }
+  }
+  return "";
+}
+
+std::string checkRoleTemplate(std::string_view role) {
+  if (role.empty()) return "must not be empty";
+  for (size_t i = 0; i < role.size(); ++i) {
+    if (role[i] == '}') return "has } without {";
+    if (role[i] != '{') continue;
+    const size_t close = role.find('}', i);
+    if (close == std::string_view::npos) return "has { without }";
+    const std::string_view name = role.substr(i + 1, close - i - 1);
+    const bool field =
+        name.size() > 1 && name[0] == '.' && name.find_first_of("{.", 1) == std::string_view::npos;
+    if (name != "key" && !field) {
+      return "has {" + std::string(name) +
+             "}; placeholders are {key} (the wildcard's key or index) and {.FIELD}";
+    }
+    i = close;
+  }
+  return "";
+}
+
+std::string checkTemplateSlot(const TemplateSlot& slot) {
+  if (std::string problem = checkRoleTemplate(slot.role); !problem.empty()) {
+    return "role " + problem;
+  }
+  if (slot.spec.empty() && slot.shape == TemplateShape::Resources) {
+    return "a resources slot needs a pointer";
+  }
+  if (std::string problem = checkPointerPattern(slot.spec, false); !problem.empty()) {
+    return "spec " + problem;
+  }
+  if (std::string problem = checkPointerPattern(slot.metadata, false); !problem.empty()) {
+    return "metadata " + problem;
+  }
+  const size_t wildcards = wildcardCount(slot.spec);
+  if (wildcards == 0 && hasPlaceholders(slot.role)) {
+    return "role " + slot.role + " has a placeholder, but the spec pointer has no wildcard";
+  }
+  // Metadata follows the spec's wildcards: up to its last wildcard it is the
+  // spec's pattern, so that both resolve to the same item.
+  const std::vector<std::string> specTokens = tokensOf(slot.spec);
+  const std::vector<std::string> metadataTokens = tokensOf(slot.metadata);
+  size_t lastWildcard = 0;
+  for (size_t i = 0; i < metadataTokens.size(); ++i) {
+    if (metadataTokens[i] == kWildcard) lastWildcard = i + 1;
+  }
+  for (size_t i = 0; i < lastWildcard; ++i) {
+    if (i >= specTokens.size() || specTokens[i] != metadataTokens[i]) {
+      return "metadata " + slot.metadata + " must follow the spec pattern up to its last wildcard";
+    }
+  }
+  for (const std::string& object : slot.containerObjects) {
+    if (object.empty() || object.front() == '/' || wildcardCount(object) != 0 ||
+        !checkPointerPattern(object, true).empty()) {
+      return "container object " + object + " must be a pointer relative to the spec, without *";
+    }
+  }
+  auto checkRelative = [&](const std::string& pointer, const std::string& what) -> std::string {
+    if (pointer.empty()) return "";
+    if (wildcardCount(pointer) != 0) return what + " " + pointer + " must not hold *";
+    const std::string problem = checkPointerPattern(pointer, true);
+    return problem.empty() ? "" : what + " " + problem;
+  };
+  if (slot.replicas) {
+    for (const ReplicaFactor& factor : *slot.replicas) {
+      if (factor.pointer.empty()) return "a replica factor needs a pointer";
+      for (const auto& [pointer, what] :
+           {std::pair{factor.pointer, "replicas"},
+            std::pair{factor.subtractWhenPresent, "subtractWhenPresent"},
+            std::pair{factor.atLeast, "atLeast"}, std::pair{factor.atMost, "atMost"}}) {
+        if (std::string problem = checkRelative(pointer, what); !problem.empty()) return problem;
+      }
+      if (factor.subtract < 0) return "a replica factor's subtract must not be negative";
+    }
+  }
+  for (const auto& [pointer, what] :
+       {std::pair{slot.jobSettings.backoffLimit, "backoffLimit"},
+        std::pair{slot.jobSettings.activeDeadlineSeconds, "activeDeadlineSeconds"},
+        std::pair{slot.jobSettings.ttlSecondsAfterFinished, "ttlSecondsAfterFinished"}}) {
+    if (std::string problem = checkRelative(pointer, what); !problem.empty()) return problem;
+  }
+  return "";
+}
+
+std::string checkWorkloadType(const WorkloadType& type) {
+  if (type.kind.empty()) return "kind must not be empty";
+  if (type.templates.empty()) return type.qualifiedKind() + " has no template";
+  for (const ClassCondition& condition : type.classConditions) {
+    if (!isWorkloadClassName(condition.workloadClass)) {
+      return type.qualifiedKind() +
+             ": a class condition's class must be training, batch or realtime";
+    }
+  }
+  if (!isWorkloadClassName(type.workloadClass)) {
+    return type.qualifiedKind() + ": class must be training, batch or realtime";
+  }
+  for (const TemplateSlot& slot : type.templates) {
+    if (std::string problem = checkTemplateSlot(slot); !problem.empty()) {
+      return type.qualifiedKind() + " template " + slot.role + ": " + problem;
+    }
+  }
+  return "";
+}
+
+// ---- Pointers ----
+
+const JsonValue* valueAt(const JsonValue& root, std::string_view pointer) {
+  const JsonValue* value = &root;
+  for (const std::string& token : tokensOf(pointer)) {
+    value = childOf(value, token);
+    if (value == nullptr) return nullptr;
+  }
+  return value;
+}
+
+std::string fieldPathOf(const JsonValue& root, std::string_view pointer) {
+  std::string path;
+  const JsonValue* value = &root;
+  for (const std::string& token : tokensOf(pointer)) {
+    const auto index = arrayIndexOf(token);
+    if (value != nullptr && value->IsArray() && index) {
+      appendFieldPathIndex(path, *index);
+    } else {
+      appendFieldPathMember(path, token);
+    }
+    value = childOf(value, token);
+  }
+  return path;
+}
+
+// ---- Table ----
+
+WorkloadTypeTable::WorkloadTypeTable(std::vector<WorkloadType> types) : types_(std::move(types)) {
+  for (size_t i = 0; i < types_.size(); ++i) {
+    byGroupKind_[types_[i].group + "/" + types_[i].kind].push_back(i);
+  }
+}
+
+std::shared_ptr<const WorkloadTypeTable> WorkloadTypeTable::builtIn() {
+  static const std::shared_ptr<const WorkloadTypeTable> table =
+      std::make_shared<const WorkloadTypeTable>(builtInWorkloadTypes());
+  return table;
+}
+
+std::shared_ptr<const WorkloadTypeTable> WorkloadTypeTable::withAdded(
+    std::vector<WorkloadType> added, std::string* error) {
+  if (error != nullptr) error->clear();
+  if (added.empty()) return builtIn();
+  std::vector<WorkloadType> all = builtIn()->types();
+  for (WorkloadType& type : added) {
+    const auto same = std::find_if(all.begin(), all.end(), [&](const WorkloadType& other) {
+      return other.group == type.group && other.kind == type.kind;
+    });
+    if (same != all.end()) {
+      if (error != nullptr) {
+        *error = type.qualifiedKind() + " is already defined (" + same->source + ")";
+      }
+      return nullptr;
+    }
+    all.push_back(std::move(type));
+  }
+  return std::make_shared<const WorkloadTypeTable>(std::move(all));
+}
+
+const std::vector<size_t>* WorkloadTypeTable::rowsOf(std::string_view group,
+                                                     std::string_view kind) const {
+  std::string key;
+  key.reserve(group.size() + kind.size() + 1);
+  key.append(group).append("/").append(kind);
+  const auto it = byGroupKind_.find(key);
+  return it == byGroupKind_.end() ? nullptr : &it->second;
+}
+
+const WorkloadType* WorkloadTypeTable::findGroupKind(std::string_view group,
+                                                     std::string_view kind) const {
+  const std::vector<size_t>* rows = rowsOf(group, kind);
+  return rows == nullptr ? nullptr : &types_[rows->front()];
+}
+
+const WorkloadType* WorkloadTypeTable::find(std::string_view group, std::string_view version,
+                                            std::string_view kind) const {
+  const std::vector<size_t>* rows = rowsOf(group, kind);
+  if (rows == nullptr) return nullptr;
+  for (size_t row : *rows) {
+    if (types_[row].servesVersion(version)) return &types_[row];
+  }
+  return nullptr;
+}
+
+const WorkloadType* WorkloadTypeTable::findForObject(const JsonValue& object) const {
+  const std::string_view apiVersion = stringMember(&object, "apiVersion");
+  const std::string_view kind = stringMember(&object, "kind");
+  if (apiVersion.empty() || kind.empty()) return nullptr;
+  const size_t slash = apiVersion.find('/');
+  if (slash == std::string_view::npos) return find("", apiVersion, kind);
+  return find(apiVersion.substr(0, slash), apiVersion.substr(slash + 1), kind);
+}
+
+// ---- Resolution ----
+
+namespace {
+
+struct Capture {
+  std::string token;  // unescaped map key, or the index as digits
+  std::string pointer;
+  const JsonValue* value = nullptr;
+};
+
+struct Walk {
+  const WorkloadType& type;
+  const TemplateSlot& slot;
+  const JsonValue& root;
+  const ResolveLimits& limits;
+  Resolution& out;
+  size_t& visits;
+  std::vector<std::string> tokens;
+  std::vector<Capture> captures;
+
+  bool full() const { return !out.error.empty(); }
+
+  void visit(const JsonValue& value, size_t depth, std::string& pointer, std::string& path) {
+    if (full()) return;
+    if (depth == tokens.size()) {
+      emit(value, pointer, path);
+      return;
+    }
+    const std::string& token = tokens[depth];
+    if (token != kWildcard) {
+      const JsonValue* child = childOf(&value, token);
+      if (child == nullptr) return;
+      descend(*child, depth, pointer, path, token, value.IsArray());
+      return;
+    }
+    if (value.IsObject()) {
+      for (auto it = value.MemberBegin(); it != value.MemberEnd() && !full(); ++it) {
+        if (!countVisit()) return;
+        const std::string key(it->name.GetString(), it->name.GetStringLength());
+        captures.push_back({key, {}, &it->value});
+        descend(it->value, depth, pointer, path, key, false);
+        captures.pop_back();
+      }
+    } else if (value.IsArray()) {
+      for (rapidjson::SizeType i = 0; i < value.Size() && !full(); ++i) {
+        if (!countVisit()) return;
+        captures.push_back({std::to_string(i), {}, &value[i]});
+        descend(value[i], depth, pointer, path, captures.back().token, true);
+        captures.pop_back();
+      }
+    }
+  }
+
+  // `token` is a copy: deeper wildcards grow `captures`, which holds it.
+  void descend(const JsonValue& child, size_t depth, std::string& pointer, std::string& path,
+               const std::string token, bool inArray) {
+    const size_t pointerSize = pointer.size();
+    const size_t pathSize = path.size();
+    appendEscapedPointerToken(pointer, token);
+    if (inArray) {
+      appendFieldPathIndex(path, static_cast<size_t>(std::stoul(token)));
+    } else {
+      appendFieldPathMember(path, token);
+    }
+    if (tokens[depth] == kWildcard) captures.back().pointer = pointer;
+    visit(child, depth + 1, pointer, path);
+    pointer.resize(pointerSize);
+    path.resize(pathSize);
+  }
+
+  bool countVisit() {
+    if (++visits <= limits.maxVisits) return true;
+    out.error = type.qualifiedKind() + ": more than " + std::to_string(limits.maxVisits) +
+                " values under the wildcards of its pod template pointers";
+    return false;
+  }
+
+  // The pointer that a relative `pointer` names from the last wildcard's
+  // match (or from the root when there is none).
+  std::string concrete(const std::string& relative) const {
+    if (relative.empty() || relative.front() == '/') return relative;
+    std::string base = captures.empty() ? std::string() : captures.back().pointer;
+    for (const std::string& token : tokensOf(relative)) {
+      appendEscapedPointerToken(base, token);
+    }
+    return base;
+  }
+
+  std::string substituted(const std::string& pattern) const {
+    std::string pointer;
+    size_t wildcard = 0;
+    for (const std::string& token : tokensOf(pattern)) {
+      appendEscapedPointerToken(pointer, token == kWildcard && wildcard < captures.size()
+                                             ? captures[wildcard++].token
+                                             : token);
+    }
+    return pointer;
+  }
+
+  std::string role() const {
+    std::string text;
+    const Capture* last = captures.empty() ? nullptr : &captures.back();
+    for (size_t i = 0; i < slot.role.size(); ++i) {
+      const size_t close = slot.role[i] == '{' ? slot.role.find('}', i) : std::string::npos;
+      if (close == std::string::npos) {
+        text.push_back(slot.role[i]);
+        continue;
+      }
+      const std::string_view name = std::string_view(slot.role).substr(i + 1, close - i - 1);
+      std::string_view value = last != nullptr ? std::string_view(last->token) : "";
+      if (name.size() > 1 && name[0] == '.' && last != nullptr) {
+        // A copy: RapidJSON 1.1's FindMember reads a StringRef key up to its
+        // NUL, and a view into the role text runs on to the closing brace.
+        const std::string_view field = stringMember(last->value, std::string(name.substr(1)));
+        if (!field.empty()) value = field;
+      }
+      text.append(value);
+      i = close;
+    }
+    return text;
+  }
+
+  std::optional<int64_t> replicas() const {
+    if (!slot.replicas) return std::nullopt;
+    int64_t product = 1;
+    for (const ReplicaFactor& factor : *slot.replicas) {
+      const JsonValue* value = valueAt(root, concrete(factor.pointer));
+      std::optional<int64_t> count = factor.defaultValue;
+      if (value != nullptr && !value->IsNull()) {
+        if (!value->IsInt64() || value->GetInt64() < 0) return std::nullopt;
+        count = value->GetInt64();
+      }
+      if (!count) return std::nullopt;
+      if (const JsonValue* low = valueAt(root, concrete(factor.atLeast));
+          !factor.atLeast.empty() && low != nullptr && low->IsInt64()) {
+        count = std::max(*count, low->GetInt64());
+      }
+      if (const JsonValue* high = valueAt(root, concrete(factor.atMost));
+          !factor.atMost.empty() && high != nullptr && high->IsInt64()) {
+        count = std::max<int64_t>(0, std::min(*count, high->GetInt64()));
+      }
+      const bool subtracts = factor.subtractWhenPresent.empty() ||
+                             valueAt(root, concrete(factor.subtractWhenPresent)) != nullptr;
+      if (subtracts) count = std::max<int64_t>(0, *count - factor.subtract);
+      if (*count != 0 && product > std::numeric_limits<int64_t>::max() / *count) {
+        return std::nullopt;
+      }
+      product *= *count;
+    }
+    return product;
+  }
+
+  void emit(const JsonValue& spec, const std::string& pointer, const std::string& path) {
+    if (!spec.IsObject()) return;
+    if (out.templates.size() == limits.maxTemplates) {
+      out.error = type.qualifiedKind() + ": more than " + std::to_string(limits.maxTemplates) +
+                  " pod templates";
+      return;
+    }
+    ResolvedTemplate resolved;
+    resolved.slot = &slot;
+    resolved.role = role();
+    resolved.specPointer = pointer;
+    resolved.specFieldPath = path;
+    resolved.spec = &spec;
+    if (!slot.metadata.empty()) {
+      resolved.metadataPointer = substituted(slot.metadata);
+      resolved.metadataFieldPath = fieldPathOf(root, resolved.metadataPointer);
+      resolved.metadata = valueAt(root, resolved.metadataPointer);
+      if (resolved.metadata != nullptr && !resolved.metadata->IsObject()) {
+        resolved.metadata = nullptr;
+      }
+    }
+    for (const std::string& object : slot.containerObjects) {
+      std::string concretePointer = pointer;
+      for (const std::string& token : tokensOf(object)) {
+        appendEscapedPointerToken(concretePointer, token);
+      }
+      if (isObject(valueAt(root, concretePointer))) {
+        resolved.containerObjects.push_back(std::move(concretePointer));
+      }
+    }
+    resolved.replicas = replicas();
+    resolved.jobSettings.backoffLimit = concrete(slot.jobSettings.backoffLimit);
+    resolved.jobSettings.activeDeadlineSeconds = concrete(slot.jobSettings.activeDeadlineSeconds);
+    resolved.jobSettings.ttlSecondsAfterFinished =
+        concrete(slot.jobSettings.ttlSecondsAfterFinished);
+    out.templates.push_back(std::move(resolved));
+  }
+};
+
+}  // namespace
+
+Resolution resolveTemplates(const WorkloadType& type, const JsonValue& object,
+                            const ResolveLimits& limits) {
+  Resolution out;
+  size_t visits = 0;
+  for (const TemplateSlot& slot : type.templates) {
+    Walk walk{type, slot, object, limits, out, visits, tokensOf(slot.spec), {}};
+    std::string pointer;
+    std::string path;
+    walk.visit(object, 0, pointer, path);
+    if (!out.ok()) break;
+  }
+  return out;
+}
+
+}  // namespace aiadmit

@@ -1,0 +1,341 @@
+// The built-in rows of the workload-type table. Paths, defaults and served
+// versions follow the operators' CRDs (../shared/crds, SOURCES.tsv names the
+// commits) and their API types: where a CRD has no default for a count, the
+// operator's defaulting code is what the row says (MPIJob's Worker: 0).
+#include "webhook/kube/workload_type.h"
+
+#include <cctype>
+
+namespace aiadmit {
+
+namespace {
+
+using Factors = std::vector<ReplicaFactor>;
+
+ReplicaFactor count(std::string pointer, int64_t defaultValue) {
+  ReplicaFactor factor;
+  factor.pointer = std::move(pointer);
+  factor.defaultValue = defaultValue;
+  return factor;
+}
+
+// A count that includes one Pod made from another template (a group's
+// leader): `subtract` taken off, only when `whenPresent` exists if given.
+ReplicaFactor countLess(std::string pointer, int64_t defaultValue, int64_t subtract,
+                        std::string whenPresent) {
+  ReplicaFactor factor = count(std::move(pointer), defaultValue);
+  factor.subtract = subtract;
+  factor.subtractWhenPresent = std::move(whenPresent);
+  return factor;
+}
+
+// A PodTemplateSpec at `templatePointer`: its spec and metadata.
+TemplateSlot podTemplate(std::string role, const std::string& templatePointer,
+                         std::optional<Factors> replicas, JobSettingPointers jobSettings = {}) {
+  TemplateSlot slot;
+  slot.role = std::move(role);
+  slot.spec = templatePointer + "/spec";
+  slot.metadata = templatePointer + "/metadata";
+  slot.replicas = std::move(replicas);
+  slot.jobSettings = std::move(jobSettings);
+  return slot;
+}
+
+WorkloadType row(std::string group, std::string kind, std::vector<std::string> versions,
+                 std::string resource, std::string workloadClass, std::string reason,
+                 Lifecycle lifecycle, std::vector<TemplateSlot> templates) {
+  WorkloadType type;
+  type.group = std::move(group);
+  type.kind = std::move(kind);
+  type.versions = std::move(versions);
+  type.resource = std::move(resource);
+  type.workloadClass = std::move(workloadClass);
+  type.classReason = std::move(reason);
+  type.lifecycle = lifecycle;
+  type.templates = std::move(templates);
+  type.builtIn = true;
+  type.source = "built-in";
+  return type;
+}
+
+JobSettingPointers jobSettingsUnder(const std::string& prefix) {
+  return {prefix + "/backoffLimit", prefix + "/activeDeadlineSeconds",
+          prefix + "/ttlSecondsAfterFinished"};
+}
+
+void addCoreKinds(std::vector<WorkloadType>& out) {
+  TemplateSlot pod;
+  pod.role = "pod";
+  pod.spec = "/spec";
+  pod.metadata = "/metadata";
+  pod.replicas = Factors{};
+  WorkloadType podType =
+      row("", "Pod", {"v1"}, "pods", "realtime",
+          "a Pod with restartPolicy Always is a long-running server", Lifecycle::Either, {pod});
+  podType.classConditions.push_back(
+      {"/spec/restartPolicy",
+       {"OnFailure", "Never"},
+       false,
+       "batch",
+       "a Pod with restartPolicy OnFailure or Never runs to completion"});
+  out.push_back(std::move(podType));
+  for (const char* kind : {"Deployment", "StatefulSet", "ReplicaSet"}) {
+    std::string resource = std::string(kind) + "s";
+    for (char& c : resource) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    out.push_back(row("apps", kind, {"v1"}, resource, "realtime",
+                      "a " + std::string(kind) + " is a long-running server",
+                      Lifecycle::LongRunning,
+                      {podTemplate("pod", "/spec/template", Factors{count("/spec/replicas", 1)})}));
+  }
+  out.push_back(row("batch", "Job", {"v1"}, "jobs", "batch", "a Job runs to completion",
+                    Lifecycle::RunsToCompletion,
+                    {podTemplate("pod", "/spec/template", Factors{count("/spec/parallelism", 1)},
+                                 jobSettingsUnder("/spec"))}));
+  out.push_back(row("batch", "CronJob", {"v1"}, "cronjobs", "batch",
+                    "a CronJob runs Jobs to completion", Lifecycle::RunsToCompletion,
+                    {podTemplate("pod", "/spec/jobTemplate/spec/template",
+                                 Factors{count("/spec/jobTemplate/spec/parallelism", 1)},
+                                 jobSettingsUnder("/spec/jobTemplate/spec"))}));
+}
+
+// Kubeflow Training Operator v1: a map of replica type to ReplicaSpec, whose
+// replicas default to 1; run policy at spec.runPolicy.
+void addKubeflowTrainingJobs(std::vector<WorkloadType>& out) {
+  const struct {
+    const char* kind;
+    const char* resource;
+    const char* specs;
+  } jobs[] = {{"PyTorchJob", "pytorchjobs", "pytorchReplicaSpecs"},
+              {"TFJob", "tfjobs", "tfReplicaSpecs"},
+              {"XGBoostJob", "xgboostjobs", "xgbReplicaSpecs"},
+              {"PaddleJob", "paddlejobs", "paddleReplicaSpecs"},
+              {"JAXJob", "jaxjobs", "jaxReplicaSpecs"}};
+  for (const auto& job : jobs) {
+    out.push_back(
+        row("kubeflow.org", job.kind, {"v1"}, job.resource, "training",
+            "a " + std::string(job.kind) + " is a distributed training run",
+            Lifecycle::RunsToCompletion,
+            {podTemplate("{key}", "/spec/" + std::string(job.specs) + "/*/template",
+                         Factors{count("replicas", 1)}, jobSettingsUnder("/spec/runPolicy"))}));
+  }
+  // MPI Operator v2beta1 knows two replica types with their own defaults.
+  const JobSettingPointers runPolicy = jobSettingsUnder("/spec/runPolicy");
+  out.push_back(
+      row("kubeflow.org", "MPIJob", {"v2beta1"}, "mpijobs", "training",
+          "an MPIJob is a distributed training run", Lifecycle::RunsToCompletion,
+          {podTemplate("Launcher", "/spec/mpiReplicaSpecs/Launcher/template",
+                       Factors{count("/spec/mpiReplicaSpecs/Launcher/replicas", 1)}, runPolicy),
+           podTemplate("Worker", "/spec/mpiReplicaSpecs/Worker/template",
+                       Factors{count("/spec/mpiReplicaSpecs/Worker/replicas", 0)}, runPolicy)}));
+}
+
+// A JobSet spec at `prefix`: one template per replicated job, replicas ×
+// the Job's parallelism Pods.
+TemplateSlot replicatedJobs(const std::string& prefix) {
+  TemplateSlot slot =
+      podTemplate("{.name}", prefix + "/replicatedJobs/*/template/spec/template",
+                  Factors{count("replicas", 1), count("template/spec/parallelism", 1)},
+                  {"template/spec/backoffLimit", "template/spec/activeDeadlineSeconds",
+                   prefix + "/ttlSecondsAfterFinished"});
+  return slot;
+}
+
+void addTrainer(std::vector<WorkloadType>& out) {
+  TemplateSlot node;
+  node.role = "node";
+  node.shape = TemplateShape::Resources;
+  node.spec = "/spec/trainer/resourcesPerNode";
+  // numNodes defaults to the runtime's mlPolicy.numNodes, which the TrainJob
+  // does not hold.
+  ReplicaFactor numNodes = count("/spec/trainer/numNodes", 0);
+  numNodes.defaultValue.reset();
+  node.replicas = Factors{numNodes};
+  node.jobSettings.activeDeadlineSeconds = "/spec/activeDeadlineSeconds";
+  node.injectable = kInjectGpuLimits;
+  node.note =
+      "no pod template: GPUs per node are trainer.resourcesPerNode; placement, priority and "
+      "probes come from the referenced runtime's templates";
+  out.push_back(row("trainer.kubeflow.org", "TrainJob", {"v1alpha1"}, "trainjobs", "training",
+                    "a TrainJob is a training run", Lifecycle::RunsToCompletion, {node}));
+  for (const auto& [kind, resource] :
+       {std::pair{"TrainingRuntime", "trainingruntimes"},
+        std::pair{"ClusterTrainingRuntime", "clustertrainingruntimes"}}) {
+    out.push_back(row("trainer.kubeflow.org", kind, {"v1alpha1"}, resource, "training",
+                      "a " + std::string(kind) + " is the template of training runs",
+                      Lifecycle::Either, {replicatedJobs("/spec/template/spec")}));
+  }
+}
+
+// A RayClusterSpec at `prefix`: the head and one template per worker group
+// (replicas kept within minReplicas and maxReplicas, × numOfHosts Pods, as
+// KubeRay's GetWorkerGroupDesiredReplicas counts; v1alpha1 has no numOfHosts).
+std::vector<TemplateSlot> rayCluster(const std::string& prefix, JobSettingPointers jobSettings,
+                                     bool multiHost) {
+  ReplicaFactor replicas = count("replicas", 0);
+  replicas.atLeast = "minReplicas";
+  replicas.atMost = "maxReplicas";
+  Factors workers = {replicas};
+  if (multiHost) workers.push_back(count("numOfHosts", 1));
+  std::vector<TemplateSlot> slots;
+  slots.push_back(podTemplate("head", prefix + "/headGroupSpec/template", Factors{}, jobSettings));
+  slots.push_back(podTemplate("{.groupName}", prefix + "/workerGroupSpecs/*/template",
+                              std::move(workers), jobSettings));
+  return slots;
+}
+
+// A RayJobSpec at `prefix`: its cluster and the submitter of K8sJobMode.
+// v1alpha1 has no backoffLimit or activeDeadlineSeconds.
+std::vector<TemplateSlot> rayJob(const std::string& prefix, bool v1) {
+  JobSettingPointers settings = jobSettingsUnder(prefix);
+  if (!v1) settings.backoffLimit = settings.activeDeadlineSeconds = "";
+  std::vector<TemplateSlot> slots = rayCluster(prefix + "/rayClusterSpec", settings, v1);
+  slots.push_back(podTemplate("submitter", prefix + "/submitterPodTemplate", Factors{}, settings));
+  return slots;
+}
+
+void addKubeRay(std::vector<WorkloadType>& out) {
+  for (const bool v1 : {true, false}) {
+    const std::vector<std::string> versions = {v1 ? "v1" : "v1alpha1"};
+    out.push_back(row("ray.io", "RayCluster", versions, "rayclusters", "batch",
+                      "a RayCluster runs the Ray jobs submitted to it", Lifecycle::Either,
+                      rayCluster("/spec", {}, v1)));
+    out.push_back(row("ray.io", "RayJob", versions, "rayjobs", "batch",
+                      "a RayJob runs one Ray entrypoint to completion", Lifecycle::RunsToCompletion,
+                      rayJob("/spec", v1)));
+    out.push_back(row("ray.io", "RayService", versions, "rayservices", "realtime",
+                      "a RayService is a long-running Ray Serve server", Lifecycle::LongRunning,
+                      rayCluster("/spec/rayClusterConfig", {}, v1)));
+  }
+  out.push_back(row("ray.io", "RayCronJob", {"v1"}, "raycronjobs", "batch",
+                    "a RayCronJob runs RayJobs to completion", Lifecycle::RunsToCompletion,
+                    rayJob("/spec/jobTemplate", true)));
+}
+
+// A LeaderWorkerSetSpec at `prefix`: `groups` leader-worker groups of
+// `size` Pods, the leader from leaderTemplate when it is set (else from
+// workerTemplate, which then makes all `size`).
+// `countPrefix` names the same spec for counts (relative under a wildcard).
+std::vector<TemplateSlot> leaderWorkers(const std::string& prefix, const std::string& countPrefix,
+                                        const std::string& rolePrefix, const Factors& groups) {
+  const std::string lwt = prefix + "leaderWorkerTemplate";
+  const std::string counted = countPrefix + "leaderWorkerTemplate";
+  Factors workers = groups;
+  workers.push_back(countLess(counted + "/size", 1, 1, counted + "/leaderTemplate"));
+  return {podTemplate(rolePrefix + "leader", lwt + "/leaderTemplate", groups),
+          podTemplate(rolePrefix + "worker", lwt + "/workerTemplate", workers)};
+}
+
+void addLeaderWorkerSets(std::vector<WorkloadType>& out) {
+  out.push_back(row("leaderworkerset.x-k8s.io", "LeaderWorkerSet", {"v1"}, "leaderworkersets",
+                    "realtime", "a LeaderWorkerSet is a long-running multi-host server",
+                    Lifecycle::LongRunning,
+                    leaderWorkers("/spec/", "/spec/", "", Factors{count("/spec/replicas", 1)})));
+  // Every slice holds each role; a role is a LeaderWorkerSetSpec.
+  out.push_back(
+      row("disaggregatedset.x-k8s.io", "DisaggregatedSet", {"v1"}, "disaggregatedsets", "realtime",
+          "a DisaggregatedSet is a long-running server split into roles (prefill, decode)",
+          Lifecycle::LongRunning,
+          leaderWorkers("/spec/roles/*/spec/", "spec/", "{.name}-",
+                        Factors{count("/spec/slices", 1), count("spec/replicas", 1)})));
+}
+
+void addJobSetAndVolcano(std::vector<WorkloadType>& out) {
+  out.push_back(row("jobset.x-k8s.io", "JobSet", {"v1alpha2"}, "jobsets", "batch",
+                    "a JobSet runs its Jobs to completion", Lifecycle::RunsToCompletion,
+                    {replicatedJobs("/spec")}));
+  // Volcano retries the whole job (maxRetry) and has no job-level deadline;
+  // a task's replicas have no default (Go's zero).
+  TemplateSlot task =
+      podTemplate("{.name}", "/spec/tasks/*/template", Factors{count("replicas", 0)},
+                  {"/spec/maxRetry", "", "/spec/ttlSecondsAfterFinished"});
+  out.push_back(row("batch.volcano.sh", "Job", {"v1alpha1"}, "jobs", "batch",
+                    "a Volcano Job runs its tasks to completion", Lifecycle::RunsToCompletion,
+                    {task}));
+}
+
+// A KServe component: an inline PodSpec with the component's own labels and
+// annotations, minReplicas (default 1) Pods.
+TemplateSlot kserveComponent(std::string role, const std::string& pointer,
+                             std::vector<std::string> containerObjects) {
+  TemplateSlot slot;
+  slot.role = std::move(role);
+  slot.spec = pointer;
+  slot.metadata = pointer;
+  slot.containerObjects = std::move(containerObjects);
+  slot.replicas = Factors{count(pointer + "/minReplicas", 1)};
+  return slot;
+}
+
+// Multi-node predictors: pipelineParallelSize nodes, the head from the
+// predictor and the others from workerSpec (which has no labels of its own).
+TemplateSlot kserveWorker(std::string role, const std::string& predictor) {
+  TemplateSlot slot;
+  slot.role = std::move(role);
+  slot.spec = predictor + "/workerSpec";
+  slot.metadata = predictor;
+  slot.replicas = Factors{count(predictor + "/minReplicas", 1),
+                          countLess(predictor + "/workerSpec/pipelineParallelSize", 1, 1, "")};
+  return slot;
+}
+
+void addKServe(std::vector<WorkloadType>& out) {
+  // The predictor's model, or a legacy framework field, becomes its
+  // kserve-container.
+  const std::vector<std::string> predictorContainers = {
+      "model", "sklearn", "xgboost",  "tensorflow", "pytorch",    "triton",
+      "onnx",  "pmml",    "lightgbm", "paddle",     "huggingface"};
+  std::vector<TemplateSlot> slots = {
+      kserveComponent("predictor", "/spec/predictor", predictorContainers),
+      kserveWorker("predictor-worker", "/spec/predictor"),
+      kserveComponent("transformer", "/spec/transformer", {}),
+      kserveComponent("explainer", "/spec/explainer", {"art"}),
+      kserveComponent("canary-{key}", "/spec/canary/*/predictor", predictorContainers),
+      kserveWorker("canary-{key}-worker", "/spec/canary/*/predictor")};
+  // Relative to the canary entry, so that each finds its own minReplicas.
+  slots[4].replicas = Factors{count("predictor/minReplicas", 1)};
+  slots[5].replicas = Factors{count("predictor/minReplicas", 1),
+                              countLess("predictor/workerSpec/pipelineParallelSize", 1, 1, "")};
+  out.push_back(row("serving.kserve.io", "InferenceService", {"v1beta1"}, "inferenceservices",
+                    "realtime", "an InferenceService is a long-running model server",
+                    Lifecycle::LongRunning, std::move(slots)));
+
+  // LLMInferenceService: PodSpecs directly (spec.template, not
+  // spec.template.spec), labels and annotations on the workload spec. A
+  // worker's group size follows spec.parallelism, so its count is unknown.
+  auto llm = [](std::string role, std::string spec, std::string metadata,
+                std::optional<Factors> replicas) {
+    TemplateSlot slot;
+    slot.role = std::move(role);
+    slot.spec = std::move(spec);
+    slot.metadata = std::move(metadata);
+    slot.replicas = std::move(replicas);
+    return slot;
+  };
+  out.push_back(row(
+      "serving.kserve.io", "LLMInferenceService", {"v1alpha1", "v1alpha2"}, "llminferenceservices",
+      "realtime", "an LLMInferenceService is a long-running LLM server", Lifecycle::LongRunning,
+      {llm("main", "/spec/template", "/spec", Factors{count("/spec/replicas", 1)}),
+       llm("main-worker", "/spec/worker", "/spec", std::nullopt),
+       llm("prefill", "/spec/prefill/template", "/spec/prefill",
+           Factors{count("/spec/prefill/replicas", 1)}),
+       llm("prefill-worker", "/spec/prefill/worker", "/spec/prefill", std::nullopt),
+       llm("scheduler", "/spec/router/scheduler/template", "/spec/router/scheduler",
+           Factors{count("/spec/router/scheduler/replicas", 1)}),
+       llm("tokenizer", "/spec/router/scheduler/tokenizer/template", "", std::nullopt)}));
+}
+
+}  // namespace
+
+std::vector<WorkloadType> builtInWorkloadTypes() {
+  std::vector<WorkloadType> types;
+  addCoreKinds(types);
+  addKubeflowTrainingJobs(types);
+  addTrainer(types);
+  addKubeRay(types);
+  addLeaderWorkerSets(types);
+  addJobSetAndVolcano(types);
+  addKServe(types);
+  return types;
+}
+
+}  // namespace aiadmit

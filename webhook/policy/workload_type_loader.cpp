@@ -1,0 +1,361 @@
+#include "webhook/policy/workload_type_loader.h"
+
+#include <map>
+
+#include "webhook/kube/text.h"
+#include "webhook/policy/yaml_fields.h"
+
+namespace aiadmit {
+
+using yaml_fields::Reader;
+
+namespace {
+
+constexpr std::string_view kApiVersion = "aiadmit.dev/v1";
+
+bool isKindName(std::string_view kind) {
+  if (kind.empty() || kind.size() > 63 || kind[0] < 'A' || kind[0] > 'Z') return false;
+  return std::all_of(kind.begin(), kind.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+  });
+}
+
+// A version or resource name: a DNS-1035 label (v1, v1beta1, notebooks).
+bool isDnsLabel(std::string_view name) {
+  if (name.empty() || name.size() > 63 || name[0] < 'a' || name[0] > 'z') return false;
+  return std::all_of(
+             name.begin(), name.end(),
+             [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; }) &&
+         name.back() != '-';
+}
+
+// A pointer field: absolute (from the object's root) or, where `relative`,
+// also relative to the template's last wildcard match; `wildcards` allows *.
+std::optional<std::string> readPointer(Reader& r, const YAML::Node& node, const std::string& field,
+                                       bool relative, bool wildcards) {
+  auto text = r.string(node, field);
+  if (!text) return std::nullopt;
+  std::string problem = checkPointerPattern(*text, relative);
+  if (problem.empty() && text->empty() && relative) problem = "must not be empty";
+  if (problem.empty() && !wildcards && text->find('*') != std::string::npos) {
+    problem = "must not hold * (it names one field)";
+  }
+  if (!problem.empty()) {
+    r.error(node, field, inQuotes(*text) + " " + problem);
+    return std::nullopt;
+  }
+  return text;
+}
+
+void readJobSettings(Reader& r, const YAML::Node& node, const std::string& field,
+                     JobSettingPointers& out) {
+  if (!r.mapping(node, field,
+                 {"backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished"})) {
+    return;
+  }
+  auto read = [&](std::string_view key, std::string& target) {
+    r.optional(node, key, field,
+               [&](auto& n, auto& f) { target = readPointer(r, n, f, true, false).value_or(""); });
+  };
+  read("backoffLimit", out.backoffLimit);
+  read("activeDeadlineSeconds", out.activeDeadlineSeconds);
+  read("ttlSecondsAfterFinished", out.ttlSecondsAfterFinished);
+}
+
+// `unknown`, or a list of factors whose product is the Pod count.
+void readReplicas(Reader& r, const YAML::Node& node, const std::string& field,
+                  std::optional<std::vector<ReplicaFactor>>& out) {
+  if (node.IsScalar() && node.Tag() == "?" && node.Scalar() == "unknown") {
+    out.reset();
+    return;
+  }
+  if (!node.IsSequence()) {
+    r.error(node, field, "must be a list of factors or unknown, got " + Reader::kindOf(node));
+    return;
+  }
+  std::vector<ReplicaFactor> factors;
+  for (size_t i = 0; i < node.size(); ++i) {
+    const YAML::Node item = node[i];
+    const std::string path = Reader::index(field, i);
+    if (!r.mapping(item, path,
+                   {"path", "default", "atLeast", "atMost", "subtract", "subtractWhenPresent"})) {
+      continue;
+    }
+    ReplicaFactor factor;
+    const YAML::Node pathNode = item["path"];
+    if (!pathNode.IsDefined() || pathNode.IsNull()) {
+      r.error(item, path + ".path", "is required (the field holding the number)");
+    } else {
+      factor.pointer = readPointer(r, pathNode, path + ".path", true, false).value_or("");
+    }
+    r.optional(item, "default", path,
+               [&](auto& n, auto& f) { factor.defaultValue = r.count(n, f, 0, 1 << 30); });
+    r.optional(item, "atLeast", path, [&](auto& n, auto& f) {
+      factor.atLeast = readPointer(r, n, f, true, false).value_or("");
+    });
+    r.optional(item, "atMost", path, [&](auto& n, auto& f) {
+      factor.atMost = readPointer(r, n, f, true, false).value_or("");
+    });
+    r.optional(item, "subtract", path,
+               [&](auto& n, auto& f) { factor.subtract = r.count(n, f, 0, 1 << 30).value_or(0); });
+    r.optional(item, "subtractWhenPresent", path, [&](auto& n, auto& f) {
+      factor.subtractWhenPresent = readPointer(r, n, f, true, false).value_or("");
+      if (factor.subtract == 0) r.error(n, f, "only applies with subtract");
+    });
+    factors.push_back(std::move(factor));
+  }
+  out = std::move(factors);
+}
+
+uint32_t readInjections(Reader& r, const YAML::Node& node, const std::string& field) {
+  const std::vector<std::string> names =
+      r.strings(node, field, [](const std::string& name) -> std::string {
+        for (uint32_t bit = 1; bit < kInjectAll; bit <<= 1) {
+          if (injectionName(static_cast<Injection>(bit)) == name) return "";
+        }
+        return inQuotes(name) + " is not one of " + describeInjections(kInjectAll);
+      });
+  uint32_t injections = 0;
+  for (const std::string& name : names) {
+    for (uint32_t bit = 1; bit < kInjectAll; bit <<= 1) {
+      if (injectionName(static_cast<Injection>(bit)) == name) injections |= bit;
+    }
+  }
+  return injections;
+}
+
+void readTemplate(Reader& r, const YAML::Node& node, const std::string& field,
+                  const JobSettingPointers& typeSettings, std::vector<TemplateSlot>& out) {
+  const int before = r.errorCount();
+  if (!r.mapping(node, field,
+                 {"role", "template", "podSpec", "metadata", "resources", "containerObjects",
+                  "replicas", "jobSettings", "inject", "note"})) {
+    return;
+  }
+  TemplateSlot slot;
+  slot.replicas = std::vector<ReplicaFactor>{};
+  slot.jobSettings = typeSettings;
+  const YAML::Node role = node["role"];
+  if (!role.IsDefined() || role.IsNull()) {
+    r.error(node, field + ".role", "is required (\"worker\", \"{key}\", \"{.name}\")");
+  } else if (auto text = r.string(role, field + ".role")) {
+    slot.role = *text;
+    if (std::string problem = checkRoleTemplate(slot.role); !problem.empty()) {
+      r.error(role, field + ".role", inQuotes(slot.role) + " " + problem);
+    }
+  }
+  int shapes = 0;
+  r.optional(node, "template", field, [&](auto& n, auto& f) {
+    ++shapes;
+    const std::string base = readPointer(r, n, f, false, true).value_or("");
+    slot.spec = base + "/spec";
+    slot.metadata = base + "/metadata";
+  });
+  r.optional(node, "podSpec", field, [&](auto& n, auto& f) {
+    ++shapes;
+    slot.spec = readPointer(r, n, f, false, true).value_or("");
+  });
+  r.optional(node, "resources", field, [&](auto& n, auto& f) {
+    ++shapes;
+    slot.shape = TemplateShape::Resources;
+    slot.spec = readPointer(r, n, f, false, true).value_or("");
+    slot.injectable = kInjectGpuLimits;
+  });
+  if (shapes != 1) {
+    r.error(node, field,
+            "set exactly one of template (a PodTemplateSpec), podSpec (a PodSpec) or resources "
+            "(a ResourceRequirements)");
+  }
+  r.optional(node, "metadata", field, [&](auto& n, auto& f) {
+    if (!node["podSpec"].IsDefined()) {
+      r.error(n, f, "only applies with podSpec (a template's metadata is TEMPLATE/metadata)");
+      return;
+    }
+    slot.metadata = readPointer(r, n, f, false, true).value_or("");
+  });
+  r.optional(node, "containerObjects", field, [&](auto& n, auto& f) {
+    slot.containerObjects = r.strings(n, f, [](const std::string& pointer) -> std::string {
+      if (pointer.empty() || pointer.front() == '/' || pointer.find('*') != std::string::npos ||
+          !checkPointerPattern(pointer, true).empty()) {
+        return inQuotes(pointer) + " must be a pointer relative to the pod spec, without *";
+      }
+      return "";
+    });
+  });
+  r.optional(node, "replicas", field,
+             [&](auto& n, auto& f) { readReplicas(r, n, f, slot.replicas); });
+  r.optional(node, "jobSettings", field,
+             [&](auto& n, auto& f) { readJobSettings(r, n, f, slot.jobSettings); });
+  r.optional(node, "inject", field, [&](auto& n, auto& f) {
+    const uint32_t asked = readInjections(r, n, f);
+    if ((asked & ~slot.injectable) != 0) {
+      r.error(n, f, "a resources template can take only gpuLimits");
+    }
+    slot.injectable &= asked;
+  });
+  r.optional(node, "note", field,
+             [&](auto& n, auto& f) { slot.note = r.string(n, f).value_or(""); });
+  if (r.errorCount() != before) return;
+  // What only the whole slot shows: placeholders without a wildcard,
+  // metadata that does not follow the spec's wildcards.
+  if (std::string problem = checkTemplateSlot(slot); !problem.empty()) {
+    r.error(node, field, problem);
+    return;
+  }
+  out.push_back(std::move(slot));
+}
+
+template <typename Check>
+void requiredString(Reader& r, const YAML::Node& parent, std::string_view key,
+                    const std::string& field, const std::string& hint, std::string& target,
+                    Check check) {
+  const YAML::Node node = parent[std::string(key)];
+  if (!node.IsDefined() || node.IsNull()) {
+    r.error(parent, field, "is required (" + hint + ")");
+    return;
+  }
+  auto text = r.string(node, field);
+  if (!text) return;
+  target = *text;
+  if (!check(target)) r.error(node, field, inQuotes(target) + " is not " + hint);
+}
+
+void readSpec(Reader& r, const YAML::Node& spec, WorkloadTypeDocument& doc) {
+  WorkloadType& type = doc.type;
+  if (!r.mapping(spec, "spec",
+                 {"group", "kind", "versions", "resource", "class", "classReason", "lifecycle",
+                  "jobSettings", "templates"})) {
+    return;
+  }
+  requiredString(r, spec, "group", "spec.group", "an API group such as kubeflow.org", type.group,
+                 yaml_fields::isDnsSubdomain);
+  requiredString(r, spec, "kind", "spec.kind", "a kind such as Notebook", type.kind, isKindName);
+  doc.kindLocation = Reader::locationOf(spec["kind"]);
+  requiredString(r, spec, "resource", "spec.resource", "a plural resource name such as notebooks",
+                 type.resource, isDnsLabel);
+  r.optional(spec, "versions", "spec", [&](auto& n, auto& f) {
+    type.versions = r.strings(n, f, [](const std::string& version) -> std::string {
+      return isDnsLabel(version) ? "" : inQuotes(version) + " is not a version such as v1beta1";
+    });
+  });
+  const YAML::Node classNode = spec["class"];
+  if (!classNode.IsDefined() || classNode.IsNull()) {
+    r.error(spec, "spec.class", "is required (training, batch or realtime)");
+  } else if (auto text = r.string(classNode, "spec.class")) {
+    if (yaml_fields::oneOf(r, classNode, "spec.class", *text, {"training", "batch", "realtime"})) {
+      type.workloadClass = *text;
+    }
+  }
+  type.classReason =
+      "a " + type.kind + " is " + type.workloadClass + " work (WorkloadType " + doc.name + ")";
+  r.optional(spec, "classReason", "spec",
+             [&](auto& n, auto& f) { type.classReason = r.string(n, f).value_or(""); });
+  r.optional(spec, "lifecycle", "spec", [&](auto& n, auto& f) {
+    const std::string text = r.string(n, f).value_or("");
+    if (!yaml_fields::oneOf(r, n, f, text, {"RunsToCompletion", "LongRunning", "Either"})) return;
+    type.lifecycle = text == "RunsToCompletion" ? Lifecycle::RunsToCompletion
+                     : text == "LongRunning"    ? Lifecycle::LongRunning
+                                                : Lifecycle::Either;
+  });
+  JobSettingPointers typeSettings;
+  r.optional(spec, "jobSettings", "spec",
+             [&](auto& n, auto& f) { readJobSettings(r, n, f, typeSettings); });
+  const YAML::Node templates = spec["templates"];
+  if (!templates.IsDefined() || templates.IsNull()) {
+    r.error(spec, "spec.templates", "is required (at least one pod template)");
+  } else if (!templates.IsSequence() || templates.size() == 0) {
+    r.error(templates, "spec.templates", "must be a list of at least one template");
+  } else {
+    for (size_t i = 0; i < templates.size(); ++i) {
+      readTemplate(r, templates[i], Reader::index("spec.templates", i), typeSettings,
+                   type.templates);
+    }
+  }
+}
+
+}  // namespace
+
+bool isWorkloadTypeDocument(const YAML::Node& document) {
+  if (!document.IsMap()) return false;
+  const YAML::Node kind = document["kind"];
+  return kind.IsDefined() && kind.IsScalar() && kind.Scalar() == "WorkloadType";
+}
+
+void readWorkloadTypeDocument(Reader& r, const YAML::Node& doc, const std::string& file,
+                              std::vector<WorkloadTypeDocument>& out) {
+  const int before = r.errorCount();
+  if (!r.mapping(doc, "", {"apiVersion", "kind", "metadata", "spec"})) return;
+  const YAML::Node apiVersion = doc["apiVersion"];
+  if (!apiVersion.IsDefined() || apiVersion.IsNull()) {
+    r.error(doc, "apiVersion", "is required (aiadmit.dev/v1)");
+  } else if (auto text = r.string(apiVersion, "apiVersion"); text && *text != kApiVersion) {
+    r.error(apiVersion, "apiVersion", inQuotes(*text) + " is not aiadmit.dev/v1");
+  }
+  WorkloadTypeDocument document;
+  document.file = file;
+  const YAML::Node metadata = doc["metadata"];
+  if (!metadata.IsDefined() || metadata.IsNull()) {
+    r.error(doc, "metadata.name", "is required");
+  } else if (r.mapping(metadata, "metadata", {"name", "annotations", "labels"})) {
+    const YAML::Node name = metadata["name"];
+    if (!name.IsDefined() || name.IsNull()) {
+      r.error(metadata, "metadata.name", "is required");
+    } else if (auto text = r.string(name, "metadata.name")) {
+      document.name = *text;
+      document.nameLocation = Reader::locationOf(name);
+      if (!isNamespaceName(document.name)) {
+        r.error(name, "metadata.name",
+                inQuotes(document.name) +
+                    " is not a valid name (lowercase letters, digits and '-', at most 63)");
+      }
+    }
+  }
+  const YAML::Node spec = doc["spec"];
+  if (!spec.IsDefined() || spec.IsNull()) {
+    r.error(doc, "spec", "is required");
+  } else {
+    readSpec(r, spec, document);
+  }
+  if (r.errorCount() != before) return;
+  document.type.source = file + ":" + std::to_string(Reader::locationOf(doc).line);
+  out.push_back(std::move(document));
+}
+
+std::shared_ptr<const WorkloadTypeTable> buildWorkloadTypeTable(
+    std::vector<WorkloadTypeDocument> documents, std::vector<ProfileError>& errors) {
+  const size_t before = errors.size();
+  const auto builtIn = WorkloadTypeTable::builtIn();
+  std::map<std::string, const WorkloadTypeDocument*> byKind;
+  std::map<std::string, const WorkloadTypeDocument*> byName;
+  for (const WorkloadTypeDocument& document : documents) {
+    const WorkloadType& type = document.type;
+    const auto at = [&](const SourceLocation& location, std::string field, std::string message) {
+      errors.push_back(
+          {document.file, location.line, location.column, std::move(field), std::move(message)});
+    };
+    if (builtIn->findGroupKind(type.group, type.kind) != nullptr) {
+      at(document.kindLocation, "spec.kind",
+         type.qualifiedKind() +
+             " is built in and cannot be redefined (docs/workload-types.md lists the built-in "
+             "kinds)");
+    } else if (auto [it, added] = byKind.emplace(type.qualifiedKind(), &document); !added) {
+      at(document.kindLocation, "spec.kind",
+         type.qualifiedKind() + " is already defined (" + it->second->type.source + ")");
+    }
+    if (auto [it, added] = byName.emplace(document.name, &document); !added) {
+      at(document.nameLocation, "metadata.name",
+         "duplicate WorkloadType name " + inQuotes(document.name) + " (first defined at " +
+             it->second->type.source + ")");
+    }
+  }
+  if (errors.size() != before) return nullptr;
+  std::vector<WorkloadType> types;
+  types.reserve(documents.size());
+  for (WorkloadTypeDocument& document : documents) types.push_back(std::move(document.type));
+  std::string error;
+  auto table = WorkloadTypeTable::withAdded(std::move(types), &error);
+  if (table == nullptr) errors.push_back({"", 0, 0, "", error});
+  return table;
+}
+
+}  // namespace aiadmit
