@@ -15,7 +15,11 @@ rapidjson::GenericStringRef<char> keyRef(std::string_view key) {
 
 const JsonValue* member(const JsonValue* value, std::string_view key) {
   if (value == nullptr || !value->IsObject()) return nullptr;
-  auto it = value->FindMember(keyRef(key));
+  // A GenericValue made from the reference compares by length; passing the
+  // reference itself would pick FindMember(const char*), which reads to a NUL
+  // and misses keys given as a view into a longer string.
+  const JsonValue name(keyRef(key));
+  auto it = value->FindMember(name);
   return it == value->MemberEnd() ? nullptr : &it->value;
 }
 

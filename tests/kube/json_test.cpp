@@ -1,0 +1,35 @@
+// Reads over RapidJSON values: member lookup by any view of a key.
+#include "webhook/kube/json.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tests/support/test_support.h"
+
+namespace aiadmit {
+namespace {
+
+TEST(JsonMember, AKeyGivenAsAViewIntoALongerStringIsFound) {
+  const auto object = testing::parseJson(R"({"limits":1,"lim":2})");
+  const std::string text = "limits.memory";
+  const std::string_view limits = std::string_view(text).substr(0, 6);
+  ASSERT_NE(member(object.get(), limits), nullptr);
+  EXPECT_EQ(member(object.get(), limits)->GetInt(), 1);
+  EXPECT_EQ(member(object.get(), std::string_view(text).substr(0, 3))->GetInt(), 2);
+  EXPECT_EQ(member(object.get(), std::string_view(text).substr(0, 4)), nullptr);
+  EXPECT_EQ(member(object.get(), ""), nullptr);
+}
+
+TEST(JsonMember, KeysWithNulAreComparedWhole) {
+  JsonDocument doc;
+  doc.SetObject();
+  JsonValue key("a\0b", 3, doc.GetAllocator());
+  JsonValue one(1);
+  doc.AddMember(key, one, doc.GetAllocator());
+  EXPECT_NE(member(&doc, std::string_view("a\0b", 3)), nullptr);
+  EXPECT_EQ(member(&doc, "a"), nullptr);
+}
+
+}  // namespace
+}  // namespace aiadmit
