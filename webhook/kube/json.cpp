@@ -85,38 +85,6 @@ std::string toJson(const JsonValue& value) {
 
 namespace {
 
-// Forwards SAX events to a document while counting depth.
-template <typename Handler>
-class DepthLimiter : public ForwardingHandler<Handler> {
-  using ForwardingHandler<Handler>::handler_;
-
- public:
-  DepthLimiter(Handler& handler, size_t maxDepth)
-      : ForwardingHandler<Handler>(handler), maxDepth_(maxDepth) {}
-
-  bool StartObject() { return enter() && handler_.StartObject(); }
-  bool EndObject(rapidjson::SizeType n) {
-    --depth_;
-    return handler_.EndObject(n);
-  }
-  bool StartArray() { return enter() && handler_.StartArray(); }
-  bool EndArray(rapidjson::SizeType n) {
-    --depth_;
-    return handler_.EndArray(n);
-  }
-  bool tooDeep() const { return tooDeep_; }
-
- private:
-  bool enter() {
-    if (++depth_ <= maxDepth_) return true;
-    tooDeep_ = true;
-    return false;
-  }
-  size_t maxDepth_;
-  size_t depth_ = 0;
-  bool tooDeep_ = false;
-};
-
 // Kubernetes objects are nearly always pure ASCII; checking that first lets
 // the parser skip per-character UTF-8 validation, its most expensive part.
 bool isAscii(const char* text, size_t size) {

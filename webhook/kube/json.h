@@ -72,6 +72,41 @@ class ForwardingHandler {
   Handler& handler_;
 };
 
+// Forwards SAX events while counting depth, refusing nesting deeper than
+// `maxDepth` in the same pass so that no recursive walk further down can
+// exhaust the stack.
+template <typename Handler>
+class DepthLimiter : public ForwardingHandler<Handler> {
+ protected:
+  using ForwardingHandler<Handler>::handler_;
+
+ public:
+  DepthLimiter(Handler& handler, size_t maxDepth)
+      : ForwardingHandler<Handler>(handler), maxDepth_(maxDepth) {}
+
+  bool StartObject() { return enter() && handler_.StartObject(); }
+  bool EndObject(rapidjson::SizeType n) {
+    --depth_;
+    return handler_.EndObject(n);
+  }
+  bool StartArray() { return enter() && handler_.StartArray(); }
+  bool EndArray(rapidjson::SizeType n) {
+    --depth_;
+    return handler_.EndArray(n);
+  }
+  bool tooDeep() const { return tooDeep_; }
+
+ private:
+  bool enter() {
+    if (++depth_ <= maxDepth_) return true;
+    tooDeep_ = true;
+    return false;
+  }
+  size_t maxDepth_;
+  size_t depth_ = 0;
+  bool tooDeep_ = false;
+};
+
 // Parses `text` in place into `document` (strings point into `text`, which
 // must outlive the document), refusing nesting deeper than `maxDepth` in the
 // same pass so that no recursive walk further down can exhaust the stack.

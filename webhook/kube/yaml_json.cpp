@@ -396,12 +396,13 @@ bool isJsonSpace(char c) {
 // Forwards SAX events to a document, refusing duplicate keys and deep
 // nesting, and remembering where it stopped.
 template <typename Handler>
-class StrictJsonHandler : public ForwardingHandler<Handler> {
-  using ForwardingHandler<Handler>::handler_;
+class StrictJsonHandler : public DepthLimiter<Handler> {
+  using Base = DepthLimiter<Handler>;
+  using Base::handler_;
 
  public:
   StrictJsonHandler(Handler& handler, const rapidjson::StringStream& stream)
-      : ForwardingHandler<Handler>(handler), stream_(stream) {}
+      : Base(handler, static_cast<size_t>(kMaxDepth)), stream_(stream) {}
 
   bool String(const char* s, rapidjson::SizeType n, bool copy) {
     if (hasNoncharacter({s, n})) return stop(kNoncharacters);
@@ -418,27 +419,22 @@ class StrictJsonHandler : public ForwardingHandler<Handler> {
     return handler_.Key(s, n, copy);
   }
   bool StartObject() {
-    if (!enter()) return false;
+    if (!Base::StartObject()) return refused();
     keys_.emplace_back();
-    return handler_.StartObject();
+    return true;
   }
   bool EndObject(rapidjson::SizeType n) {
     keys_.pop_back();
-    --depth_;
-    return handler_.EndObject(n);
+    return Base::EndObject(n);
   }
-  bool StartArray() { return enter() && handler_.StartArray(); }
-  bool EndArray(rapidjson::SizeType n) {
-    --depth_;
-    return handler_.EndArray(n);
-  }
+  bool StartArray() { return Base::StartArray() || refused(); }
 
   const std::string& problem() const { return problem_; }
   size_t problemOffset() const { return problemOffset_; }
 
  private:
-  bool enter() {
-    if (++depth_ <= static_cast<size_t>(kMaxDepth)) return true;
+  bool refused() {
+    if (!this->tooDeep()) return false;
     return stop("nested deeper than " + std::to_string(kMaxDepth) + " levels");
   }
   bool stop(std::string problem) {
@@ -448,7 +444,6 @@ class StrictJsonHandler : public ForwardingHandler<Handler> {
   }
   const rapidjson::StringStream& stream_;
   std::vector<std::vector<std::string>> keys_;
-  size_t depth_ = 0;
   std::string problem_;
   size_t problemOffset_ = 0;
 };
