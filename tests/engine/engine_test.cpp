@@ -1,5 +1,6 @@
 // Pipeline decisions that concern no single mutator or validator.
 #include <gtest/gtest.h>
+#include <rapidjson/pointer.h>
 
 #include "tests/support/test_support.h"
 #include "webhook/kube/yaml_json.h"
@@ -85,6 +86,72 @@ TEST(Engine, AProfileTheDeveloperNamedThatDoesNotExistIsDenied) {
       parseReviewResponse(server.post("/validate", makeReview(named, "CREATE", "v")).body);
   EXPECT_FALSE(validated.allowed);
   EXPECT_NE(validated.message.find("realtime-2025"), std::string::npos) << validated.message;
+}
+
+// A Deployment as it was stored before aiadmit was installed: nothing stamped.
+std::string deploymentWithReplicas(int replicas) {
+  return jsonOf(R"(
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: server, namespace: ml}
+spec:
+  replicas: )" + std::to_string(replicas) +
+                R"(
+  selector: {matchLabels: {app: s}}
+  template:
+    metadata: {labels: {app: s}}
+    spec:
+      priorityClassName: ai-realtime
+      nodeSelector: {accelerator: nvidia}
+      tolerations: [{key: accelerator, operator: Equal, value: gpu, effect: NoSchedule}]
+      containers:
+        - name: s
+          image: i
+          ports: [{containerPort: 8000}]
+          readinessProbe: {tcpSocket: {port: 8000}}
+          startupProbe: {tcpSocket: {port: 8000}, failureThreshold: 180}
+          resources: {limits: {nvidia.com/gpu: 1, memory: 8Gi}}
+)");
+}
+
+TEST(Engine, AScaleOnlyUpdateNeverChangesThePodTemplate) {
+  WebhookServer server;
+  const std::string before = deploymentWithReplicas(2);
+  const std::string after = deploymentWithReplicas(3);
+  const ReviewResponse response =
+      parseReviewResponse(server.post("/mutate", makeReview(after, "UPDATE", "s", before)).body);
+  ASSERT_TRUE(response.allowed);
+  // A changed pod template makes the controller replace every replica.
+  EXPECT_EQ(response.patch.find("/spec/template"), std::string::npos) << response.patch;
+  ASSERT_FALSE(response.patch.empty()) << "the object itself records the decision";
+  const auto patched = parseJson(applyPatch(after, response.patch));
+  const JsonValue* annotations = member(member(patched.get(), "metadata"), "annotations");
+  EXPECT_EQ(stringMember(annotations, "aiadmit.dev/class"), "realtime");
+  EXPECT_EQ(stringMember(annotations, "aiadmit.dev/profile"), "realtime");
+  EXPECT_EQ(*member(patched.get(), "spec"), *member(parseJson(after).get(), "spec"));
+
+  // Sent again with the same template, the recorded object needs nothing more.
+  const std::string recorded = toJson(*patched);
+  const ReviewResponse again = parseReviewResponse(
+      server.post("/mutate", makeReview(recorded, "UPDATE", "s2", before)).body);
+  EXPECT_EQ(again.patch, "");
+}
+
+TEST(Engine, AnUpdateThatChangesThePodTemplateIsMutated) {
+  WebhookServer server;
+  const std::string before = deploymentWithReplicas(2);
+  std::string after = before;
+  const std::string image = R"("image":"i")";
+  after.replace(after.find(image), image.size(), R"("image":"i:2")");
+  const ReviewResponse response =
+      parseReviewResponse(server.post("/mutate", makeReview(after, "UPDATE", "t", before)).body);
+  ASSERT_TRUE(response.allowed);
+  const auto patched = parseJson(applyPatch(after, response.patch));
+  EXPECT_EQ(
+      stringOf(member(member(member(member(member(patched.get(), "spec"), "template"), "metadata"),
+                             "annotations"),
+                      "aiadmit.dev/class")),
+      "realtime");
 }
 
 }  // namespace

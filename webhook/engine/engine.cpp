@@ -84,6 +84,23 @@ bool isMutable(const AdmissionSubject& subject) {
          subject.kind != WorkloadKind::Job;
 }
 
+// Where the template of a controller lives: what it creates is made from it.
+const JsonValue* workloadTemplate(const JsonValue* object, WorkloadKind kind) {
+  const JsonValue* spec = member(object, "spec");
+  return kind == WorkloadKind::CronJob ? member(spec, "jobTemplate") : member(spec, "template");
+}
+
+// An UPDATE that left the template as it was (a scale, a label on the
+// object): a changed template would make the controller replace every Pod,
+// which for a model server means reloading the model on each replica.
+bool templateUnchanged(const AdmissionSubject& subject) {
+  if (subject.operation != Operation::Update || subject.oldObject == nullptr) return false;
+  const JsonValue* before = workloadTemplate(subject.oldObject, subject.kind);
+  const JsonValue* after = workloadTemplate(subject.object, subject.kind);
+  if (before == nullptr || after == nullptr) return before == after;
+  return *before == *after;
+}
+
 bool isValidatable(const AdmissionSubject& subject) {
   return subject.subResource.empty() && subject.object != nullptr &&
          subject.kind != WorkloadKind::Other &&
@@ -200,11 +217,14 @@ bool Engine::mutateInto(const AdmissionSubject& subject, JsonDocument& mutated,
   eval.profileReason = selection.reason;
 
   mutated.CopyFrom(*subject.object, mutated.GetAllocator());
-  MutationContext context{mutated,        mutated.GetAllocator(), subject.kind,
-                          classification, *selection.profile,     subject.namespaceName,
-                          eval.changes};
+  MutationContext context{mutated,        mutated.GetAllocator(),    subject.kind,
+                          classification, *selection.profile,        subject.namespaceName,
+                          eval.changes,   templateUnchanged(subject)};
   bool changed = false;
-  for (const auto& mutator : allMutators()) changed = mutator->mutate(context) || changed;
+  for (const auto& mutator : allMutators()) {
+    if (context.templateUnchanged && !mutator->runsOnUnchangedTemplate()) continue;
+    changed = mutator->mutate(context) || changed;
+  }
   return changed;
 }
 
