@@ -154,5 +154,52 @@ TEST(Engine, AnUpdateThatChangesThePodTemplateIsMutated) {
       "realtime");
 }
 
+TEST(Engine, ANewWorkloadAnnotationReplacesTheStampsOfTheOldClass) {
+  WebhookServer server;
+  const std::string stampedBatch = R"(aiadmit.dev/class: batch, aiadmit.dev/profile: batch)";
+  const auto cronJob = [&](const std::string& templateAnnotations) {
+    return jsonOf(R"(
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: nightly, namespace: ml, annotations: {)" +
+                  stampedBatch + R"(}}
+spec:
+  schedule: "@daily"
+  jobTemplate:
+    metadata: {annotations: {)" +
+                  stampedBatch + R"(}}
+    spec:
+      template:
+        metadata: {annotations: {)" +
+                  templateAnnotations + R"(}}
+        spec:
+          restartPolicy: Never
+          containers: [{name: t, image: i, resources: {limits: {nvidia.com/gpu: 1}}}]
+)");
+  };
+  const std::string before = cronJob(stampedBatch);
+  const std::string after = cronJob(stampedBatch + ", aiadmit.dev/workload: training");
+
+  const ReviewResponse validated =
+      parseReviewResponse(server.post("/validate", makeReview(after, "UPDATE", "v", before)).body);
+  EXPECT_TRUE(validated.allowed) << validated.message;
+
+  const ReviewResponse mutated =
+      parseReviewResponse(server.post("/mutate", makeReview(after, "UPDATE", "m", before)).body);
+  ASSERT_TRUE(mutated.allowed) << mutated.message;
+  ASSERT_FALSE(mutated.patch.empty());
+  const auto patched = parseJson(applyPatch(after, mutated.patch));
+  for (const char* pointer : {"/metadata/annotations", "/spec/jobTemplate/metadata/annotations",
+                              "/spec/jobTemplate/spec/template/metadata/annotations"}) {
+    SCOPED_TRACE(pointer);
+    const JsonValue* annotations = rapidjson::Pointer(pointer).Get(*patched);
+    EXPECT_EQ(stringMember(annotations, "aiadmit.dev/class"), "training");
+    EXPECT_EQ(stringMember(annotations, "aiadmit.dev/profile"), "training");
+  }
+  const ReviewResponse revalidated = parseReviewResponse(
+      server.post("/validate", makeReview(toJson(*patched), "UPDATE", "r", before)).body);
+  EXPECT_TRUE(revalidated.allowed) << revalidated.message;
+}
+
 }  // namespace
 }  // namespace aiadmit

@@ -50,11 +50,13 @@ ProfileSelection selectProfile(const ProfileSet& profiles, const PodTemplateView
   ProfileSelection selection =
       profiles.select(workloadClass, namespaceName, labels, templateLabels, requested);
   // aiadmit writes aiadmit.dev/profile beside aiadmit.dev/class on what it
-  // mutates. When that record names a profile since renamed or removed, the
-  // workload must stay updatable: select again as if it named none.
-  const std::string_view stampedClass = declaredAnnotation(view, kClassAnnotation).value_or("");
-  if (selection.profile == nullptr && !requested.empty() &&
-      stampedClass == className(workloadClass)) {
+  // mutates: with a class stamp, the profile is aiadmit's record of its last
+  // decision, not the developer's choice. When that record cannot apply (the
+  // profile was renamed or removed, or the developer changed the class), the
+  // workload must stay updatable: select again as if it named none, and the
+  // stamp mutator brings the record up to date.
+  const bool recorded = declaredAnnotation(view, kClassAnnotation).has_value();
+  if (selection.profile == nullptr && !requested.empty() && recorded) {
     ProfileSelection fresh =
         profiles.select(workloadClass, namespaceName, labels, templateLabels, "");
     if (fresh.profile != nullptr) {
