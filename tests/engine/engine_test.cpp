@@ -3,6 +3,7 @@
 #include <rapidjson/pointer.h>
 
 #include "tests/support/test_support.h"
+#include "webhook/kube/warnings.h"
 #include "webhook/kube/yaml_json.h"
 
 namespace aiadmit {
@@ -199,6 +200,46 @@ spec:
   const ReviewResponse revalidated = parseReviewResponse(
       server.post("/validate", makeReview(toJson(*patched), "UPDATE", "r", before)).body);
   EXPECT_TRUE(revalidated.allowed) << revalidated.message;
+}
+
+TEST(Engine, MutateAndValidateWarningsTogetherFitWhatTheApiServerKeeps) {
+  // 26 GPU servers with long names: each gets a limit (mutate) and has no
+  // memory limit (AIA015 warns on validate).
+  std::string containers;
+  for (int i = 0; i < 26; ++i) {
+    std::string name = "server-" + std::to_string(i) + "-";
+    name.resize(60, 'x');
+    containers += "  - {name: " + name +
+                  ", image: i, ports: [{containerPort: 8000}], resources: {requests: "
+                  "{nvidia.com/gpu: 1}}}\n";
+  }
+  const std::string pod = jsonOf(R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: wide, namespace: ml, annotations: {aiadmit.dev/workload: realtime}}
+spec:
+  containers:
+)" + containers);
+  WebhookServer server;
+  const ReviewResponse mutated =
+      parseReviewResponse(server.post("/mutate", makeReview(pod, "CREATE", "m")).body);
+  ASSERT_TRUE(mutated.allowed);
+  const std::string stored = applyPatch(pod, mutated.patch);
+  const ReviewResponse validated =
+      parseReviewResponse(server.post("/validate", makeReview(stored, "CREATE", "v")).body);
+
+  // The API server keeps 4096 characters of one request's warnings, from
+  // every webhook together: both of aiadmit's must fit, each with its
+  // closing "N more" line.
+  size_t total = 0;
+  for (const auto* response : {&mutated, &validated}) {
+    ASSERT_FALSE(response->warnings.empty());
+    for (const std::string& warning : response->warnings) total += warning.size();
+    EXPECT_NE(response->warnings.back().find("more warnings not shown"), std::string::npos)
+        << response->warnings.back();
+  }
+  EXPECT_LE(total, kMaxWarningsTotal);
+  EXPECT_NE(validated.warnings.front().find("[AIA015]"), std::string::npos);
 }
 
 }  // namespace
