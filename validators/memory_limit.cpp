@@ -18,7 +18,9 @@ void MemoryLimitValidator::check(const ValidationContext& context,
                    containerFieldPath(context.kind, ContainerList::Containers, serving.index) +
                        ".resources.limits",
                    problem + ", so it can grow until it starves the node", "set limits.memory",
-                   problem + "; set limits.memory"});
+                   // The field path names the container: a long name must not
+                   // push it out of the warning.
+                   "GPU server has no memory limit; set limits.memory"});
   }
 }
 

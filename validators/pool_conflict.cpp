@@ -1,21 +1,8 @@
 #include "validators/pool_conflict.h"
 
+#include "webhook/policy/accelerators.h"
+
 namespace aiadmit {
-
-namespace {
-
-// A resource the pool offers: only then could the pool's taint matter. A
-// misspelt resource is AIA003's to report, and the tolerations follow by
-// themselves once it is fixed (the mutator adds them).
-bool asksForOfferedResource(const PodReader& pod, const Profile& profile) {
-  bool offered = false;
-  pod.forEachAccelerator([&](const ResourceEntry& entry) {
-    if (profile.allowsResource(entry.name)) offered = true;
-  });
-  return offered;
-}
-
-}  // namespace
 
 void PoolConflictValidator::check(const ValidationContext& context,
                                   std::vector<Violation>& out) const {
@@ -50,7 +37,9 @@ void PoolConflictValidator::check(const ValidationContext& context,
                    problem + ", so no GPU node can run the Pod", std::move(fix), std::move(brief)});
   }
 
-  if (!asksForOfferedResource(context.pod, *profile)) return;
+  // Only a Pod that asks for GPUs of the pool is aimed at it (the mutator adds
+  // its tolerations then); a quantity that asks for none is AIA004's alone.
+  if (!usesProfilePool(context.pod, *profile)) return;
   if (const Toleration* taint = firstUntoleratedPoolTaint(member(spec, "tolerations"), pool)) {
     out.push_back({AIA008, std::string(podSpec) + ".tolerations",
                    "the GPU pool's taint " + describeToleration(*taint) +

@@ -609,6 +609,50 @@ INSTANTIATE_TEST_SUITE_P(AllRules, RuleActionsTest, ::testing::Range(kFirstRule,
 namespace aiadmit {
 namespace {
 
+// A GPU count that is not a positive whole number is AIA004's alone: such a
+// Pod asks for no GPU, so it is not aimed at the pool and needs no toleration.
+TEST(RuleInputs, ABadGpuQuantityIsReportedOnce) {
+  WebhookServer server;
+  int index = 0;
+  for (const std::string quantity : {"\"0\"", "\"-1\"", "\"one\"", "0", "-1"}) {
+    SCOPED_TRACE(quantity);
+    const std::string job = yamlToJson(R"(apiVersion: batch/v1
+kind: Job
+metadata: {name: run, annotations: {aiadmit.dev/workload: training}}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - {name: train, image: t, resources: {limits: {nvidia.com/gpu: )" +
+                                       quantity + "}}}\n");
+    const ReviewResponse response = parseReviewResponse(
+        server.post("/validate", makeReview(job, "CREATE", "q-" + std::to_string(index++))).body);
+    EXPECT_FALSE(response.allowed);
+    EXPECT_EQ(response.message.rfind("[AIA004] ", 0), 0u) << response.message;
+    EXPECT_EQ(response.message.find('\n'), std::string::npos) << response.message;
+  }
+}
+
+// The field path says which container; a long container name must not push
+// it out of the 120 characters a warning has.
+TEST(RuleInputs, AWarningKeepsItsFieldPathWhateverTheContainerName) {
+  WebhookServer server;
+  const std::string name(63, 'v');
+  const std::string deployment =
+      yamlToJson(realtimeDeployment("", "{name: " + name +
+                                            ", image: vllm, ports: [{containerPort: 8000}], "
+                                            "readinessProbe: {tcpSocket: {port: 8000}}, "
+                                            "resources: {limits: {nvidia.com/gpu: 1}}}"));
+  const ReviewResponse response =
+      parseReviewResponse(server.post("/validate", makeReview(deployment, "CREATE", "w")).body);
+  EXPECT_TRUE(response.allowed) << response.message;
+  ASSERT_EQ(response.warnings.size(), 1u);
+  EXPECT_EQ(response.warnings[0].rfind("aiadmit: [AIA015] containers[0].resources.limits: ", 0), 0u)
+      << response.warnings[0];
+  EXPECT_LE(response.warnings[0].size(), kMaxWarningLength);
+}
+
 // Shapes the API server would refuse or never send still get a well-formed
 // decision, and the server keeps answering.
 TEST(RuleInputs, OddShapesGetAnAnswer) {
