@@ -4,6 +4,28 @@
 
 namespace aiadmit {
 
+namespace {
+
+// A term that names a key of the pool's required node affinity but reaches
+// beyond it ("gpu.nvidia.com/class in (A100, H100)" under an H100 pool): the
+// mutator narrows an In to the pool's values when some are left, so what
+// still reaches beyond would let the Pod's GPUs be taken outside the pool.
+void checkTermsWithinPool(const ValidationContext& context, const Profile& profile,
+                          std::vector<Violation>& out) {
+  if (!profile.mutations.placement || !usesProfilePool(context.pod, profile)) return;
+  const auto site = firstTermBeyondPool(context.view.spec, profile.placement);
+  if (!site) return;
+  const std::string own = describeRequirement(site->podRequirement);
+  const std::string expected = describeRequirement(site->poolRequirement);
+  out.push_back({AIA008, std::string(podSpecFieldPath(context.kind)) + "." + site->fieldPath(),
+                 own + " reaches nodes outside the GPU pool (" + expected +
+                     "), so the Pod could run where the profile does not place GPU work",
+                 "match " + expected + " or drop the expression",
+                 own + " reaches beyond the GPU pool; match " + expected});
+}
+
+}  // namespace
+
 void PoolConflictValidator::check(const ValidationContext& context,
                                   std::vector<Violation>& out) const {
   const Profile* profile = context.profile;
@@ -36,6 +58,8 @@ void PoolConflictValidator::check(const ValidationContext& context,
     out.push_back({AIA008, std::string(podSpec) + "." + site.fieldPath(),
                    problem + ", so no GPU node can run the Pod", std::move(fix), std::move(brief)});
   }
+
+  if (verdict.relation != PoolRelation::Excludes) checkTermsWithinPool(context, *profile, out);
 
   // Only a Pod that asks for GPUs of the pool is aimed at it (the mutator adds
   // its tolerations then); a quantity that asks for none is AIA004's alone.
