@@ -329,8 +329,14 @@ TEST(Warnings, FitTheApiServersLimitAndKeepTheFix) {
   EXPECT_EQ(v.warning(),
             "aiadmit: [AIA015] containers[0].resources.limits: GPU server \"triton\" has no memory "
             "limit; set limits.memory");
+  EXPECT_TRUE(v.warningKeepsField());
   v.brief = std::string(100, 'x');
+  EXPECT_FALSE(v.warningKeepsField());
   EXPECT_EQ(v.warning(), "aiadmit: [AIA015] " + v.brief) << "the field goes before the words do";
+  // "aiadmit: [AIA015] " (18) + "containers[0].resources.limits: " (32) + 70 = 120.
+  v.brief = std::string(70, 'y');
+  EXPECT_EQ(v.warning().size(), kMaxWarningLength);
+  EXPECT_TRUE(v.warningKeepsField());
 }
 
 }  // namespace
