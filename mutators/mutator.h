@@ -29,6 +29,9 @@ struct MutationContext {
   // One short line per change ("added toleration accelerator=gpu:NoSchedule");
   // the engine prefixes "aiadmit: " and appends the profile.
   std::vector<std::string>& changes;
+  // An UPDATE that left the workload's template as it was: only mutators that
+  // run on unchanged templates run, and they edit the object's own metadata.
+  bool templateUnchanged = false;
 
   PodTemplateView view() const { return PodTemplateView::of(object, kind); }
   // The pod reader over the copy as it is now. Its containers point into the
@@ -52,6 +55,10 @@ class Mutator {
   virtual std::string_view name() const = 0;
   // Returns true when it changed the object.
   virtual bool mutate(MutationContext& context) const = 0;
+  // Whether it runs on an UPDATE that left the template unchanged. Such a
+  // mutator then edits nothing but the object's own metadata: a changed pod
+  // template makes the controller replace every Pod.
+  virtual bool runsOnUnchangedTemplate() const { return false; }
 };
 
 // All mutators in the order the engine runs them (mutators/registry.cpp).

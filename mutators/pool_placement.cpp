@@ -1,5 +1,8 @@
 #include "mutators/pool_placement.h"
 
+#include <algorithm>
+#include <string>
+
 #include "webhook/policy/accelerators.h"
 
 namespace aiadmit {
@@ -54,6 +57,46 @@ bool hasExpressionFor(const JsonValue& term, std::string_view key) {
   return false;
 }
 
+// "(A100, H100)" for a JSON list of values.
+std::string describeValues(const JsonValue& values) {
+  std::string out = "(";
+  for (rapidjson::SizeType i = 0; i < values.Size(); ++i) {
+    if (i > 0) out += ", ";
+    out += stringOf(&values[i]);
+  }
+  return out + ")";
+}
+
+// A term whose only expression on the pool's key is an In, under a pool
+// requirement that is an In too, keeps to the pool when its values are cut to
+// those the pool allows: the term then asks for exactly the intersection. An
+// empty intersection, or any other shape, is left for validation (AIA008).
+// Returns the description of the change, or "" when it changed nothing.
+std::string narrowToPool(JsonValue& term, const NodeSelectorRequirement& requirement) {
+  if (requirement.op != "In") return {};
+  JsonValue* expressions = member(&term, "matchExpressions");
+  JsonValue* only = nullptr;
+  for (JsonValue& expression : expressions->GetArray()) {
+    if (stringMember(&expression, "key") != requirement.key) continue;
+    if (only != nullptr) return {};
+    only = &expression;
+  }
+  JsonValue* values = member(only, "values");
+  if (stringMember(only, "operator") != "In" || !isArray(values)) return {};
+  const auto allowed = [&](const JsonValue& value) {
+    return value.IsString() && std::find(requirement.values.begin(), requirement.values.end(),
+                                         stringOf(&value)) != requirement.values.end();
+  };
+  const auto kept = std::count_if(values->Begin(), values->End(), allowed);
+  if (kept == 0 || static_cast<rapidjson::SizeType>(kept) == values->Size()) return {};
+  std::string change =
+      "narrowed required node affinity " + requirement.key + " In " + describeValues(*values);
+  for (auto it = values->Begin(); it != values->End();) {
+    it = allowed(*it) ? it + 1 : values->Erase(it);
+  }
+  return change + " to " + describeValues(*values);
+}
+
 // A term with no requirement matches no node; adding the pool's would make it
 // match, so such terms are left as they are.
 bool isEmptyTerm(const JsonValue& term) {
@@ -92,7 +135,12 @@ bool mergeRequiredNodeAffinity(MutationContext& context) {
   for (const NodeSelectorRequirement& requirement : wanted) {
     size_t added = 0;
     for (JsonValue& term : terms->GetArray()) {
-      if (!term.IsObject() || isEmptyTerm(term) || hasExpressionFor(term, requirement.key)) {
+      if (!term.IsObject() || isEmptyTerm(term)) continue;
+      if (hasExpressionFor(term, requirement.key)) {
+        std::string narrowed = narrowToPool(term, requirement);
+        if (narrowed.empty()) continue;
+        context.report(std::move(narrowed));
+        changed = true;
         continue;
       }
       ensureArray(term, "matchExpressions", context.alloc)

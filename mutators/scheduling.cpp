@@ -1,5 +1,8 @@
 #include "mutators/scheduling.h"
 
+#include <optional>
+#include <string>
+
 #include "mutators/template_parts.h"
 
 namespace aiadmit {
@@ -31,17 +34,44 @@ bool setSchedulerName(MutationContext& context) {
   return true;
 }
 
+// The value the workload already gives `key` at some level, when all levels
+// that have it agree; nullopt when none has it. `conflict` is set when levels
+// disagree: then no level gets a value, the workload's or the profile's.
+std::optional<std::string_view> workloadValue(MutationContext& context, std::string_view field,
+                                              std::string_view key, bool& conflict) {
+  std::optional<std::string_view> found;
+  conflict = false;
+  for (const MetadataLocation& where : metadataLocations(context.kind)) {
+    const JsonValue* value = member(member(findMetadata(context.object, where), field), key);
+    if (value == nullptr) continue;
+    const std::string_view text = stringOf(value);
+    if (found && *found != text) conflict = true;
+    if (!found) found = text;
+  }
+  return found;
+}
+
+// A label or annotation describes the whole workload, and its consumer reads
+// it at one level (Kueue the queue on a Job, a Deployment or a Pod; every
+// controller copies its template's onto what it creates). Every level gets
+// the same value: the workload's own when it has one anywhere, else the
+// profile's; never a value that contradicts another level.
 bool addMetadataEntries(MutationContext& context, std::string_view field, std::string_view singular,
                         const std::map<std::string, std::string>& entries) {
   bool changed = false;
-  for (const auto& [key, value] : entries) {
+  for (const auto& [key, profileValue] : entries) {
+    bool conflict = false;
+    const auto own = workloadValue(context, field, key, conflict);
+    if (conflict) continue;
+    const std::string value(own.value_or(profileValue));
     bool added = false;
     for (const MetadataLocation& where : metadataLocations(context.kind)) {
       added = addMetadataEntryIfAbsent(context.object, where, field, key, value, context.alloc) ||
               added;
     }
     if (!added) continue;
-    context.report("added " + std::string(singular) + " " + key + "=" + value);
+    context.report("added " + std::string(singular) + " " + key + "=" + value +
+                   (own ? " as the workload has it" : ""));
     changed = true;
   }
   return changed;

@@ -7,7 +7,8 @@ namespace aiadmit {
 // The profile's scheduling defaults, each only where the workload has not
 // chosen: priorityClassName and schedulerName on the pod spec, labels and
 // annotations (a Kueue queue, a Volcano group) on the object and on every
-// template below it, so that what controllers create carries them too.
+// template below it, so that what controllers create carries them too. All
+// levels get one value: the workload's own when it has one at any level.
 //
 // Two fields are never absent by the time a webhook sees them, and are read
 // the way the API server leaves them:

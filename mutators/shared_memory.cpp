@@ -1,6 +1,7 @@
 #include "mutators/shared_memory.h"
 
 #include <algorithm>
+#include <string>
 
 namespace aiadmit {
 
@@ -37,20 +38,26 @@ bool isMemoryEmptyDir(const JsonValue* volume) {
 }
 
 // The volume to mount: a memory emptyDir some container already mounts at
-// /dev/shm, else aiadmit's own. Empty when a volume of aiadmit's name exists
-// and is something else.
-std::string_view chooseVolume(const JsonValue* podSpec) {
+// /dev/shm, else aiadmit's own: "aiadmit-shm" when it is free or already
+// such an emptyDir, else the first free "aiadmit-shm-N", since a volume that
+// took the name is the workload's and stays as it is.
+std::string chooseVolume(const JsonValue* podSpec) {
   for (std::string_view list : {"containers", "initContainers"}) {
     const JsonValue* containers = member(podSpec, list);
     if (!isArray(containers)) continue;
     for (const JsonValue& container : containers->GetArray()) {
       const JsonValue* mount = shmMount(container);
       const std::string_view name = stringMember(mount, "name");
-      if (!name.empty() && isMemoryEmptyDir(findVolume(podSpec, name))) return name;
+      if (!name.empty() && isMemoryEmptyDir(findVolume(podSpec, name))) return std::string(name);
     }
   }
   const JsonValue* own = findVolume(podSpec, kVolumeName);
-  return own == nullptr || isMemoryEmptyDir(own) ? kVolumeName : std::string_view{};
+  if (own == nullptr || isMemoryEmptyDir(own)) return std::string(kVolumeName);
+  // A pod has finitely many volumes, so a free suffix is always found.
+  for (size_t suffix = 2;; ++suffix) {
+    std::string name = std::string(kVolumeName) + "-" + std::to_string(suffix);
+    if (findVolume(podSpec, name) == nullptr) return name;
+  }
 }
 
 }  // namespace
@@ -70,8 +77,7 @@ bool SharedMemoryMutator::mutate(MutationContext& context) const {
            shmMount(container) == nullptr;
   };
   if (std::none_of(containers->Begin(), containers->End(), needsMount)) return false;
-  const std::string volumeName(chooseVolume(spec));
-  if (volumeName.empty()) return false;
+  const std::string volumeName = chooseVolume(spec);
 
   if (findVolume(spec, volumeName) == nullptr) {
     JsonValue emptyDir(rapidjson::kObjectType);

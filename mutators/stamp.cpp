@@ -1,5 +1,7 @@
 #include "mutators/stamp.h"
 
+#include <algorithm>
+
 #include "mutators/template_parts.h"
 
 namespace aiadmit {
@@ -23,7 +25,10 @@ bool StampMutator::mutate(MutationContext& context) const {
   const std::string_view workloadClass = className(context.classification.workloadClass);
   const std::string& profile = context.profile.name;
   bool changed = false;
-  for (const MetadataLocation& where : metadataLocations(context.kind)) {
+  std::span<const MetadataLocation> locations = metadataLocations(context.kind);
+  // The object's own metadata comes first; the templates stay as they were.
+  if (context.templateUnchanged) locations = locations.first(std::min<size_t>(locations.size(), 1));
+  for (const MetadataLocation& where : locations) {
     changed = setAnnotation(context, where, kClassAnnotation, workloadClass) || changed;
     changed = setAnnotation(context, where, kProfileAnnotation, profile) || changed;
   }

@@ -14,11 +14,16 @@ void MemoryLimitValidator::check(const ValidationContext& context,
     const std::string problem =
         (name.empty() ? std::string("the GPU server") : "GPU server " + inQuotes(name)) +
         " has no memory limit";
-    out.push_back({AIA015,
-                   containerFieldPath(context.kind, ContainerList::Containers, serving.index) +
-                       ".resources.limits",
-                   problem + ", so it can grow until it starves the node", "set limits.memory",
-                   problem + "; set limits.memory"});
+    Violation violation{AIA015,
+                        containerFieldPath(context.kind, ContainerList::Containers, serving.index) +
+                            ".resources.limits",
+                        problem + ", so it can grow until it starves the node", "set limits.memory",
+                        problem + "; set limits.memory"};
+    // The field path names the container too: a name too long to fit beside
+    // it gives way, so that the warning keeps its path.
+    if (!violation.warningKeepsField())
+      violation.brief = "GPU server has no memory limit; set limits.memory";
+    out.push_back(std::move(violation));
   }
 }
 

@@ -1,18 +1,27 @@
 #include "validators/pool_conflict.h"
 
+#include "webhook/policy/accelerators.h"
+
 namespace aiadmit {
 
 namespace {
 
-// A resource the pool offers: only then could the pool's taint matter. A
-// misspelt resource is AIA003's to report, and the tolerations follow by
-// themselves once it is fixed (the mutator adds them).
-bool asksForOfferedResource(const PodReader& pod, const Profile& profile) {
-  bool offered = false;
-  pod.forEachAccelerator([&](const ResourceEntry& entry) {
-    if (profile.allowsResource(entry.name)) offered = true;
-  });
-  return offered;
+// A term that names a key of the pool's required node affinity but reaches
+// beyond it ("gpu.nvidia.com/class in (A100, H100)" under an H100 pool): the
+// mutator narrows an In to the pool's values when some are left, so what
+// still reaches beyond would let the Pod's GPUs be taken outside the pool.
+void checkTermsWithinPool(const ValidationContext& context, const Profile& profile,
+                          std::vector<Violation>& out) {
+  if (!profile.mutations.placement || !usesProfilePool(context.pod, profile)) return;
+  const auto site = firstTermBeyondPool(context.view.spec, profile.placement);
+  if (!site) return;
+  const std::string own = describeRequirement(site->podRequirement);
+  const std::string expected = describeRequirement(site->poolRequirement);
+  out.push_back({AIA008, std::string(podSpecFieldPath(context.kind)) + "." + site->fieldPath(),
+                 own + " reaches nodes outside the GPU pool (" + expected +
+                     "), so the Pod could run where the profile does not place GPU work",
+                 "match " + expected + " or drop the expression",
+                 own + " reaches beyond the GPU pool; match " + expected});
 }
 
 }  // namespace
@@ -50,7 +59,11 @@ void PoolConflictValidator::check(const ValidationContext& context,
                    problem + ", so no GPU node can run the Pod", std::move(fix), std::move(brief)});
   }
 
-  if (!asksForOfferedResource(context.pod, *profile)) return;
+  if (verdict.relation != PoolRelation::Excludes) checkTermsWithinPool(context, *profile, out);
+
+  // Only a Pod that asks for GPUs of the pool is aimed at it (the mutator adds
+  // its tolerations then); a quantity that asks for none is AIA004's alone.
+  if (!usesProfilePool(context.pod, *profile)) return;
   if (const Toleration* taint = firstUntoleratedPoolTaint(member(spec, "tolerations"), pool)) {
     out.push_back({AIA008, std::string(podSpec) + ".tolerations",
                    "the GPU pool's taint " + describeToleration(*taint) +

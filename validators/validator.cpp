@@ -24,6 +24,12 @@ std::string_view shortFieldPath(std::string_view field) {
 
 }  // namespace
 
+bool Violation::warningKeepsField() const {
+  const size_t length = std::string_view("aiadmit: [] : ").size() + rule.name().size() +
+                        shortFieldPath(field).size() + brief.size();
+  return length <= kMaxWarningLength;
+}
+
 std::string Violation::warning() const {
   std::string line = "aiadmit: [";
   line += rule.name();

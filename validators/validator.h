@@ -39,6 +39,8 @@ struct Violation {
   // relative to the PodSpec; without the field when the line would exceed
   // kMaxWarningLength (fitWarnings cuts what is still too long).
   std::string warning() const;
+  // Whether warning() keeps the field path: the line fits with it.
+  bool warningKeepsField() const;
   bool operator==(const Violation&) const = default;
 };
 

@@ -207,6 +207,24 @@ TEST(FitWarnings, TrimsEachLineAndTheTotalToTheApiServerBudget) {
   EXPECT_NE(fitted.back().find("more warnings not shown"), std::string::npos);
 }
 
+TEST(FitWarnings, EachEndpointKeepsToItsShareWithTheSummaryLineIncluded) {
+  const std::vector<std::string> many(40, std::string(100, 'x'));
+  for (size_t budget : {kWarningsBudgetPerEndpoint, size_t{1000}, size_t{300}}) {
+    SCOPED_TRACE(budget);
+    const auto fitted = fitWarnings(many, budget);
+    size_t total = 0;
+    for (const std::string& line : fitted) total += line.size();
+    EXPECT_LE(total, budget);
+    ASSERT_FALSE(fitted.empty());
+    EXPECT_EQ(fitted.back(), "aiadmit: " + std::to_string(many.size() - (fitted.size() - 1)) +
+                                 " more warnings not shown");
+  }
+  EXPECT_LE(2 * kWarningsBudgetPerEndpoint, kMaxWarningsTotal);
+  // What fits whole needs no summary.
+  const std::vector<std::string> exact(3, std::string(100, 'y'));
+  EXPECT_EQ(fitWarnings(exact, 300), exact);
+}
+
 TEST(FitWarnings, NeverCutsInsideAUtf8Character) {
   std::string line(118, 'a');
   line += "\xC3\xA9\xC3\xA9\xC3\xA9";  // é é é

@@ -174,7 +174,10 @@ spec:
       containers: [{name: server, image: server:2, ports: [{containerPort: 8000}],
                     resources: {limits: {nvidia.com/gpu: 1}}}]
 )");
-  const ReviewResponse templateUpdate = mutate(server, deployment, "UPDATE", deployment);
+  // A new image is a rollout anyway: the template gets what the profile says.
+  std::string previous = deployment;
+  previous.replace(previous.find("server:2"), 8, "server:1");
+  const ReviewResponse templateUpdate = mutate(server, deployment, "UPDATE", previous);
   EXPECT_NE(templateUpdate.patch, "");
   applyAndResend(server, deployment, templateUpdate);
 }

@@ -138,6 +138,49 @@ TEST(PoolPlacementMutator, RequiredAffinityIsAddedToEveryAlternativeTerm) {
   expectAppliedAndIdempotent(kMutator, run, profile);
 }
 
+TEST(PoolPlacementMutator, ATermThatNamesThePoolsKeyIsNarrowedToTheIntersection) {
+  const auto profiles = profilesFromYaml(kAffinityProfiles);
+  const Profile& profile = *profiles->find("h100");
+  const MutationRun run = runMutator(kMutator, gpuPod(R"(  affinity:
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms:
+        - matchExpressions: [{key: gpu.nvidia.com/class, operator: In, values: [A100, H100]}]
+)"),
+                                     profile);
+  // A100 nodes are not of the pool: only H100 is left.
+  const JsonValue* term = at(*run.after,
+                             "/spec/affinity/nodeAffinity/"
+                             "requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms/0");
+  ASSERT_NE(term, nullptr);
+  EXPECT_EQ(toJson(*term), R"({"matchExpressions":[{"key":"gpu.nvidia.com/class","operator":"In",)"
+                           R"("values":["H100"]},{"key":"pool","operator":"Exists"}]})");
+  ASSERT_EQ(run.changes.size(), 2u);
+  EXPECT_EQ(run.changes[0],
+            "narrowed required node affinity gpu.nvidia.com/class In (A100, H100) to (H100)");
+  expectAppliedAndIdempotent(kMutator, run, profile);
+}
+
+TEST(PoolPlacementMutator, ATermOutsideThePoolOrNotAnInIsLeftToValidation) {
+  const auto profiles = profilesFromYaml(kAffinityProfiles);
+  const Profile& profile = *profiles->find("h100");
+  for (const char* expression : {"{key: gpu.nvidia.com/class, operator: In, values: [A100]}",
+                                 "{key: gpu.nvidia.com/class, operator: NotIn, values: [A100]}",
+                                 "{key: gpu.nvidia.com/class, operator: Exists}"}) {
+    SCOPED_TRACE(expression);
+    const MutationRun run = runMutator(kMutator,
+                                       gpuPod(R"(  affinity:
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms:
+        - matchExpressions: [)" + std::string(expression) +
+                                              R"(, {key: pool, operator: Exists}]
+)"),
+                                       profile);
+    EXPECT_FALSE(run.changed) << run.patch();
+  }
+}
+
 TEST(PoolPlacementMutator, ProfileTurnsItOff) {
   const auto profiles = profilesFromYaml(kAffinityProfiles);
   EXPECT_FALSE(runMutator(kMutator, gpuPod(""), *profiles->find("off")).changed);

@@ -101,6 +101,58 @@ spec:
   EXPECT_FALSE(run.changed) << run.patch();
 }
 
+TEST(SchedulingMutator, AValueTheWorkloadHasAtOneLevelIsNeverContradictedAtAnother) {
+  // Kueue reads the queue of a Job on the Job: the one the developer wrote on
+  // the template is the workload's choice, carried to the Job, never team-a.
+  const MutationRun run = runMutator(kMutator, R"(
+apiVersion: batch/v1
+kind: Job
+metadata: {name: train}
+spec:
+  template:
+    metadata:
+      labels: {kueue.x-k8s.io/queue-name: team-c}
+    spec:
+      restartPolicy: Never
+      priorityClassName: ai-training
+      schedulerName: volcano
+      containers: [{name: main, image: x, resources: {limits: {nvidia.com/gpu: 8}}}]
+)",
+                                     gang());
+  EXPECT_EQ(stringOf(at(*run.after, "/metadata/labels/kueue.x-k8s.io~1queue-name")), "team-c");
+  EXPECT_EQ(stringOf(at(*run.after, "/spec/template/metadata/labels/kueue.x-k8s.io~1queue-name")),
+            "team-c");
+  EXPECT_EQ(run.changes, (std::vector<std::string>{
+                             "added label kueue.x-k8s.io/queue-name=team-c as the workload has it",
+                             "added annotation scheduling.k8s.io/group-name=team-a",
+                         }));
+  expectAppliedAndIdempotent(kMutator, run, gang());
+}
+
+TEST(SchedulingMutator, LevelsThatDisagreeGetNoValueOfTheProfiles) {
+  const MutationRun run = runMutator(kMutator, R"(
+apiVersion: batch/v1
+kind: CronJob
+metadata:
+  name: nightly
+  labels: {kueue.x-k8s.io/queue-name: team-b}
+spec:
+  schedule: "0 2 * * *"
+  jobTemplate:
+    spec:
+      template:
+        metadata:
+          labels: {kueue.x-k8s.io/queue-name: team-c}
+        spec:
+          restartPolicy: Never
+          containers: [{name: main, image: x}]
+)",
+                                     gang());
+  EXPECT_EQ(at(*run.after, "/spec/jobTemplate/metadata/labels"), nullptr) << run.patch();
+  EXPECT_EQ(run.patch().find("queue-name"), std::string::npos) << run.patch();
+  expectAppliedAndIdempotent(kMutator, run, gang());
+}
+
 TEST(SchedulingMutator, TheApiServersDefaultSchedulerCountsAsNotChosen) {
   const MutationRun run = runMutator(kMutator, R"(
 apiVersion: apps/v1

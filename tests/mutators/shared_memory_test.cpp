@@ -86,12 +86,22 @@ TEST(SharedMemoryMutator, AnExistingDevShmIsKeptAndSharedWithOtherGpuContainers)
   EXPECT_FALSE(allMounted.changed) << allMounted.patch();
 }
 
-TEST(SharedMemoryMutator, AVolumeThatTakesItsNameIsNotReplaced) {
+TEST(SharedMemoryMutator, AVolumeThatTakesItsNameIsKeptAndAFreeNameIsChosen) {
   const MutationRun run = runMutator(kMutator, trainingJob(R"(      containers:
-      - {name: a, image: x, resources: {limits: {nvidia.com/gpu: 2}}}
-      volumes: [{name: aiadmit-shm, persistentVolumeClaim: {claimName: c}}])"),
+      - {name: a, image: x, resources: {limits: {nvidia.com/gpu: 4}}}
+      volumes:
+      - {name: aiadmit-shm, persistentVolumeClaim: {claimName: c}}
+      - {name: aiadmit-shm-2, configMap: {name: m}})"),
                                      training());
-  EXPECT_FALSE(run.changed) << run.patch();
+  EXPECT_EQ(run.patch(),
+            R"([{"op":"add","path":"/spec/template/spec/containers/0/volumeMounts","value":[)"
+            R"({"name":"aiadmit-shm-3","mountPath":"/dev/shm"}]},)"
+            R"({"op":"add","path":"/spec/template/spec/volumes/2","value":)"
+            R"({"name":"aiadmit-shm-3","emptyDir":{"medium":"Memory"}}}])");
+  EXPECT_EQ(
+      stringOf(at(*run.after, "/spec/template/spec/volumes/0/persistentVolumeClaim/claimName")),
+      "c");
+  expectAppliedAndIdempotent(kMutator, run, training());
 }
 
 const char* kProfiles = R"(

@@ -120,6 +120,31 @@ TEST(PodAgainstPool, NodeSelector) {
   EXPECT_EQ(describeRequirement(verdict.site.poolRequirement), "accelerator=nvidia");
 }
 
+TEST(PodAgainstPool, ATermThatNamesThePoolsKeyMustKeepWithinIt) {
+  Placement pool;
+  pool.requiredNodeAffinity = {{"gpu.nvidia.com/class", "In", {"H100", "H200"}}};
+  const auto beyond = [&](const std::string& podSpec) {
+    const auto spec = parseJson(podSpec);
+    const auto site = firstTermBeyondPool(spec.get(), pool);
+    return site ? site->fieldPath() : std::string();
+  };
+  const std::string within =
+      R"({"matchExpressions":[{"key":"gpu.nvidia.com/class","operator":"In","values":["H100"]}]})";
+  const std::string wider =
+      R"({"matchExpressions":[{"key":"zone","operator":"Exists"},)"
+      R"({"key":"gpu.nvidia.com/class","operator":"In","values":["A100","H100"]}]})";
+  const std::string silent = R"({"matchExpressions":[{"key":"zone","operator":"Exists"}]})";
+  EXPECT_EQ(beyond(affinity("[" + within + "]")), "");
+  EXPECT_EQ(beyond(affinity("[" + silent + "]")), "") << "the mutator adds the requirement";
+  EXPECT_EQ(beyond(affinity("[" + within + "," + wider + "]")),
+            "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+            "nodeSelectorTerms[1].matchExpressions[1]");
+  // A nodeSelector holds for every term: it keeps the wider term in the pool.
+  std::string selected = affinity("[" + wider + "]");
+  selected.insert(1, R"("nodeSelector":{"gpu.nvidia.com/class":"H200"},)");
+  EXPECT_EQ(beyond(selected), "");
+}
+
 TEST(PodAgainstPool, AffinityTermsAreOred) {
   const std::string selects =
       R"({"matchExpressions":[{"key":"accelerator","operator":"In","values":["nvidia"]}]})";
@@ -304,8 +329,14 @@ TEST(Warnings, FitTheApiServersLimitAndKeepTheFix) {
   EXPECT_EQ(v.warning(),
             "aiadmit: [AIA015] containers[0].resources.limits: GPU server \"triton\" has no memory "
             "limit; set limits.memory");
+  EXPECT_TRUE(v.warningKeepsField());
   v.brief = std::string(100, 'x');
+  EXPECT_FALSE(v.warningKeepsField());
   EXPECT_EQ(v.warning(), "aiadmit: [AIA015] " + v.brief) << "the field goes before the words do";
+  // "aiadmit: [AIA015] " (18) + "containers[0].resources.limits: " (32) + 70 = 120.
+  v.brief = std::string(70, 'y');
+  EXPECT_EQ(v.warning().size(), kMaxWarningLength);
+  EXPECT_TRUE(v.warningKeepsField());
 }
 
 }  // namespace

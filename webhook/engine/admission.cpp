@@ -161,14 +161,18 @@ std::string trimUtf8(const std::string& text, size_t limit) {
 
 }  // namespace
 
-std::vector<std::string> fitWarnings(const std::vector<std::string>& warnings) {
+std::vector<std::string> fitWarnings(const std::vector<std::string>& warnings, size_t budget) {
+  // Room for the closing line, "aiadmit: N more warnings not shown", which
+  // always survives: N has at most 20 digits.
+  constexpr size_t kSummaryRoom = 64;
+  const size_t linesBudget = budget > kSummaryRoom ? budget - kSummaryRoom : 0;
   std::vector<std::string> out;
   size_t total = 0;
-  // Room for the closing "N more" line.
-  const size_t budget = kMaxWarningsTotal - 64;
   for (size_t i = 0; i < warnings.size(); ++i) {
     std::string line = trimUtf8(warnings[i], kMaxWarningLength);
-    if (total + line.size() > budget) {
+    // The last line needs no room for a summary after it.
+    const bool last = i + 1 == warnings.size();
+    if (total + line.size() > (last ? budget : linesBudget)) {
       out.push_back("aiadmit: " + std::to_string(warnings.size() - i) + " more warnings not shown");
       break;
     }

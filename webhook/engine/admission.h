@@ -93,9 +93,16 @@ class AdmissionOutcome {
 // Serialises the response AdmissionReview for `uid`.
 std::string encodeAdmissionResponse(std::string_view uid, const AdmissionOutcome& outcome);
 
-// Warnings trimmed to the API server's budget: each line at most 120
-// characters, the whole set under 4096, with a last line saying how many were dropped.
-std::vector<std::string> fitWarnings(const std::vector<std::string>& warnings);
+// The API server keeps kMaxWarningsTotal characters of warnings per request,
+// from every webhook that answers it together. aiadmit answers twice (/mutate
+// and /validate): each keeps to a fixed half, so both fit.
+inline constexpr size_t kWarningsBudgetPerEndpoint = kMaxWarningsTotal / 2;
+
+// Warnings trimmed to one endpoint's share: each line at most 120 characters,
+// the whole set, its closing "N more warnings not shown" line included, at
+// most `budget` characters.
+std::vector<std::string> fitWarnings(const std::vector<std::string>& warnings,
+                                     size_t budget = kWarningsBudgetPerEndpoint);
 
 std::string base64Encode(std::string_view data);
 

@@ -50,11 +50,13 @@ ProfileSelection selectProfile(const ProfileSet& profiles, const PodTemplateView
   ProfileSelection selection =
       profiles.select(workloadClass, namespaceName, labels, templateLabels, requested);
   // aiadmit writes aiadmit.dev/profile beside aiadmit.dev/class on what it
-  // mutates. When that record names a profile since renamed or removed, the
-  // workload must stay updatable: select again as if it named none.
-  const std::string_view stampedClass = declaredAnnotation(view, kClassAnnotation).value_or("");
-  if (selection.profile == nullptr && !requested.empty() &&
-      stampedClass == className(workloadClass)) {
+  // mutates: with a class stamp, the profile is aiadmit's record of its last
+  // decision, not the developer's choice. When that record cannot apply (the
+  // profile was renamed or removed, or the developer changed the class), the
+  // workload must stay updatable: select again as if it named none, and the
+  // stamp mutator brings the record up to date.
+  const bool recorded = declaredAnnotation(view, kClassAnnotation).has_value();
+  if (selection.profile == nullptr && !requested.empty() && recorded) {
     ProfileSelection fresh =
         profiles.select(workloadClass, namespaceName, labels, templateLabels, "");
     if (fresh.profile != nullptr) {
@@ -82,6 +84,23 @@ bool isMutable(const AdmissionSubject& subject) {
   // templates of the other controllers are not.
   return subject.operation == Operation::Update && subject.kind != WorkloadKind::Pod &&
          subject.kind != WorkloadKind::Job;
+}
+
+// Where the template of a controller lives: what it creates is made from it.
+const JsonValue* workloadTemplate(const JsonValue* object, WorkloadKind kind) {
+  const JsonValue* spec = member(object, "spec");
+  return kind == WorkloadKind::CronJob ? member(spec, "jobTemplate") : member(spec, "template");
+}
+
+// An UPDATE that left the template as it was (a scale, a label on the
+// object): a changed template would make the controller replace every Pod,
+// which for a model server means reloading the model on each replica.
+bool templateUnchanged(const AdmissionSubject& subject) {
+  if (subject.operation != Operation::Update || subject.oldObject == nullptr) return false;
+  const JsonValue* before = workloadTemplate(subject.oldObject, subject.kind);
+  const JsonValue* after = workloadTemplate(subject.object, subject.kind);
+  if (before == nullptr || after == nullptr) return before == after;
+  return *before == *after;
 }
 
 bool isValidatable(const AdmissionSubject& subject) {
@@ -200,11 +219,14 @@ bool Engine::mutateInto(const AdmissionSubject& subject, JsonDocument& mutated,
   eval.profileReason = selection.reason;
 
   mutated.CopyFrom(*subject.object, mutated.GetAllocator());
-  MutationContext context{mutated,        mutated.GetAllocator(), subject.kind,
-                          classification, *selection.profile,     subject.namespaceName,
-                          eval.changes};
+  MutationContext context{mutated,        mutated.GetAllocator(),    subject.kind,
+                          classification, *selection.profile,        subject.namespaceName,
+                          eval.changes,   templateUnchanged(subject)};
   bool changed = false;
-  for (const auto& mutator : allMutators()) changed = mutator->mutate(context) || changed;
+  for (const auto& mutator : allMutators()) {
+    if (context.templateUnchanged && !mutator->runsOnUnchangedTemplate()) continue;
+    changed = mutator->mutate(context) || changed;
+  }
   return changed;
 }
 

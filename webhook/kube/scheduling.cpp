@@ -395,6 +395,59 @@ PoolVerdict relatePodToPool(const JsonValue* podSpec, const Placement& pool) {
   return selects;
 }
 
+namespace {
+
+// Whether the Pod's nodeSelector already keeps it within `poolRequirement`.
+bool nodeSelectorImplies(const JsonValue* podSpec, const LabelRequirement& poolRequirement) {
+  const JsonValue* value = member(member(podSpec, "nodeSelector"), poolRequirement.key);
+  return value != nullptr && value->IsString() &&
+         implies(LabelRequirement::equals(poolRequirement.key, stringOf(value)), poolRequirement);
+}
+
+// The first expression of `term` on the key of `poolRequirement` when none of
+// the term's expressions on that key implies it; -1 otherwise.
+int expressionBeyondPool(const JsonValue& term, const LabelRequirement& poolRequirement,
+                         LabelRequirement* own) {
+  const JsonValue* expressions = member(&term, "matchExpressions");
+  if (!isArray(expressions)) return -1;
+  int first = -1;
+  for (rapidjson::SizeType i = 0; i < expressions->Size(); ++i) {
+    LabelRequirement r;
+    if (!LabelRequirement::fromJson((*expressions)[i], r) || r.key != poolRequirement.key) continue;
+    if (implies(r, poolRequirement)) return -1;
+    if (first < 0) {
+      first = static_cast<int>(i);
+      *own = r;
+    }
+  }
+  return first;
+}
+
+}  // namespace
+
+std::optional<SelectionSite> firstTermBeyondPool(const JsonValue* podSpec, const Placement& pool) {
+  const JsonValue* terms = member(member(member(member(podSpec, "affinity"), "nodeAffinity"),
+                                         "requiredDuringSchedulingIgnoredDuringExecution"),
+                                  "nodeSelectorTerms");
+  if (!isArray(terms)) return std::nullopt;
+  for (const NodeSelectorRequirement& wanted : pool.requiredNodeAffinity) {
+    const LabelRequirement poolRequirement = LabelRequirement::fromProfile(wanted);
+    if (nodeSelectorImplies(podSpec, poolRequirement)) continue;
+    for (rapidjson::SizeType i = 0; i < terms->Size(); ++i) {
+      LabelRequirement own;
+      const int expression = expressionBeyondPool((*terms)[i], poolRequirement, &own);
+      if (expression < 0) continue;
+      return SelectionSite{SelectionSite::Part::NodeAffinity,
+                           own.key,
+                           static_cast<int>(i),
+                           expression,
+                           own,
+                           poolRequirement};
+    }
+  }
+  return std::nullopt;
+}
+
 bool placementDefinesPool(const Placement& pool) {
   if (!pool.nodeSelector.empty() || !pool.requiredNodeAffinity.empty()) return true;
   for (const Toleration& toleration : pool.tolerations) {

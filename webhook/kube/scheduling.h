@@ -143,6 +143,14 @@ struct PoolVerdict {
 // Only the pool's positive requirements (=, in, exists, gt, lt) identify it.
 PoolVerdict relatePodToPool(const JsonValue* podSpec, const Placement& pool);
 
+// The first expression of a required node affinity term that names the key
+// of one of the pool's required node affinity requirements and yet lets the
+// term reach nodes outside the pool: no expression of the term on that key
+// implies the pool's requirement, and neither does the Pod's nodeSelector
+// (which every term must satisfy too). Terms that do not name the key get the
+// pool's requirement from the mutator; an empty term matches no node.
+std::optional<SelectionSite> firstTermBeyondPool(const JsonValue* podSpec, const Placement& pool);
+
 // Whether the placement says anything about nodes (labels or taints).
 bool placementDefinesPool(const Placement& pool);
 
