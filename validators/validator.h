@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "webhook/kube/cluster_view.h"
 #include "webhook/kube/json.h"
 #include "webhook/kube/pod_reader.h"
 #include "webhook/kube/scheduling.h"
@@ -61,6 +62,10 @@ struct ValidationContext {
   const ProfileSelection& selection;
   std::string_view namespaceName;
   Operation operation;
+  // What the cluster holds, when a view of it is known (`check --cluster`, or
+  // `serve` with its watcher); null otherwise. Rules on it act only on a
+  // present answer (Presence::No, a counted capacity), never on Unknown.
+  const ClusterView* cluster = nullptr;
 };
 
 class Validator {

@@ -152,5 +152,49 @@ TEST(PodReader, OnlyTcpPortsCanBeProbed) {
   EXPECT_FALSE(PodReader::firstTcpPort(*bad));
 }
 
+TEST(PodReader, PlacementIsWhereThePodMayLandNeverNarrower) {
+  const Read read =
+      deployment(R"({"nodeSelector":{"accelerator":"nvidia"},)"
+                 R"("tolerations":[{"key":"accelerator","value":"gpu","effect":"NoSchedule"},)"
+                 R"({"key":"spot","operator":"Exists"}],)"
+                 R"("affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":)"
+                 R"({"nodeSelectorTerms":[{"matchExpressions":)"
+                 R"([{"key":"gpu.product","operator":"In","values":["H100","A100"]}]}]}}},)"
+                 R"("containers":[{"name":"main"}]})");
+  const Placement placement = read.pod.placement();
+  EXPECT_EQ(placement.nodeSelector,
+            (std::map<std::string, std::string>{{"accelerator", "nvidia"}}));
+  ASSERT_EQ(placement.tolerations.size(), 2u);
+  EXPECT_EQ(placement.tolerations[0].op, "Equal") << "the API's default operator";
+  EXPECT_EQ(placement.tolerations[0].value, "gpu");
+  EXPECT_EQ(placement.tolerations[1].op, "Exists");
+  ASSERT_EQ(placement.requiredNodeAffinity.size(), 1u);
+  EXPECT_EQ(placement.requiredNodeAffinity[0].key, "gpu.product");
+  EXPECT_EQ(placement.requiredNodeAffinity[0].values, (std::vector<std::string>{"H100", "A100"}));
+
+  // Several terms are ORed: none is kept, so more nodes match, never fewer.
+  const Read ored =
+      deployment(R"({"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":)"
+                 R"({"nodeSelectorTerms":[{"matchExpressions":[{"key":"a","operator":"Exists"}]},)"
+                 R"({"matchExpressions":[{"key":"b","operator":"Exists"}]}]}}},)"
+                 R"("containers":[{"name":"main"}]})");
+  EXPECT_TRUE(ored.pod.placement().requiredNodeAffinity.empty());
+}
+
+TEST(PodReader, ClaimsAreReadThroughTheDraReader) {
+  const Read read =
+      deployment(R"({"resourceClaims":[{"name":"gpu","resourceClaimTemplateName":"gpu-claim"}],)"
+                 R"("containers":[{"name":"main","resources":{"claims":[{"name":"gpu"}],)"
+                 R"("limits":{"deviceclass.resource.kubernetes.io/gpu.nvidia.com":"2"}}}]})");
+  const PodClaims& claims = read.pod.claims();
+  ASSERT_EQ(claims.sources.size(), 1u);
+  EXPECT_EQ(claims.sources[0].resourceClaimTemplateName, "gpu-claim");
+  ASSERT_EQ(claims.deviceClassRequests.size(), 1u);
+  EXPECT_EQ(claims.deviceClassRequests[0].deviceClassName, "gpu.nvidia.com");
+  EXPECT_EQ(claims.deviceClassRequests[0].count, 2);
+  EXPECT_EQ(&read.pod.claims(), &claims) << "read once";
+  EXPECT_TRUE(read.pod.claimsDevices());
+}
+
 }  // namespace
 }  // namespace aiadmit

@@ -598,7 +598,10 @@ TEST_P(RuleActionsTest, ViolationsFollowTheActionAndNearMissesPass) {
   EXPECT_TRUE(sawViolation && sawNearMiss) << "each rule needs a violation and a near miss";
 }
 
-INSTANTIATE_TEST_SUITE_P(AllRules, RuleActionsTest, ::testing::Range(kFirstRule, kLastRule + 1),
+// The rules on the cluster view (AIA016 on) need a view, which `serve` does
+// not run yet; tests/cli/check_cluster_test.cpp holds them to their actions
+// through `check --cluster`.
+INSTANTIATE_TEST_SUITE_P(AllRules, RuleActionsTest, ::testing::Range(kFirstRule, AIA016.number),
                          [](const ::testing::TestParamInfo<int>& info) {
                            return RuleId{info.param}.name();
                          });

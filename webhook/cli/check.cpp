@@ -16,14 +16,18 @@
 #include <optional>
 #include <sstream>
 
+#include "webhook/cli/check_output.h"
 #include "webhook/cli/check_summary.h"
 #include "webhook/engine/engine.h"
+#include "webhook/kube/dra.h"
 #include "webhook/kube/yaml_json.h"
 #include "webhook/policy/profile_loader.h"
 
 namespace aiadmit {
 
 namespace {
+
+using namespace check_cli;
 
 constexpr const char* kCheckHelp = R"(Usage: aiadmit check [options] FILE_OR_DIR...
 
@@ -37,6 +41,10 @@ are skipped and counted.
 
 Options:
   --profiles DIR      profile directory (default: the shipped profiles)
+  --cluster FILE      decide with a cluster snapshot, as the webhook does with
+                      its live view: the output of `kubectl get nodes,
+                      resourceslices,deviceclasses,priorityclasses,localqueues
+                      -A -o yaml`; kinds it holds no object of are unknown
   -n, --namespace NS  namespace of objects that name none (default: default)
   -o, --output FORMAT text (default), json (one record per object) or
                       yaml (every object as the API server would store it,
@@ -53,14 +61,9 @@ Exit status: 0 when every object is admitted, 1 when any is denied, 2 when
 some input or the profiles cannot be used (then -o yaml writes nothing).
 )";
 
-// kubectl prints the name of the webhook that answered; manifests applied by
-// people and pipelines go to this one (manifests/base/webhooks.yaml).
-constexpr const char* kValidatingWebhook = "applied.validate.aiadmit.dev";
-
-enum class Format { Text, Json, Yaml };
-
 struct CheckOptions {
   std::string profilesDir;
+  std::string clusterFile;  // a snapshot, or "" for the profiles alone
   std::string defaultNamespace = "default";
   Format format = Format::Text;
   bool recursive = false;
@@ -68,64 +71,11 @@ struct CheckOptions {
   RuleAction enforcement = RuleAction::Deny;
   std::vector<std::string> paths;
 };
-
-// Input that cannot be checked: a file that cannot be read, text that is not
-// YAML or JSON, a document that is not a Kubernetes object.
-struct InputError {
-  std::string file;
-  int line = 0;  // 0: about the whole file
-  int column = 0;
-  std::string message;
-
-  std::string format() const {
-    if (file.empty()) return message;
-    std::string text = file;
-    if (line > 0) text += ":" + std::to_string(line);
-    if (column > 0) text += ":" + std::to_string(column);
-    return text + ": " + message;
-  }
-};
-
 struct Source {
   std::string name;  // as kubectl names it in messages: the path given, or STDIN
   std::string text;
   std::optional<InputError> unreadable;
 };
-
-// One object of the input, in the order kubectl would apply them.
-struct InputObject {
-  std::string file;
-  int index = 0;  // document in the file, counting those that hold something
-  int item = -1;  // position in the items of a List, or -1
-  int line = 0;   // where the document starts
-  std::shared_ptr<JsonDocument> json;
-  WorkloadKind kind = WorkloadKind::Other;
-  std::optional<size_t> record;  // its Record, for the kinds aiadmit admits
-};
-
-// What the two webhooks answer for one object.
-struct Record {
-  const InputObject* input = nullptr;
-  std::string namespaceName;
-  Evaluation mutation;                // class, profile and injected changes
-  Evaluation validation;              // rule violations by action
-  std::string patch;                  // the JSON Patch of the mutating webhook, or ""
-  std::vector<std::string> warnings;  // as kubectl prints them, after "Warning: "
-  std::string denial;                 // the message of the 403, or ""
-  std::shared_ptr<JsonDocument> mutated;
-
-  bool admitted() const { return denial.empty(); }
-  bool isMutated() const { return !patch.empty(); }
-};
-
-std::string_view nameOf(const JsonValue& object) {
-  return stringMember(member(&object, "metadata"), "name");
-}
-
-std::string_view generateNameOf(const JsonValue& object) {
-  return stringMember(member(&object, "metadata"), "generateName");
-}
-
 // ---------------------------------------------------------------- options
 
 // The value of `name` at args[i]: "--flag VALUE", "--flag=VALUE", and for
@@ -169,7 +119,7 @@ std::optional<int> parseOptions(const Arguments& args, CheckOptions& options) {
     std::string flag;
     std::optional<std::string> value;
     for (const char* name :
-         {"--profiles", "--namespace", "-n", "--output", "-o", "--enforcement"}) {
+         {"--profiles", "--cluster", "--namespace", "-n", "--output", "-o", "--enforcement"}) {
       value = flagValue(args, i, name);
       if (value) {
         flag = name;
@@ -186,6 +136,8 @@ std::optional<int> parseOptions(const Arguments& args, CheckOptions& options) {
     }
     if (flag == "--profiles") {
       options.profilesDir = *value;
+    } else if (flag == "--cluster") {
+      options.clusterFile = *value;
     } else if (flag == "--namespace" || flag == "-n") {
       options.defaultNamespace = *value;
     } else if (flag == "--enforcement") {
@@ -417,284 +369,6 @@ Record evaluate(const Engine& engine, const InputObject& input,
   if (!validation.isAllowed()) record.denial = validation.message();
   return record;
 }
-
-// ----------------------------------------------------------------- output
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
-// "deployment/vllm", or "job/sample-job-*" for a generated name.
-std::string objectLabel(const InputObject& input) {
-  const std::string_view name = nameOf(*input.json);
-  return lower(stringMember(input.json.get(), "kind")) + "/" +
-         (name.empty() ? std::string(generateNameOf(*input.json)) + "*" : std::string(name));
-}
-
-std::string classReason(const Evaluation& evaluation) {
-  return evaluation.workloadClass == WorkloadClass::None
-             ? "no aiadmit.dev/workload annotation and no accelerator request"
-             : evaluation.classReason;
-}
-
-// kubectl's line for a denial of `kubectl apply -f FILE`.
-std::string kubectlDenial(const Record& record) {
-  return "Error from server (Forbidden): error when creating \"" + record.input->file +
-         "\": admission webhook \"" + kValidatingWebhook +
-         "\" denied the request: " + record.denial;
-}
-
-std::string indentLines(const std::string& text, const std::string& indent) {
-  std::string out;
-  for (char c : text) {
-    out.push_back(c);
-    if (c == '\n') out += indent;
-  }
-  return out;
-}
-
-class Style {
- public:
-  explicit Style(bool colour) : colour_(colour) {}
-  std::string red(const std::string& s) const { return wrap("31", s); }
-  std::string yellow(const std::string& s) const { return wrap("33", s); }
-  std::string green(const std::string& s) const { return wrap("32", s); }
-  std::string bold(const std::string& s) const { return wrap("1", s); }
-
- private:
-  std::string wrap(const char* code, const std::string& s) const {
-    return colour_ ? "\033[" + std::string(code) + "m" + s + "\033[0m" : s;
-  }
-  bool colour_;
-};
-
-bool colourWanted() {
-  const char* noColour = std::getenv("NO_COLOR");
-  const char* term = std::getenv("TERM");
-  return isatty(STDOUT_FILENO) != 0 && (noColour == nullptr || *noColour == '\0') &&
-         (term == nullptr || std::string_view(term) != "dumb");
-}
-
-void printText(const Record& record, const Style& style) {
-  std::cout << style.bold(objectLabel(*record.input)) << " (ns " << record.namespaceName << ")\n";
-  const Evaluation& eval = record.mutation;
-  std::cout << "  class:    " << className(eval.workloadClass) << " (" << classReason(eval)
-            << ")\n";
-  if (eval.workloadClass != WorkloadClass::None) {
-    if (eval.profile.empty()) {
-      std::cout << "  profile:  none applies\n";
-    } else {
-      std::cout << "  profile:  " << eval.profile << " (" << eval.profileReason << ")\n";
-    }
-  }
-  for (size_t i = 0; i < eval.changes.size(); ++i) {
-    std::cout << (i == 0 ? "  inject:   " : "            ") << style.green(eval.changes[i]) << "\n";
-  }
-  for (const std::string& warning : record.warnings) {
-    std::cout << "  " << style.yellow("Warning: " + warning) << "\n";
-  }
-  // Audited violations reach no kubectl user; the audit log records them.
-  for (const Violation& violation : record.validation.audited) {
-    std::cout << "  Audit: " << violation.warning() << "\n";
-  }
-  if (!record.admitted()) {
-    std::cout << "  " << style.red(indentLines(kubectlDenial(record), "  ")) << "\n";
-  } else {
-    std::cout << "  " << style.green(record.isMutated() ? "admitted, mutated" : "admitted") << "\n";
-  }
-  std::cout << "\n";
-}
-
-struct Summary {
-  size_t objects = 0;
-  size_t admitted = 0;
-  size_t mutated = 0;
-  size_t denied = 0;
-  size_t skipped = 0;
-  size_t errors = 0;
-
-  std::string line() const {
-    std::string text = std::to_string(objects) + (objects == 1 ? " object: " : " objects: ") +
-                       std::to_string(admitted) + " admitted (" + std::to_string(mutated) +
-                       " mutated), " + std::to_string(denied) + " denied";
-    if (skipped > 0) {
-      text += "; " + std::to_string(skipped) + " skipped (not a Pod or Pod controller)";
-    }
-    if (errors > 0) {
-      text += "; " + std::to_string(errors) + (errors == 1 ? " input error" : " input errors");
-    }
-    return text;
-  }
-};
-
-using JsonWriter = rapidjson::PrettyWriter<rapidjson::StringBuffer>;
-
-void writeString(JsonWriter& w, std::string_view value) {
-  w.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
-}
-
-void writeField(JsonWriter& w, std::string_view key, std::string_view value) {
-  w.Key(key.data(), static_cast<rapidjson::SizeType>(key.size()));
-  writeString(w, value);
-}
-
-void writeOptionalField(JsonWriter& w, std::string_view key, std::string_view value) {
-  w.Key(key.data(), static_cast<rapidjson::SizeType>(key.size()));
-  if (value.empty()) {
-    w.Null();
-  } else {
-    writeString(w, value);
-  }
-}
-
-void writePosition(JsonWriter& w, const InputObject& input) {
-  writeField(w, "file", input.file);
-  w.Key("index");
-  w.Int(input.index);
-  if (input.item >= 0) {
-    w.Key("item");
-    w.Int(input.item);
-  }
-  w.Key("line");
-  w.Int(input.line);
-  writeField(w, "apiVersion", stringMember(input.json.get(), "apiVersion"));
-  writeField(w, "kind", stringMember(input.json.get(), "kind"));
-  writeField(w, "name", nameOf(*input.json));
-  if (nameOf(*input.json).empty()) writeField(w, "generateName", generateNameOf(*input.json));
-}
-
-void writeViolations(JsonWriter& w, std::string_view key, const std::vector<Violation>& list) {
-  w.Key(key.data(), static_cast<rapidjson::SizeType>(key.size()));
-  w.StartArray();
-  for (const Violation& violation : list) {
-    w.StartObject();
-    writeField(w, "rule", violation.rule.name());
-    writeField(w, "field", violation.field);
-    writeField(w, "message", violation.format());
-    w.EndObject();
-  }
-  w.EndArray();
-}
-
-void writeRecord(JsonWriter& w, const Record& record) {
-  w.StartObject();
-  writePosition(w, *record.input);
-  writeField(w, "namespace", record.namespaceName);
-  writeField(w, "class", className(record.mutation.workloadClass));
-  writeField(w, "reason", classReason(record.mutation));
-  writeOptionalField(w, "profile", record.mutation.profile);
-  writeOptionalField(w, "profileReason", record.mutation.profileReason);
-  w.Key("admitted");
-  w.Bool(record.admitted());
-  w.Key("mutated");
-  w.Bool(record.isMutated());
-  w.Key("patch");
-  JsonDocument patch;
-  if (record.patch.empty() ||
-      patch.Parse(record.patch.data(), record.patch.size()).HasParseError()) {
-    patch.SetArray();
-  }
-  patch.Accept(w);
-  w.Key("injected");
-  w.StartArray();
-  for (const std::string& change : record.mutation.changes) writeString(w, change);
-  w.EndArray();
-  w.Key("warnings");
-  w.StartArray();
-  for (const std::string& warning : record.warnings) writeString(w, warning);
-  w.EndArray();
-  writeViolations(w, "ruleWarnings", record.validation.warnings);
-  writeViolations(w, "denials", record.validation.denials);
-  writeViolations(w, "audited", record.validation.audited);
-  writeOptionalField(w, "message", record.denial);
-  w.EndObject();
-}
-
-void printJson(const std::vector<InputObject>& objects, const std::vector<Record>& records,
-               const std::vector<InputError>& errors, const Summary& summary) {
-  rapidjson::StringBuffer buffer;
-  JsonWriter w(buffer);
-  w.SetIndent(' ', 2);
-  w.StartObject();
-  w.Key("objects");
-  w.StartArray();
-  for (const Record& record : records) writeRecord(w, record);
-  w.EndArray();
-  w.Key("skipped");
-  w.StartArray();
-  for (const InputObject& object : objects) {
-    if (object.record) continue;
-    w.StartObject();
-    writePosition(w, object);
-    w.EndObject();
-  }
-  w.EndArray();
-  w.Key("errors");
-  w.StartArray();
-  for (const InputError& error : errors) {
-    w.StartObject();
-    writeField(w, "file", error.file);
-    w.Key("line");
-    w.Int(error.line);
-    w.Key("column");
-    w.Int(error.column);
-    writeField(w, "message", error.message);
-    w.EndObject();
-  }
-  w.EndArray();
-  w.Key("summary");
-  w.StartObject();
-  for (const auto& [key, count] :
-       {std::pair{"objects", summary.objects}, std::pair{"admitted", summary.admitted},
-        std::pair{"mutated", summary.mutated}, std::pair{"denied", summary.denied},
-        std::pair{"skipped", summary.skipped}, std::pair{"errors", summary.errors}}) {
-    w.Key(key);
-    w.Uint64(count);
-  }
-  w.EndObject();
-  w.EndObject();
-  std::cout << std::string_view(buffer.GetString(), buffer.GetSize()) << "\n";
-}
-
-// The objects as the API server would store them, in input order, ready for
-// `kubectl apply -f -`; kubectl's warning and denial lines go to stderr.
-void printYaml(const std::vector<InputObject>& objects, const std::vector<Record>& records,
-               const Summary& summary) {
-  bool first = true;
-  for (const InputObject& object : objects) {
-    if (!first) std::cout << "---\n";
-    first = false;
-    std::cout << toYaml(object.record ? *records[*object.record].mutated : *object.json);
-  }
-  for (const Record& record : records) {
-    for (const std::string& warning : record.warnings) std::cerr << "Warning: " << warning << "\n";
-    if (!record.admitted()) std::cerr << kubectlDenial(record) << "\n";
-  }
-  std::cerr << summary.line() << "\n";
-}
-
-void printRecords(const std::vector<InputObject>& objects, const std::vector<Record>& records,
-                  const std::vector<InputError>& errors, const Summary& summary, Format format) {
-  switch (format) {
-    case Format::Text: {
-      const Style style(colourWanted());
-      for (const Record& record : records) printText(record, style);
-      std::cout << summary.line() << "\n";
-      break;
-    }
-    case Format::Json:
-      printJson(objects, records, errors, summary);
-      break;
-    case Format::Yaml:
-      // A partial set applied by a pipeline is worse than none.
-      if (errors.empty()) printYaml(objects, records, summary);
-      break;
-  }
-}
-
 void printReport(const std::vector<InputObject>& objects, const std::vector<Record>& records,
                  const CheckOptions& options) {
   std::vector<ReportInput> inputs;
@@ -720,6 +394,31 @@ void printReport(const std::vector<InputObject>& objects, const std::vector<Reco
   }
 }
 
+// The view `check` decides with: the snapshot (or nothing), and the claim
+// templates of the input itself, so that a file holding a template and the
+// Job that uses it reads as it will once both are applied. Kinds the
+// snapshot did not list stay unknown: a template of the input is known to
+// exist, the absence of one is not known to mean anything.
+std::shared_ptr<const ClusterView> viewForInput(const std::shared_ptr<const ClusterView>& snapshot,
+                                                const std::vector<InputObject>& objects,
+                                                const std::string& defaultNamespace) {
+  ClusterView::Builder builder = snapshot ? snapshot->extended() : ClusterView::Builder();
+  if (!snapshot) builder.markSynced(false);
+  for (const InputObject& object : objects) {
+    ClaimObject claim;
+    if (object.kind != WorkloadKind::Other || !readClaimObject(*object.json, claim, nullptr) ||
+        !claim.isTemplate) {
+      continue;
+    }
+    ClaimTemplateRecord record;
+    record.namespaceName = claim.namespaceName.empty() ? defaultNamespace : claim.namespaceName;
+    record.name = claim.name;
+    record.spec = std::move(claim.spec);
+    builder.add(std::move(record));
+  }
+  return std::move(builder).build();
+}
+
 }  // namespace
 
 int checkCommand(const Arguments& args) {
@@ -732,7 +431,21 @@ int checkCommand(const Arguments& args) {
     for (const ProfileError& error : loaded.errors) std::cerr << error.format() << "\n";
     return 2;
   }
-  const Engine engine(loaded.set, options.enforcement);
+  std::shared_ptr<const ClusterView> snapshot;
+  if (!options.clusterFile.empty()) {
+    ClusterSnapshot loadedSnapshot = loadClusterSnapshot(options.clusterFile);
+    if (!loadedSnapshot.error.empty() || !loadedSnapshot.view) {
+      std::cerr << "aiadmit check: the cluster snapshot cannot be used: " << loadedSnapshot.error
+                << "\n";
+      return 2;
+    }
+    for (const std::string& kind : loadedSnapshot.skippedKinds) {
+      std::cerr << "aiadmit check: " << options.clusterFile << ": " << kind
+                << " objects are not read\n";
+    }
+    snapshot = std::move(loadedSnapshot.view);
+  }
+  Engine engine(loaded.set, options.enforcement);
 
   std::vector<Source> sources;
   std::vector<InputError> errors;
@@ -750,6 +463,7 @@ int checkCommand(const Arguments& args) {
   if (objects.empty() && errors.empty()) {
     errors.push_back({"", 0, 0, "no objects in the input"});
   }
+  engine.replaceClusterView(viewForInput(snapshot, objects, options.defaultNamespace));
 
   std::vector<Record> records;
   Summary summary;

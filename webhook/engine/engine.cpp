@@ -36,6 +36,14 @@ std::shared_ptr<const ProfileSet> Engine::profiles() const {
   return profiles_.load();
 }
 
+void Engine::replaceClusterView(std::shared_ptr<const ClusterView> view) {
+  cluster_.store(std::move(view));
+}
+
+std::shared_ptr<const ClusterView> Engine::clusterView() const {
+  return cluster_.load();
+}
+
 namespace {
 
 const JsonValue* labelsOf(const JsonValue* metadata) {
@@ -142,7 +150,7 @@ void recordDecision(std::vector<Evaluation::RuleDecision>& decisions, RuleId rul
 
 void collectViolations(const JsonValue& object, const Assessment& assessment,
                        const AdmissionSubject& subject, const ProfileSet& profiles,
-                       std::vector<Violation>& out) {
+                       const ClusterView* cluster, std::vector<Violation>& out) {
   const Classification& classification = assessment.classification;
   const ProfileAcceleratorNames accelerators(assessment.selection.profile);
   const PodReader pod = PodReader::of(assessment.view, accelerators);
@@ -155,7 +163,8 @@ void collectViolations(const JsonValue& object, const Assessment& assessment,
                                   profiles,
                                   assessment.selection,
                                   subject.namespaceName,
-                                  subject.operation};
+                                  subject.operation,
+                                  cluster};
   for (const auto& validator : allValidators()) {
     if (!classification.isAiWorkload() && !validator->appliesToUnclassified()) continue;
     validator->check(context, out);
@@ -256,6 +265,7 @@ AdmissionOutcome Engine::validate(const AdmissionSubject& subject, Evaluation* e
   Evaluation local;
   Evaluation& eval = evaluation != nullptr ? *evaluation : local;
   const auto profiles = this->profiles();
+  const auto cluster = clusterView();
 
   const Assessment assessment = assess(*subject.object, subject, *profiles);
   const Classification& classification = assessment.classification;
@@ -270,7 +280,7 @@ AdmissionOutcome Engine::validate(const AdmissionSubject& subject, Evaluation* e
   }
 
   std::vector<Violation> violations;
-  collectViolations(*subject.object, assessment, subject, *profiles, violations);
+  collectViolations(*subject.object, assessment, subject, *profiles, cluster.get(), violations);
 
   // An UPDATE is not refused for what the old object already had and the
   // update did not touch: changing a label must not start failing.
@@ -278,7 +288,7 @@ AdmissionOutcome Engine::validate(const AdmissionSubject& subject, Evaluation* e
       !violations.empty()) {
     std::vector<Violation> existing;
     collectViolations(*subject.oldObject, assess(*subject.oldObject, subject, *profiles), subject,
-                      *profiles, existing);
+                      *profiles, cluster.get(), existing);
     std::erase_if(violations, [&](const Violation& v) {
       return std::find(existing.begin(), existing.end(), v) != existing.end();
     });

@@ -11,6 +11,7 @@
 
 #include "validators/validator.h"
 #include "webhook/engine/admission.h"
+#include "webhook/kube/cluster_view.h"
 #include "webhook/policy/classify.h"
 #include "webhook/policy/profile_set.h"
 
@@ -65,6 +66,12 @@ class Engine {
   std::shared_ptr<const ProfileSet> profiles() const;
   RuleAction enforcement() const { return enforcement_; }
 
+  // The cluster view the rules on the cluster read (a snapshot for `check`,
+  // the watcher's latest for `serve`); null decides from the profiles alone.
+  // Swapped atomically like the profiles.
+  void replaceClusterView(std::shared_ptr<const ClusterView> view);
+  std::shared_ptr<const ClusterView> clusterView() const;
+
   AdmissionOutcome mutate(const AdmissionSubject& subject, Evaluation* evaluation) const;
   AdmissionOutcome validate(const AdmissionSubject& subject, Evaluation* evaluation) const;
 
@@ -74,6 +81,7 @@ class Engine {
 
  private:
   std::atomic<std::shared_ptr<const ProfileSet>> profiles_;
+  std::atomic<std::shared_ptr<const ClusterView>> cluster_;
   RuleAction enforcement_;
 };
 

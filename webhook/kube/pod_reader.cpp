@@ -135,6 +135,61 @@ bool PodReader::claimsDevices() const {
   return isArray(claims) && !claims->Empty();
 }
 
+const PodClaims& PodReader::claims() const {
+  if (!claims_) claims_ = readPodClaims(spec_);
+  return *claims_;
+}
+
+namespace {
+
+Toleration readToleration(const JsonValue& item) {
+  Toleration toleration;
+  toleration.key = std::string(stringMember(&item, "key"));
+  const std::string_view op = stringMember(&item, "operator");
+  toleration.op = op.empty() ? "Equal" : std::string(op);
+  toleration.value = std::string(stringMember(&item, "value"));
+  toleration.effect = std::string(stringMember(&item, "effect"));
+  return toleration;
+}
+
+}  // namespace
+
+Placement PodReader::placement() const {
+  Placement placement;
+  if (const JsonValue* selector = member(spec_, "nodeSelector");
+      selector != nullptr && selector->IsObject()) {
+    for (const auto& entry : selector->GetObject()) {
+      if (entry.value.IsString()) {
+        placement.nodeSelector[std::string(stringOf(&entry.name))] =
+            std::string(stringOf(&entry.value));
+      }
+    }
+  }
+  if (const JsonValue* tolerations = member(spec_, "tolerations"); isArray(tolerations)) {
+    for (const JsonValue& item : tolerations->GetArray()) {
+      if (item.IsObject()) placement.tolerations.push_back(readToleration(item));
+    }
+  }
+  const JsonValue* terms = member(member(member(member(spec_, "affinity"), "nodeAffinity"),
+                                         "requiredDuringSchedulingIgnoredDuringExecution"),
+                                  "nodeSelectorTerms");
+  if (!isArray(terms) || terms->Size() != 1) return placement;
+  const JsonValue* expressions = member(&(*terms)[0], "matchExpressions");
+  if (!isArray(expressions)) return placement;
+  for (const JsonValue& expression : expressions->GetArray()) {
+    NodeSelectorRequirement requirement;
+    requirement.key = std::string(stringMember(&expression, "key"));
+    requirement.op = std::string(stringMember(&expression, "operator"));
+    if (const JsonValue* values = member(&expression, "values"); isArray(values)) {
+      for (const JsonValue& value : values->GetArray()) {
+        if (value.IsString()) requirement.values.emplace_back(stringOf(&value));
+      }
+    }
+    if (!requirement.key.empty()) placement.requiredNodeAffinity.push_back(std::move(requirement));
+  }
+  return placement;
+}
+
 int64_t PodReader::containerRequest(const JsonValue& container, std::string_view resource) {
   const JsonValue* resources = member(&container, "resources");
   const JsonValue* value = member(member(resources, "requests"), resource);

@@ -13,7 +13,9 @@
 #include <string_view>
 #include <vector>
 
+#include "webhook/kube/dra.h"
 #include "webhook/kube/json.h"
+#include "webhook/kube/scheduling.h"
 #include "webhook/kube/workload.h"
 
 namespace aiadmit {
@@ -102,6 +104,18 @@ class PodReader {
   bool asksForAccelerator() const;
   // Whether the Pod claims devices through dynamic resource allocation.
   bool claimsDevices() const;
+  // What the Pod asks of dynamic resource allocation (webhook/kube/dra.h):
+  // spec.resourceClaims, containers' resources.claims and KEP-5004
+  // deviceclass.resource.kubernetes.io/<class> names. Read on first use.
+  const PodClaims& claims() const;
+
+  // --- Placement: where the Pod may land, as a pool that nodes are matched
+  // against (ClusterView::nodeMatches): its nodeSelector, its tolerations
+  // and, when it has exactly one required node affinity term, that term's
+  // matchExpressions. Several terms are ORed and none is kept then, so the
+  // placement may match more nodes than the Pod can use, never fewer: the
+  // largest node it finds is an upper bound, as "can never fit" needs.
+  Placement placement() const;
 
   // What a container asks of `resource` as the scheduler reads it: its
   // request, else its limit (the API server defaults one from the other).
@@ -134,6 +148,7 @@ class PodReader {
   const JsonValue* spec_;
   const AcceleratorNames* accelerators_;
   std::vector<PodContainer> containers_;
+  mutable std::optional<PodClaims> claims_;
 };
 
 // ` in container "vllm"` when the Pod has several containers and this one has

@@ -1,4 +1,4 @@
-// The stable rule catalogue (AIA001-AIA015) and what a profile may do with each.
+// The stable rule catalogue (AIA001-AIA019) and what a profile may do with each.
 #pragma once
 
 #include <array>
@@ -23,7 +23,8 @@ struct RuleId {
 };
 
 inline constexpr RuleId AIA001{1}, AIA002{2}, AIA003{3}, AIA004{4}, AIA005{5}, AIA006{6}, AIA007{7},
-    AIA008{8}, AIA009{9}, AIA010{10}, AIA011{11}, AIA012{12}, AIA013{13}, AIA014{14}, AIA015{15};
+    AIA008{8}, AIA009{9}, AIA010{10}, AIA011{11}, AIA012{12}, AIA013{13}, AIA014{14}, AIA015{15},
+    AIA016{16}, AIA017{17}, AIA018{18}, AIA019{19};
 
 // The catalogue: every rule once, in ID order, with the action it has when a
 // profile says nothing and the title docs/rules.md gives it (a test holds the
@@ -50,6 +51,12 @@ inline constexpr RuleInfo kRuleCatalogue[] = {
     {AIA013, RuleAction::Deny, "shared GPUs where the profile forbids sharing"},
     {AIA014, RuleAction::Deny, "training or batch Pod that restarts Always"},
     {AIA015, RuleAction::Warn, "model server without a memory limit"},
+    // Rules on the cluster view: they act only on what the cluster is known
+    // to hold (webhook/kube/cluster_view.h) and say nothing without one.
+    {AIA016, RuleAction::Deny, "accelerators no node of the cluster can hold"},
+    {AIA017, RuleAction::Deny, "priority class that does not exist"},
+    {AIA018, RuleAction::Deny, "Kueue LocalQueue that does not exist"},
+    {AIA019, RuleAction::Deny, "claim template or device class that does not exist"},
 };
 
 constexpr int kFirstRule = 1;

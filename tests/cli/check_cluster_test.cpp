@@ -1,0 +1,308 @@
+// `aiadmit check --cluster FILE`: the rules on the cluster view decide with a
+// snapshot as `kubectl get nodes,resourceslices,deviceclasses,priorityclasses,
+// localqueues -A -o yaml` prints it, through the real binary. Each rule is
+// shown to refuse on a snapshot that holds the answer and to stay silent on
+// one that does not (the kind is then unknown, never "does not exist").
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "tests/support/test_support.h"
+
+namespace aiadmit {
+namespace {
+
+using namespace testing;
+
+// A GPU node of the seed cluster's pool with `gpus` GPUs allocatable.
+std::string gpuNode(const std::string& name, int gpus) {
+  return "apiVersion: v1\nkind: Node\nmetadata:\n  name: " + name +
+         "\n  labels:\n    accelerator: nvidia\nspec:\n  taints:\n  - key: accelerator\n"
+         "    value: gpu\n    effect: NoSchedule\nstatus:\n  allocatable:\n    cpu: \"96\"\n"
+         "    memory: 1Ti\n    nvidia.com/gpu: \"" +
+         std::to_string(gpus) + "\"\n";
+}
+
+// A v1 List of items, as kubectl prints a snapshot.
+std::string list(const std::vector<std::string>& items) {
+  std::string text = "apiVersion: v1\nkind: List\nitems:\n";
+  for (const std::string& item : items) {
+    bool first = true;
+    size_t start = 0;
+    while (start < item.size()) {
+      const size_t end = item.find('\n', start);
+      const std::string line = item.substr(start, end - start);
+      text += (first ? "- " : "  ") + line + "\n";
+      first = false;
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
+  }
+  return text;
+}
+
+const char* kEightGpuJob = R"(apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train-8
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: trainer
+        image: nvcr.io/nvidia/pytorch:24.05-py3
+        resources:
+          limits:
+            nvidia.com/gpu: 8
+)";
+
+// `aiadmit check --profiles <shipped> [--cluster snapshot] -o json input`.
+CommandResult check(const TempDir& dir, const std::string& snapshot, const std::string& input,
+                    std::vector<std::string> extra = {}) {
+  writeFile(dir.file("input.yaml"), input);
+  std::vector<std::string> argv = {binaryPath(), "check", "--profiles", sourceDir() + "/profiles"};
+  if (!snapshot.empty()) {
+    writeFile(dir.file("cluster.yaml"), snapshot);
+    argv.push_back("--cluster");
+    argv.push_back(dir.file("cluster.yaml"));
+  }
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  argv.push_back(dir.file("input.yaml"));
+  return runCommand(argv);
+}
+
+TEST(CheckCluster, EightGpuJobIsRefusedOnASnapshotOfFourGpuNodes) {
+  TempDir dir;
+  const CommandResult run =
+      check(dir, list({gpuNode("gpu-a", 4), gpuNode("gpu-b", 4)}), kEightGpuJob);
+  EXPECT_EQ(run.exitCode, 1) << run.out << run.err;
+  EXPECT_NE(run.out.find("[AIA016] spec.template.spec.containers[0].resources.limits: the Pod "
+                         "asks for 8 \"nvidia.com/gpu\" on one node, but the largest of the 2 "
+                         "nodes it may land on has 4 (node gpu-a)"),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("ask for at most 4 per Pod"), std::string::npos) << run.out;
+}
+
+TEST(CheckCluster, EightGpuJobIsAdmittedOnASnapshotOfEightGpuNodes) {
+  TempDir dir;
+  const CommandResult run =
+      check(dir, list({gpuNode("gpu-a", 4), gpuNode("gpu-b", 8)}), kEightGpuJob);
+  EXPECT_EQ(run.exitCode, 0) << run.out << run.err;
+  EXPECT_EQ(run.out.find("AIA016"), std::string::npos) << run.out;
+}
+
+TEST(CheckCluster, WithoutASnapshotTheProfileAloneDecides) {
+  TempDir dir;
+  // The shipped profiles say 8 GPUs per node: the same Job passes AIA006.
+  const CommandResult run = check(dir, "", kEightGpuJob);
+  EXPECT_EQ(run.exitCode, 0) << run.out << run.err;
+}
+
+TEST(CheckCluster, NodesTheJobCannotLandOnDoNotCount) {
+  TempDir dir;
+  // A 16-GPU node without the pool's label and taint is not one the Job
+  // (placed on the pool by the profile) may use.
+  std::string other = gpuNode("big-elsewhere", 16);
+  other.replace(other.find("accelerator: nvidia"), 19, "accelerator: other");
+  const CommandResult run = check(dir, list({gpuNode("gpu-a", 4), other}), kEightGpuJob);
+  EXPECT_EQ(run.exitCode, 1) << run.out << run.err;
+  EXPECT_NE(run.out.find("largest of the 1 nodes it may land on has 4"), std::string::npos)
+      << run.out;
+}
+
+TEST(CheckCluster, APoolWithNoNodeIsNotJudged) {
+  TempDir dir;
+  std::string other = gpuNode("cpu-only", 0);
+  other.replace(other.find("accelerator: nvidia"), 19, "accelerator: other");
+  const CommandResult run = check(dir, list({other}), kEightGpuJob);
+  EXPECT_EQ(run.exitCode, 0) << run.out << run.err;
+}
+
+const char* kQueuedJob = R"(apiVersion: batch/v1
+kind: Job
+metadata:
+  name: queued
+  namespace: team-a
+  labels:
+    kueue.x-k8s.io/queue-name: gpu-queue
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      priorityClassName: ai-batch
+      containers:
+      - name: main
+        image: busybox
+        resources:
+          limits:
+            nvidia.com/gpu: 1
+)";
+
+std::string priorityClass(const std::string& name, int value) {
+  return "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: " + name +
+         "\nvalue: " + std::to_string(value) + "\n";
+}
+
+std::string localQueue(const std::string& ns, const std::string& name) {
+  return "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata:\n  name: " + name +
+         "\n  namespace: " + ns + "\nspec:\n  clusterQueue: gpu-cq\n";
+}
+
+TEST(CheckCluster, APriorityClassThatDoesNotExistIsRefused) {
+  TempDir dir;
+  const CommandResult run = check(dir, list({priorityClass("ai-training", 1000)}), kQueuedJob);
+  EXPECT_EQ(run.exitCode, 1) << run.out << run.err;
+  EXPECT_NE(run.out.find("[AIA017] spec.template.spec.priorityClassName: PriorityClass "
+                         "\"ai-batch\" does not exist in the cluster"),
+            std::string::npos)
+      << run.out;
+  // Listed LocalQueues are not: the queue label stays unjudged.
+  EXPECT_EQ(run.out.find("AIA018"), std::string::npos) << run.out;
+
+  TempDir again;
+  const CommandResult fixed = check(again, list({priorityClass("ai-batch", 500)}), kQueuedJob);
+  EXPECT_EQ(fixed.exitCode, 0) << fixed.out << fixed.err;
+}
+
+TEST(CheckCluster, AQueueLabelNamingNoLocalQueueOfTheNamespaceIsRefused) {
+  TempDir dir;
+  // gpu-queue exists, but in another namespace.
+  const CommandResult run = check(dir, list({localQueue("team-b", "gpu-queue")}), kQueuedJob);
+  EXPECT_EQ(run.exitCode, 1) << run.out << run.err;
+  EXPECT_NE(run.out.find("[AIA018] metadata.labels[kueue.x-k8s.io/queue-name]: LocalQueue "
+                         "\"gpu-queue\" does not exist in namespace team-a"),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("kubectl get localqueues -n team-a"), std::string::npos) << run.out;
+
+  TempDir again;
+  const CommandResult fixed = check(again, list({localQueue("team-a", "gpu-queue")}), kQueuedJob);
+  EXPECT_EQ(fixed.exitCode, 0) << fixed.out << fixed.err;
+}
+
+TEST(CheckCluster, NoKindOfTheSnapshotMeansNothingIsJudged) {
+  TempDir dir;
+  // Only Nodes: priority classes and queues are unknown, not absent.
+  const CommandResult run = check(dir, list({gpuNode("gpu-a", 8)}), kQueuedJob);
+  EXPECT_EQ(run.exitCode, 0) << run.out << run.err;
+}
+
+// A DRA Job of the shape of Kueue's DRA example (the corpus's
+// gpu-job-admitted), declared batch, using a template of the same input.
+std::string draJob(const std::string& templateName) {
+  return R"(apiVersion: batch/v1
+kind: Job
+metadata:
+  name: dra-job
+  annotations:
+    aiadmit.dev/workload: batch
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      resourceClaims:
+      - name: gpu
+        resourceClaimTemplateName: )" +
+         templateName + R"(
+      containers:
+      - name: main
+        image: busybox
+        resources:
+          limits:
+            nvidia.com/gpu: 1
+          claims:
+          - name: gpu
+)";
+}
+
+std::string claimTemplate(const std::string& name, const std::string& deviceClass, int count) {
+  return "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata:\n  name: " + name +
+         "\n  namespace: default\nspec:\n  spec:\n    devices:\n      requests:\n      - name: "
+         "gpu\n        exactly:\n"
+         "          deviceClassName: " +
+         deviceClass +
+         "\n          allocationMode: ExactCount\n          count: " + std::to_string(count) + "\n";
+}
+
+const char* kExampleDeviceClass = R"(apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata:
+  name: gpu.example.com
+spec:
+  selectors:
+  - cel:
+      expression: "device.driver == 'gpu.example.com'"
+)";
+
+// The recorded node-local slice of 8 GPUs of dra-example-driver, its class,
+// and the node it is on, in the GPU pool with one device-plugin GPU.
+std::string draSnapshot() {
+  std::string node = gpuNode("dra-example-driver-cluster-worker", 1);
+  return readFile(sourceDir() + "/tests/golden/cluster/resourceslices-dra-example-driver.yaml") +
+         "\n---\n" + kExampleDeviceClass + "---\n" + node;
+}
+
+TEST(CheckCluster, DraDevicesCountAgainstTheResourceSlicesOfTheNode) {
+  TempDir dir;
+  const CommandResult run = check(
+      dir, draSnapshot(), claimTemplate("gpus", "gpu.example.com", 9) + "---\n" + draJob("gpus"));
+  EXPECT_EQ(run.exitCode, 1) << run.out << run.err;
+  EXPECT_NE(run.out.find("[AIA016] spec.template.spec.resourceClaims[0]: the Pod asks for 9 "
+                         "devices of class \"gpu.example.com\" on one node, but the largest of "
+                         "the 1 nodes it may land on has 8"),
+            std::string::npos)
+      << run.out;
+
+  TempDir again;
+  const CommandResult fits = check(
+      again, draSnapshot(), claimTemplate("gpus", "gpu.example.com", 8) + "---\n" + draJob("gpus"));
+  EXPECT_EQ(fits.exitCode, 0) << fits.out << fits.err;
+}
+
+TEST(CheckCluster, AClaimTemplateOrDeviceClassThatDoesNotExistIsRefused) {
+  TempDir dir;
+  // The snapshot lists ResourceClaimTemplates (it holds one): "gpus" of the
+  // input exists, "gpu-claim" does not.
+  const std::string snapshot =
+      draSnapshot() + "---\n" + claimTemplate("other", "gpu.example.com", 1);
+  const CommandResult run = check(dir, snapshot, draJob("gpu-claim"));
+  EXPECT_EQ(run.exitCode, 1) << run.out << run.err;
+  EXPECT_NE(run.out.find("[AIA019] spec.template.spec.resourceClaims[0].resourceClaimTemplateName: "
+                         "ResourceClaimTemplate \"gpu-claim\" does not exist in namespace default"),
+            std::string::npos)
+      << run.out;
+
+  TempDir typo;
+  const CommandResult misnamed = check(
+      typo, draSnapshot(), claimTemplate("gpus", "gpu.example.co", 1) + "---\n" + draJob("gpus"));
+  EXPECT_EQ(misnamed.exitCode, 1) << misnamed.out << misnamed.err;
+  EXPECT_NE(misnamed.out.find("[AIA019] spec.template.spec.resourceClaims[0]."
+                              "resourceClaimTemplateName: DeviceClass \"gpu.example.co\""),
+            std::string::npos)
+      << misnamed.out;
+
+  TempDir unknown;
+  // Without DeviceClasses or templates in the snapshot nothing is judged.
+  const CommandResult silent = check(unknown, list({gpuNode("gpu-a", 8)}), draJob("gpu-claim"));
+  EXPECT_EQ(silent.exitCode, 0) << silent.out << silent.err;
+}
+
+TEST(CheckCluster, AnUnusableSnapshotIsNamedByFileAndLine) {
+  TempDir dir;
+  const CommandResult run = check(
+      dir, "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n", kEightGpuJob);
+  EXPECT_EQ(run.exitCode, 2) << run.out << run.err;
+  EXPECT_NE(run.err.find("cluster.yaml:"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("metadata.name"), std::string::npos) << run.err;
+
+  const CommandResult missing = runCommand(
+      {binaryPath(), "check", "--cluster", dir.file("absent.yaml"), dir.file("input.yaml")});
+  EXPECT_EQ(missing.exitCode, 2) << missing.out << missing.err;
+  EXPECT_NE(missing.err.find("absent.yaml"), std::string::npos) << missing.err;
+}
+
+}  // namespace
+}  // namespace aiadmit

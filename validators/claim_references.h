@@ -1,0 +1,17 @@
+#pragma once
+
+#include "validators/validator.h"
+
+namespace aiadmit {
+
+// AIA019: a Pod's resourceClaims name a ResourceClaimTemplate the namespace
+// does not have, or its device requests (through a template, or a KEP-5004
+// deviceclass.resource.kubernetes.io/<class> name) a DeviceClass the cluster
+// does not have. The Pod would wait for a claim that can never be made.
+class ClaimReferencesValidator final : public Validator {
+ public:
+  RuleId rule() const override { return AIA019; }
+  void check(const ValidationContext& context, std::vector<Violation>& out) const override;
+};
+
+}  // namespace aiadmit

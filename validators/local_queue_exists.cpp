@@ -1,0 +1,30 @@
+#include "validators/local_queue_exists.h"
+
+namespace aiadmit {
+
+void LocalQueueExistsValidator::check(const ValidationContext& context,
+                                      std::vector<Violation>& out) const {
+  if (context.cluster == nullptr) return;
+  // Kueue reads the label on the object it manages; for Pods of a plain Pod
+  // group it is the Pod's own, which is the template's for a controller.
+  std::string field = "metadata.labels[" + std::string(kKueueQueueLabel) + "]";
+  std::string_view queue =
+      stringMember(member(member(&context.object, "metadata"), "labels"), kKueueQueueLabel);
+  if (queue.empty() && context.view.metadata != member(&context.object, "metadata")) {
+    queue = stringMember(member(context.view.metadata, "labels"), kKueueQueueLabel);
+    field = std::string(podMetadataFieldPath(context.kind)) + ".labels[" +
+            std::string(kKueueQueueLabel) + "]";
+  }
+  if (queue.empty()) return;
+  if (context.cluster->hasLocalQueue(context.namespaceName, queue) != Presence::No) return;
+  const std::string ns(context.namespaceName);
+  out.push_back({AIA018, std::move(field),
+                 "LocalQueue " + inQuotes(queue) + " does not exist in namespace " + ns +
+                     ", so Kueue keeps the workload suspended and it never starts",
+                 "name a LocalQueue that `kubectl get localqueues -n " + ns +
+                     "` lists, or create one that points at a ClusterQueue",
+                 "LocalQueue " + inQuotes(queue) + " does not exist in namespace " + ns +
+                     "; name one that exists"});
+}
+
+}  // namespace aiadmit

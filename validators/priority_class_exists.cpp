@@ -1,0 +1,20 @@
+#include "validators/priority_class_exists.h"
+
+namespace aiadmit {
+
+void PriorityClassExistsValidator::check(const ValidationContext& context,
+                                         std::vector<Violation>& out) const {
+  if (context.cluster == nullptr) return;
+  const std::string_view name = stringMember(context.view.spec, "priorityClassName");
+  // The two system classes exist in every cluster, listed or not.
+  if (name.empty() || name == "system-cluster-critical" || name == "system-node-critical") return;
+  if (context.cluster->hasPriorityClass(name) != Presence::No) return;
+  out.push_back({AIA017, std::string(podSpecFieldPath(context.kind)) + ".priorityClassName",
+                 "PriorityClass " + inQuotes(name) +
+                     " does not exist in the cluster, so the API server refuses the Pods",
+                 "create the PriorityClass, or name one that `kubectl get priorityclasses` lists",
+                 "PriorityClass " + inQuotes(name) + " does not exist; create it or name one " +
+                     "that exists"});
+}
+
+}  // namespace aiadmit

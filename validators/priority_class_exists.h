@@ -1,0 +1,16 @@
+#pragma once
+
+#include "validators/validator.h"
+
+namespace aiadmit {
+
+// AIA017: the Pod names a priorityClassName that the cluster does not have.
+// The API server refuses such a Pod, and a controller's Pods then fail one by
+// one long after the workload was applied.
+class PriorityClassExistsValidator final : public Validator {
+ public:
+  RuleId rule() const override { return AIA017; }
+  void check(const ValidationContext& context, std::vector<Violation>& out) const override;
+};
+
+}  // namespace aiadmit
