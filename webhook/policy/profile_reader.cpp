@@ -516,16 +516,43 @@ void readSpec(Reader& r, const YAML::Node& spec, Profile& p) {
 
 }  // namespace
 
-void readProfileDocument(Reader& r, const YAML::Node& doc, const std::string& file,
-                         std::vector<Profile>& out) {
-  const int before = r.errorCount();
-  if (!r.mapping(doc, "", {"apiVersion", "kind", "metadata", "spec"})) return;
+void readDocumentHeader(Reader& r, const YAML::Node& doc, std::string_view noun,
+                        DocumentName& out) {
   const YAML::Node apiVersion = doc["apiVersion"];
   if (!apiVersion.IsDefined() || apiVersion.IsNull()) {
     r.error(doc, "apiVersion", "is required (aiadmit.dev/v1)");
   } else if (auto text = r.string(apiVersion, "apiVersion"); text && *text != "aiadmit.dev/v1") {
     r.error(apiVersion, "apiVersion", inQuotes(*text) + " is not aiadmit.dev/v1");
   }
+  const YAML::Node metadata = doc["metadata"];
+  if (!metadata.IsDefined() || metadata.IsNull()) {
+    r.error(doc, "metadata.name", "is required");
+    return;
+  }
+  if (!r.mapping(metadata, "metadata", {"name", "annotations", "labels"})) return;
+  const YAML::Node name = metadata["name"];
+  if (!name.IsDefined() || name.IsNull()) {
+    r.error(metadata, "metadata.name", "is required");
+  } else if (auto text = r.string(name, "metadata.name")) {
+    out.name = *text;
+    out.location = Reader::locationOf(name);
+    if (!isNamespaceName(out.name)) {
+      r.error(name, "metadata.name",
+              inQuotes(out.name) + " is not a valid " + std::string(noun) +
+                  " (lowercase letters, digits and '-', at most 63, starting and ending with a "
+                  "letter or digit)");
+    }
+  }
+  r.optional(metadata, "labels", "metadata",
+             [&](auto& n, auto& f) { r.stringMap(n, f, checkLabelKey, checkLabelValue); });
+  r.optional(metadata, "annotations", "metadata",
+             [&](auto& n, auto& f) { r.stringMap(n, f, checkLabelKey, checkAnyValue); });
+}
+
+void readProfileDocument(Reader& r, const YAML::Node& doc, const std::string& file,
+                         std::vector<Profile>& out) {
+  const int before = r.errorCount();
+  if (!r.mapping(doc, "", {"apiVersion", "kind", "metadata", "spec"})) return;
   const YAML::Node kind = doc["kind"];
   if (!kind.IsDefined() || kind.IsNull()) {
     r.error(doc, "kind", "is required (Profile)");
@@ -535,28 +562,10 @@ void readProfileDocument(Reader& r, const YAML::Node& doc, const std::string& fi
   Profile profile;
   profile.sourceFile = file;
   profile.sourceLine = Reader::locationOf(doc).line;
-  const YAML::Node metadata = doc["metadata"];
-  if (!metadata.IsDefined() || metadata.IsNull()) {
-    r.error(doc, "metadata.name", "is required");
-  } else if (r.mapping(metadata, "metadata", {"name", "annotations", "labels"})) {
-    const YAML::Node name = metadata["name"];
-    if (!name.IsDefined() || name.IsNull()) {
-      r.error(metadata, "metadata.name", "is required");
-    } else if (auto text = r.string(name, "metadata.name")) {
-      profile.name = *text;
-      profile.nameLocation = Reader::locationOf(name);
-      if (!isNamespaceName(profile.name)) {
-        r.error(name, "metadata.name",
-                inQuotes(profile.name) +
-                    " is not a valid profile name (lowercase letters, digits and '-', at most 63, "
-                    "starting and ending with a letter or digit)");
-      }
-    }
-    r.optional(metadata, "labels", "metadata",
-               [&](auto& n, auto& f) { r.stringMap(n, f, checkLabelKey, checkLabelValue); });
-    r.optional(metadata, "annotations", "metadata",
-               [&](auto& n, auto& f) { r.stringMap(n, f, checkLabelKey, checkAnyValue); });
-  }
+  DocumentName name;
+  readDocumentHeader(r, doc, "profile name", name);
+  profile.name = std::move(name.name);
+  profile.nameLocation = name.location;
   const YAML::Node spec = doc["spec"];
   if (!spec.IsDefined() || spec.IsNull()) {
     r.error(doc, "spec", "is required");

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "webhook/policy/profile.h"
@@ -14,6 +15,17 @@ class Node;
 }
 
 namespace aiadmit {
+
+struct DocumentName {
+  std::string name;
+  SourceLocation location;
+};
+
+// The frame every aiadmit document shares: apiVersion aiadmit.dev/v1 and
+// metadata (a required name, a valid `noun` such as "profile name"; labels
+// and annotations checked as the API server checks them).
+void readDocumentHeader(yaml_fields::Reader& reader, const YAML::Node& document,
+                        std::string_view noun, DocumentName& out);
 
 // Appends the profile to `out` when the document has no error; records every
 // error in the reader either way.

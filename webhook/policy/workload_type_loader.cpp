@@ -1,5 +1,7 @@
 #include "webhook/policy/workload_type_loader.h"
 
+#include "webhook/policy/profile_reader.h"
+
 #include <map>
 
 #include "webhook/kube/text.h"
@@ -10,8 +12,6 @@ namespace aiadmit {
 using yaml_fields::Reader;
 
 namespace {
-
-constexpr std::string_view kApiVersion = "aiadmit.dev/v1";
 
 bool isKindName(std::string_view kind) {
   if (kind.empty() || kind.size() > 63 || kind[0] < 'A' || kind[0] > 'Z') return false;
@@ -285,31 +285,12 @@ void readWorkloadTypeDocument(Reader& r, const YAML::Node& doc, const std::strin
                               std::vector<WorkloadTypeDocument>& out) {
   const int before = r.errorCount();
   if (!r.mapping(doc, "", {"apiVersion", "kind", "metadata", "spec"})) return;
-  const YAML::Node apiVersion = doc["apiVersion"];
-  if (!apiVersion.IsDefined() || apiVersion.IsNull()) {
-    r.error(doc, "apiVersion", "is required (aiadmit.dev/v1)");
-  } else if (auto text = r.string(apiVersion, "apiVersion"); text && *text != kApiVersion) {
-    r.error(apiVersion, "apiVersion", inQuotes(*text) + " is not aiadmit.dev/v1");
-  }
   WorkloadTypeDocument document;
   document.file = file;
-  const YAML::Node metadata = doc["metadata"];
-  if (!metadata.IsDefined() || metadata.IsNull()) {
-    r.error(doc, "metadata.name", "is required");
-  } else if (r.mapping(metadata, "metadata", {"name", "annotations", "labels"})) {
-    const YAML::Node name = metadata["name"];
-    if (!name.IsDefined() || name.IsNull()) {
-      r.error(metadata, "metadata.name", "is required");
-    } else if (auto text = r.string(name, "metadata.name")) {
-      document.name = *text;
-      document.nameLocation = Reader::locationOf(name);
-      if (!isNamespaceName(document.name)) {
-        r.error(name, "metadata.name",
-                inQuotes(document.name) +
-                    " is not a valid name (lowercase letters, digits and '-', at most 63)");
-      }
-    }
-  }
+  DocumentName name;
+  readDocumentHeader(r, doc, "name", name);
+  document.name = std::move(name.name);
+  document.nameLocation = name.location;
   const YAML::Node spec = doc["spec"];
   if (!spec.IsDefined() || spec.IsNull()) {
     r.error(doc, "spec", "is required");
