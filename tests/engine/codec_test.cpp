@@ -195,6 +195,24 @@ TEST(EncodeAdmissionResponse, InternalErrorIsHttp500SoFailurePolicyApplies) {
   EXPECT_EQ(response.statusReason, "InternalError");
 }
 
+TEST(EncodeAdmissionResponse, ATransportRefusalCarriesItsOwnStatusCode) {
+  const std::pair<int, const char*> cases[] = {{408, "Timeout"},
+                                               {413, "RequestEntityTooLarge"},
+                                               {414, "BadRequest"},
+                                               {431, "BadRequest"},
+                                               {503, "ServiceUnavailable"}};
+  for (const auto& [code, reason] : cases) {
+    const auto outcome = AdmissionOutcome::refusedByTransport(code, "refused");
+    EXPECT_EQ(outcome.httpStatus(), code);
+    const auto response = parseReviewResponse(encodeAdmissionResponse("", outcome));
+    EXPECT_FALSE(response.allowed);
+    EXPECT_EQ(response.statusCode, code);
+    EXPECT_EQ(response.statusReason, reason) << code;
+  }
+  EXPECT_EQ(AdmissionOutcome::refusedByTransport(200, "x").httpStatus(), 400)
+      << "a refusal is never a success";
+}
+
 TEST(FitWarnings, TrimsEachLineAndTheTotalToTheApiServerBudget) {
   std::vector<std::string> many(200, std::string(300, 'x'));
   const auto fitted = fitWarnings(many);

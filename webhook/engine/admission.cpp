@@ -145,6 +145,13 @@ AdmissionOutcome AdmissionOutcome::internalError(std::string message) {
   return outcome;
 }
 
+AdmissionOutcome AdmissionOutcome::refusedByTransport(int httpStatus, std::string message) {
+  const bool isError = httpStatus >= 400 && httpStatus <= 599;
+  AdmissionOutcome outcome(Decision::Errored, isError ? httpStatus : 400);
+  outcome.message_ = std::move(message);
+  return outcome;
+}
+
 void AdmissionOutcome::setAuditAnnotations(std::vector<AuditAnnotation> annotations) {
   if (decision_ != Decision::Errored) auditAnnotations_ = std::move(annotations);
 }
@@ -207,6 +214,26 @@ std::string base64Encode(std::string_view data) {
   return out;
 }
 
+namespace {
+
+// metav1.StatusReason for a status code, as the API server names them.
+const char* statusReason(int code) {
+  switch (code) {
+    case 403:
+      return "Forbidden";
+    case 408:
+      return "Timeout";
+    case 413:
+      return "RequestEntityTooLarge";
+    case 503:
+      return "ServiceUnavailable";
+    default:
+      return code >= 500 ? "InternalError" : "BadRequest";
+  }
+}
+
+}  // namespace
+
 std::string encodeAdmissionResponse(std::string_view uid, const AdmissionOutcome& outcome) {
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
@@ -252,9 +279,7 @@ std::string encodeAdmissionResponse(std::string_view uid, const AdmissionOutcome
     writer.Key("code");
     writer.Int(outcome.code());
     writer.Key("reason");
-    writer.String(outcome.code() == 403   ? "Forbidden"
-                  : outcome.code() == 400 ? "BadRequest"
-                                          : "InternalError");
+    writer.String(statusReason(outcome.code()));
     writer.Key("message");
     writer.String(outcome.message().data(),
                   static_cast<rapidjson::SizeType>(outcome.message().size()));

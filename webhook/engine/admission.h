@@ -64,6 +64,9 @@ class AdmissionOutcome {
   // Bad input (400) or a failure of our own (500): not a policy decision.
   static AdmissionOutcome badRequest(std::string message);
   static AdmissionOutcome internalError(std::string message);
+  // A request the transport refused before its review was read (408, 413,
+  // 414, 431, 503): the review's status carries the same code as the answer.
+  static AdmissionOutcome refusedByTransport(int httpStatus, std::string message);
 
   Decision decision() const { return decision_; }
   bool isAllowed() const {

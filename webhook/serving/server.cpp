@@ -96,7 +96,8 @@ class Endpoints final : public HttpApplication {
     if (isAdmissionPath(path) || path.empty()) {
       // The API server shows the message of an AdmissionReview it can read.
       answer.contentType = "application/json";
-      answer.body = encodeAdmissionResponse("", AdmissionOutcome::badRequest(message));
+      answer.body =
+          encodeAdmissionResponse("", AdmissionOutcome::refusedByTransport(status, message));
     } else {
       answer.contentType = "text/plain";
       answer.body = message + "\n";
