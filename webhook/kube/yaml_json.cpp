@@ -1,5 +1,7 @@
 #include "webhook/kube/yaml_json.h"
 
+#include "webhook/kube/yaml_scalars.h"
+
 #include <rapidjson/error/en.h>
 #include <rapidjson/reader.h>
 #include <rapidjson/stringbuffer.h>
@@ -21,7 +23,6 @@ namespace aiadmit {
 namespace {
 
 constexpr int kMaxDepth = 200;
-constexpr size_t kMaxSimpleKey = 1000;
 constexpr const char* kNoncharacters = "U+FFFE and U+FFFF are not characters YAML can hold";
 
 // U+FFFE or U+FFFF: YAML has no way to write them, and yaml-cpp turns them
@@ -30,54 +31,6 @@ bool hasNoncharacter(std::string_view text) {
   return text.find("\xEF\xBF\xBE") != std::string_view::npos ||
          text.find("\xEF\xBF\xBF") != std::string_view::npos;
 }
-constexpr std::string_view kMergeKey = "<<";
-
-bool isOneOf(const std::string& text, std::initializer_list<const char*> options) {
-  for (const char* option : options) {
-    if (text == option) return true;
-  }
-  return false;
-}
-
-JsonValue resolvePlainScalar(const std::string& text, JsonAllocator& alloc) {
-  if (text.empty() || isOneOf(text, {"~", "null", "Null", "NULL"})) return JsonValue();
-  if (isOneOf(text, {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON", "y", "Y"})) {
-    return JsonValue(true);
-  }
-  if (isOneOf(text, {"false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF", "n", "N"})) {
-    return JsonValue(false);
-  }
-  const char first = text[0];
-  if ((first >= '0' && first <= '9') || first == '-' || first == '+' || first == '.') {
-    const std::string digits = text.find('_') == std::string::npos ? text : [&] {
-      std::string cleaned;
-      for (char c : text) {
-        if (c != '_') cleaned.push_back(c);
-      }
-      return cleaned;
-    }();
-    char* end = nullptr;
-    errno = 0;
-    const long long integer = std::strtoll(digits.c_str(), &end, 0);
-    if (end != nullptr && *end == '\0' && errno == 0)
-      return JsonValue(static_cast<int64_t>(integer));
-    if (errno == ERANGE && first != '-') {  // above int64, as JSON's Uint64 reads it
-      errno = 0;
-      const unsigned long long large = std::strtoull(digits.c_str(), &end, 0);
-      if (end != nullptr && *end == '\0' && errno == 0) {
-        return JsonValue(static_cast<uint64_t>(large));
-      }
-    }
-    errno = 0;
-    const double real = std::strtod(digits.c_str(), &end);
-    const bool looksNumeric = digits.find_first_not_of("0123456789+-.eE") == std::string::npos;
-    if (looksNumeric && end != nullptr && *end == '\0' && errno == 0 && std::isfinite(real)) {
-      return JsonValue(real);
-    }
-  }
-  return JsonValue(text.data(), static_cast<rapidjson::SizeType>(text.size()), alloc);
-}
-
 constexpr const char* kMergeTag = "tag:yaml.org,2002:merge";
 constexpr const char* kStringTag = "tag:yaml.org,2002:str";
 
@@ -518,88 +471,7 @@ size_t jsonStart(std::string_view text) {
   return i < text.size() && text[i] == '{' ? i : std::string_view::npos;
 }
 
-void emitNumber(YAML::Emitter& out, const JsonValue& value) {
-  if (value.IsInt64()) {
-    out << value.GetInt64();
-  } else if (value.IsUint64()) {
-    out << value.GetUint64();
-  } else {
-    // The shortest text that reads back as the same double (0.1, not 0.10000000000000001).
-    rapidjson::StringBuffer buffer;
-    rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-    writer.Double(value.GetDouble());
-    out << std::string(buffer.GetString(), buffer.GetSize());
-  }
-}
-
-void emit(YAML::Emitter& out, const JsonValue& value) {
-  switch (value.GetType()) {
-    case rapidjson::kNullType:
-      out << YAML::Null;
-      break;
-    case rapidjson::kFalseType:
-      out << false;
-      break;
-    case rapidjson::kTrueType:
-      out << true;
-      break;
-    case rapidjson::kNumberType:
-      emitNumber(out, value);
-      break;
-    case rapidjson::kStringType: {
-      const std::string text(value.GetString(), value.GetStringLength());
-      JsonDocument scratch;
-      const bool hasControl = std::any_of(text.begin(), text.end(), [](char c) {
-        return static_cast<unsigned char>(c) < 0x20 || c == '\x7F';
-      });
-      if (text.find('\x7F') != std::string::npos) {
-        // yaml-cpp writes DEL as is, which YAML readers refuse; escaping all
-        // but ASCII is its only way to escape it.
-        out << YAML::EscapeNonAscii << YAML::DoubleQuoted << text;
-      } else if (hasControl || text == kMergeKey || text.starts_with("---") ||
-                 text.starts_with("...") ||
-                 !resolvePlainScalar(text, scratch.GetAllocator()).IsString()) {
-        // yaml-cpp would write a carriage return into a plain scalar, where
-        // reading it back drops it, and `---` at the start of a line where it
-        // reads as a document marker.
-        out << YAML::DoubleQuoted << text;
-      } else {
-        out << text;
-      }
-      break;
-    }
-    case rapidjson::kArrayType:
-      if (value.Empty()) out << YAML::Flow;
-      out << YAML::BeginSeq;
-      for (const JsonValue& item : value.GetArray()) emit(out, item);
-      out << YAML::EndSeq;
-      break;
-    case rapidjson::kObjectType:
-      if (value.ObjectEmpty()) out << YAML::Flow;
-      out << YAML::BeginMap;
-      for (auto it = value.MemberBegin(); it != value.MemberEnd(); ++it) {
-        // A key written as `key:` must stay under 1024 characters to be read
-        // back; escaping at most quadruples it.
-        if (it->name.GetStringLength() > kMaxSimpleKey / 4) out << YAML::LongKey;
-        out << YAML::Key;
-        emit(out, it->name);
-        out << YAML::Value;
-        emit(out, it->value);
-      }
-      out << YAML::EndMap;
-      break;
-  }
-}
-
 }  // namespace
-
-std::string toYaml(const JsonValue& value) {
-  YAML::Emitter out;
-  out.SetIndent(2);
-  out.SetSeqFormat(YAML::Block);
-  emit(out, value);
-  return std::string(out.c_str(), out.size()) + "\n";
-}
 
 bool parseManifests(std::string_view text, std::vector<ManifestDocument>& out,
                     ManifestError& error) {
