@@ -51,6 +51,7 @@ bool namespaceMayUseGpus(const Profile& profile, std::string_view namespaceName)
 }
 
 bool addWantedGpus(MutationContext& context) {
+  if (!context.primaryTemplate) return false;
   const PodReader pod = context.pod();
   // A container that already names an accelerator, even wrongly, has said
   // what it wants; validation judges it.
@@ -88,7 +89,7 @@ bool addWantedGpus(MutationContext& context) {
 }  // namespace
 
 bool GpuLimitsMutator::mutate(MutationContext& context) const {
-  if (!context.profile.mutations.gpuLimits) return false;
+  if (!context.profile.mutations.gpuLimits || !context.mayInject(kInjectGpuLimits)) return false;
   const bool copied = copyRequestsToLimits(context);
   return addWantedGpus(context) || copied;
 }

@@ -1,6 +1,7 @@
 #include "mutators/job_defaults.h"
 
 #include "mutators/template_parts.h"
+#include "webhook/kube/json_pointer.h"
 
 namespace aiadmit {
 
@@ -8,49 +9,77 @@ namespace {
 
 constexpr int64_t kApiDefaultBackoffLimit = 6;
 
-bool isApiDefaultBackoffLimit(const MutationContext& context, const JsonValue* jobSpec) {
-  if (context.kind != WorkloadKind::Job) return false;
-  if (!isUnset(member(jobSpec, "backoffLimitPerIndex"))) return false;
-  const JsonValue* backoffLimit = member(jobSpec, "backoffLimit");
+// Where a template's Pods keep their Job-level settings: a Job's spec, a
+// CronJob's jobTemplate.spec, or what the workload-type table names for a
+// custom resource (a PyTorchJob's runPolicy, a Volcano Job's maxRetry).
+JobSettingPointers settingsOf(const MutationContext& context) {
+  if (context.place != nullptr) return context.place->jobSettings;
+  if (!isJobLike(context.kind)) return {};
+  const std::string prefix =
+      context.kind == WorkloadKind::CronJob ? "/spec/jobTemplate/spec/" : "/spec/";
+  return {prefix + "backoffLimit", prefix + "activeDeadlineSeconds",
+          prefix + "ttlSecondsAfterFinished"};
+}
+
+// The API server writes backoffLimit 6 into every Job that leaves it out, so
+// a 6 on a Job is taken as unset; backoffLimitPerIndex means the user chose.
+bool isApiDefaultBackoffLimit(const MutationContext& context, const JsonValue* backoffLimit) {
+  if (context.kind != WorkloadKind::Job || backoffLimit == nullptr) return false;
+  if (!isUnset(valueAt(context.object, "/spec/backoffLimitPerIndex"))) return false;
   return backoffLimit->IsInt64() && backoffLimit->GetInt64() == kApiDefaultBackoffLimit;
 }
 
-bool setField(MutationContext& context, std::string_view field, int64_t value) {
-  JsonValue& jobSpec = ensureJobSpec(context.object, context.kind, context.alloc);
-  setMember(jobSpec, field, JsonValue(value), context.alloc);
-  context.report("set Job " + std::string(field) + "=" + std::to_string(value));
+// "spec.runPolicy.backoffLimit" as the message names it for a custom
+// resource; "Job backoffLimit" for a Job or CronJob.
+std::string settingName(const MutationContext& context, std::string_view pointer) {
+  const size_t slash = pointer.rfind('/');
+  const std::string_view field = pointer.substr(slash + 1);
+  if (context.place == nullptr || isJobLike(context.kind)) return "Job " + std::string(field);
+  return fieldPathOf(context.object, pointer);
+}
+
+bool setField(MutationContext& context, std::string_view pointer, int64_t value) {
+  const size_t slash = pointer.rfind('/');
+  if (slash == std::string_view::npos) return false;
+  JsonValue* parent = ensureObjectAt(context.object, pointer.substr(0, slash), context.alloc);
+  if (parent == nullptr) return false;
+  const std::vector<std::string> tokens = pointerTokens(pointer);
+  setMember(*parent, tokens.back(), JsonValue(value), context.alloc);
+  context.report("set " + settingName(context, pointer) + "=" + std::to_string(value));
   return true;
+}
+
+bool setWhenUnset(MutationContext& context, const std::string& pointer,
+                  const std::optional<int64_t>& wanted) {
+  if (!wanted || pointer.empty() || !isUnset(valueAt(context.object, pointer))) return false;
+  return setField(context, pointer, *wanted);
 }
 
 }  // namespace
 
 bool JobDefaultsMutator::mutate(MutationContext& context) const {
-  if (!context.profile.mutations.jobDefaults || !isJobLike(context.kind)) return false;
+  if (!context.profile.mutations.jobDefaults) return false;
   const WorkloadClass workloadClass = context.classification.workloadClass;
   if (workloadClass != WorkloadClass::Training && workloadClass != WorkloadClass::Batch) {
     return false;
   }
+  const JobSettingPointers settings = settingsOf(context);
+  if (!settings.any()) return false;
   const JobDefaults& defaults = context.profile.jobDefaults;
   bool changed = false;
 
-  if (defaults.backoffLimit) {
-    const JsonValue* jobSpec = context.view().jobSpec;
-    const JsonValue* current = member(jobSpec, "backoffLimit");
+  if (defaults.backoffLimit && !settings.backoffLimit.empty()) {
+    const JsonValue* current = valueAt(context.object, settings.backoffLimit);
     if (isUnset(current) || (*defaults.backoffLimit != kApiDefaultBackoffLimit &&
-                             isApiDefaultBackoffLimit(context, jobSpec))) {
-      changed = setField(context, "backoffLimit", *defaults.backoffLimit);
+                             isApiDefaultBackoffLimit(context, current))) {
+      changed = setField(context, settings.backoffLimit, *defaults.backoffLimit);
     }
   }
-  if (defaults.activeDeadlineSeconds &&
-      isUnset(member(context.view().jobSpec, "activeDeadlineSeconds"))) {
-    changed =
-        setField(context, "activeDeadlineSeconds", *defaults.activeDeadlineSeconds) || changed;
-  }
-  if (defaults.ttlSecondsAfterFinished &&
-      isUnset(member(context.view().jobSpec, "ttlSecondsAfterFinished"))) {
-    changed =
-        setField(context, "ttlSecondsAfterFinished", *defaults.ttlSecondsAfterFinished) || changed;
-  }
+  changed = setWhenUnset(context, settings.activeDeadlineSeconds, defaults.activeDeadlineSeconds) ||
+            changed;
+  changed =
+      setWhenUnset(context, settings.ttlSecondsAfterFinished, defaults.ttlSecondsAfterFinished) ||
+      changed;
   return changed;
 }
 

@@ -1,5 +1,6 @@
 #include "mutators/mutator.h"
 
+#include "webhook/kube/json_pointer.h"
 #include "webhook/kube/warnings.h"
 
 namespace aiadmit {
@@ -19,7 +20,17 @@ void cutUtf8(std::string& text, size_t size) {
 
 }  // namespace
 
+JsonValue& MutationContext::podSpec() {
+  if (place == nullptr) return ensurePodSpec(object, kind, alloc);
+  JsonValue* spec = ensureObjectAt(object, place->specPointer, alloc);
+  // resolveTemplates yields only templates whose spec is an object, and no
+  // mutator replaces one.
+  return spec != nullptr ? *spec : ensureObject(object, "spec", alloc);
+}
+
 void MutationContext::report(std::string change) {
+  // Each template of a workload is edited in turn: say which one changed.
+  if (severalTemplates && place != nullptr) change = place->role + ": " + change;
   const size_t frame =
       kWarningPrefix.size() + kProfileOpen.size() + profile.name.size() + kProfileClose.size();
   // Profile names are at most 63 characters, so there is always room left.

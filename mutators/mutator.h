@@ -32,16 +32,36 @@ struct MutationContext {
   // An UPDATE that left the workload's template as it was: only mutators that
   // run on unchanged templates run, and they edit the object's own metadata.
   bool templateUnchanged = false;
+  // The template being edited: the engine runs every mutator on each template
+  // of the workload in turn. Null for the only template of a built-in kind.
+  const WorkloadType* type = nullptr;
+  const ResolvedTemplate* place = nullptr;
+  // The workload has more than one template: changes then name the role.
+  bool severalTemplates = false;
+  // The workload's main template (the one that asks for an accelerator, else
+  // the one its class came from): GPUs nobody asked for per template (a
+  // profile's defaultCount, aiadmit.dev/gpus) go to it alone.
+  bool primaryTemplate = true;
+  // The object was made by a controller (an ownerReference with controller:
+  // true): its own metadata is what its controller set, and aiadmit leaves it
+  // alone; its pod templates carry what the controller's workload declared.
+  bool madeByController = false;
 
-  PodTemplateView view() const { return PodTemplateView::of(object, kind); }
+  PodTemplateView view() const {
+    return place != nullptr && type != nullptr ? PodTemplateView::at(object, kind, *type, *place)
+                                               : PodTemplateView::of(object, kind);
+  }
   // The pod reader over the copy as it is now. Its containers point into the
   // copy; a mutator that edits the pod spec reads again afterwards.
   PodReader pod() const { return PodReader::of(view()); }
-  JsonValue& podSpec() { return ensurePodSpec(object, kind, alloc); }
-  JsonValue& podMetadata() { return ensurePodMetadata(object, kind, alloc); }
+  // The pod spec, created when missing. The engine runs mutators only on
+  // templates whose spec is an object, so a resolved one is always there.
+  JsonValue& podSpec();
   // The pod spec when the object has one. Unlike podSpec() it never creates
   // the path, so looking does not change the object.
   JsonValue* existingPodSpec() { return const_cast<JsonValue*>(view().spec); }
+  // Whether the template's shape lets aiadmit inject this (TemplateSlot::injectable).
+  bool mayInject(Injection injection) const { return view().allows(injection); }
 
   // Records one change, shortened when needed so that the warning the engine
   // makes of it, "aiadmit: <change> (profile <name>)", fits the API server's

@@ -159,7 +159,7 @@ bool mergeRequiredNodeAffinity(MutationContext& context) {
 
 bool PoolPlacementMutator::mutate(MutationContext& context) const {
   const Profile& profile = context.profile;
-  if (!profile.mutations.placement) return false;
+  if (!profile.mutations.placement || !context.mayInject(kInjectPlacement)) return false;
   if (profile.placement.nodeSelector.empty() && profile.placement.requiredNodeAffinity.empty()) {
     return false;
   }

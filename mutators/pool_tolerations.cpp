@@ -7,7 +7,10 @@ namespace aiadmit {
 
 bool PoolTolerationsMutator::mutate(MutationContext& context) const {
   const Profile& profile = context.profile;
-  if (!profile.mutations.tolerations || profile.placement.tolerations.empty()) return false;
+  if (!profile.mutations.tolerations || profile.placement.tolerations.empty() ||
+      !context.mayInject(kInjectPlacement)) {
+    return false;
+  }
   if (!usesProfilePool(context.pod(), profile)) return false;
 
   bool changed = false;

@@ -39,7 +39,9 @@ std::string describeProbe(const ProbeSpec& spec, int port) {
 
 bool RealtimeProbesMutator::mutate(MutationContext& context) const {
   const Profile& profile = context.profile;
-  if (!profile.mutations.probes || !profile.probes.enabled) return false;
+  if (!profile.mutations.probes || !profile.probes.enabled || !context.mayInject(kInjectProbes)) {
+    return false;
+  }
   if (context.classification.workloadClass != WorkloadClass::Realtime) return false;
   JsonValue* container = mainContainer(context);
   if (container == nullptr) return false;

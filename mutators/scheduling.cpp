@@ -13,7 +13,7 @@ constexpr std::string_view kApiDefaultScheduler = "default-scheduler";
 
 bool setPriorityClass(MutationContext& context) {
   const std::string& wanted = context.profile.scheduling.priorityClassName;
-  if (wanted.empty()) return false;
+  if (wanted.empty() || !context.mayInject(kInjectPriority)) return false;
   const JsonValue* spec = context.view().spec;
   if (!stringMember(spec, "priorityClassName").empty()) return false;
   if (context.kind == WorkloadKind::Pod && !isUnset(member(spec, "priority"))) return false;
@@ -24,7 +24,7 @@ bool setPriorityClass(MutationContext& context) {
 
 bool setSchedulerName(MutationContext& context) {
   const std::string& wanted = context.profile.scheduling.schedulerName;
-  if (wanted.empty()) return false;
+  if (wanted.empty() || !context.mayInject(kInjectScheduler)) return false;
   const std::string_view current = stringMember(context.view().spec, "schedulerName");
   if (current == wanted) return false;
   if (!current.empty() && current != kApiDefaultScheduler) return false;
@@ -41,7 +41,7 @@ std::optional<std::string_view> workloadValue(MutationContext& context, std::str
                                               std::string_view key, bool& conflict) {
   std::optional<std::string_view> found;
   conflict = false;
-  for (const MetadataLocation& where : metadataLocations(context.kind)) {
+  for (const std::string& where : metadataLocations(context)) {
     const JsonValue* value = member(member(findMetadata(context.object, where), field), key);
     if (value == nullptr) continue;
     const std::string_view text = stringOf(value);
@@ -59,13 +59,14 @@ std::optional<std::string_view> workloadValue(MutationContext& context, std::str
 bool addMetadataEntries(MutationContext& context, std::string_view field, std::string_view singular,
                         const std::map<std::string, std::string>& entries) {
   bool changed = false;
+  if (!context.mayInject(kInjectStamps)) return false;
   for (const auto& [key, profileValue] : entries) {
     bool conflict = false;
     const auto own = workloadValue(context, field, key, conflict);
     if (conflict) continue;
     const std::string value(own.value_or(profileValue));
     bool added = false;
-    for (const MetadataLocation& where : metadataLocations(context.kind)) {
+    for (const std::string& where : metadataLocations(context)) {
       added = addMetadataEntryIfAbsent(context.object, where, field, key, value, context.alloc) ||
               added;
     }

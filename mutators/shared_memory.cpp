@@ -64,7 +64,10 @@ std::string chooseVolume(const JsonValue* podSpec) {
 
 bool SharedMemoryMutator::mutate(MutationContext& context) const {
   const Profile& profile = context.profile;
-  if (!profile.mutations.sharedMemory || !profile.sharedMemory.enabled) return false;
+  if (!profile.mutations.sharedMemory || !profile.sharedMemory.enabled ||
+      !context.mayInject(kInjectSharedMemory)) {
+    return false;
+  }
   JsonValue* spec = context.existingPodSpec();
   const std::string& resource = profile.gpu.resourceName;
   const int64_t gpus = context.pod().podRequest(resource);

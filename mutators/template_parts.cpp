@@ -1,5 +1,7 @@
 #include "mutators/template_parts.h"
 
+#include "webhook/kube/json_pointer.h"
+
 namespace aiadmit {
 
 JsonValue* mainContainer(MutationContext& context) {
@@ -9,52 +11,39 @@ JsonValue* mainContainer(MutationContext& context) {
   return main.container == nullptr ? nullptr : const_cast<JsonValue*>(main.container->json);
 }
 
-namespace {
-
-constexpr MetadataLocation kObject{{"metadata"}, 1};
-constexpr MetadataLocation kPodTemplate{{"spec", "template", "metadata"}, 3};
-constexpr MetadataLocation kJobTemplate{{"spec", "jobTemplate", "metadata"}, 3};
-constexpr MetadataLocation kCronJobPodTemplate{
-    {"spec", "jobTemplate", "spec", "template", "metadata"}, 5};
-
-constexpr MetadataLocation kPodLocations[] = {kObject};
-constexpr MetadataLocation kControllerLocations[] = {kObject, kPodTemplate};
-constexpr MetadataLocation kCronJobLocations[] = {kObject, kJobTemplate, kCronJobPodTemplate};
-
-}  // namespace
-
-std::span<const MetadataLocation> metadataLocations(WorkloadKind kind) {
-  switch (kind) {
-    case WorkloadKind::Pod:
-      return kPodLocations;
-    case WorkloadKind::CronJob:
-      return kCronJobLocations;
-    case WorkloadKind::Other:
-      return {};
-    default:
-      return kControllerLocations;
+std::vector<std::string> metadataLocations(const MutationContext& context) {
+  std::vector<std::string> locations;
+  if (context.kind == WorkloadKind::Other && context.place == nullptr) return locations;
+  const bool pod = context.kind == WorkloadKind::Pod;
+  if (pod || !context.madeByController) locations.emplace_back(kObjectMetadata);
+  if (pod) return locations;
+  if (context.kind == WorkloadKind::CronJob) locations.emplace_back("/spec/jobTemplate/metadata");
+  if (context.place == nullptr) {
+    locations.emplace_back(context.kind == WorkloadKind::CronJob
+                               ? "/spec/jobTemplate/spec/template/metadata"
+                               : "/spec/template/metadata");
+  } else if (const std::string& own = context.place->metadataPointer;
+             !own.empty() && own != kObjectMetadata) {
+    locations.push_back(own);
   }
+  return locations;
 }
 
-const JsonValue* findMetadata(const JsonValue& object, const MetadataLocation& where) {
-  const JsonValue* node = &object;
-  for (std::string_view key : where.keys()) node = member(node, key);
-  return node;
+const JsonValue* findMetadata(const JsonValue& object, std::string_view pointer) {
+  return valueAt(object, pointer);
 }
 
-JsonValue& ensureMetadata(JsonValue& object, const MetadataLocation& where, JsonAllocator& alloc) {
-  JsonValue* node = &object;
-  for (std::string_view key : where.keys()) node = &ensureObject(*node, key, alloc);
-  return *node;
+JsonValue* ensureMetadata(JsonValue& object, std::string_view pointer, JsonAllocator& alloc) {
+  return ensureObjectAt(object, pointer, alloc);
 }
 
-bool addMetadataEntryIfAbsent(JsonValue& object, const MetadataLocation& where,
-                              std::string_view field, std::string_view key, std::string_view value,
-                              JsonAllocator& alloc) {
-  const JsonValue* entries = member(findMetadata(object, where), field);
+bool addMetadataEntryIfAbsent(JsonValue& object, std::string_view pointer, std::string_view field,
+                              std::string_view key, std::string_view value, JsonAllocator& alloc) {
+  const JsonValue* entries = member(findMetadata(object, pointer), field);
   if (member(entries, key) != nullptr) return false;
-  JsonValue& metadata = ensureMetadata(object, where, alloc);
-  setString(ensureObject(metadata, field, alloc), key, value, alloc);
+  JsonValue* metadata = ensureMetadata(object, pointer, alloc);
+  if (metadata == nullptr) return false;
+  setString(ensureObject(*metadata, field, alloc), key, value, alloc);
   return true;
 }
 

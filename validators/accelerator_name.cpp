@@ -29,7 +29,7 @@ void AcceleratorNameValidator::check(const ValidationContext& context,
     const Suggestion closest = closestName(entry.name, offered);
     out.push_back(
         {AIA003,
-         containerFieldPath(context.kind, entry.container.list, entry.container.index) +
+         containerFieldPath(context.view, entry.container.list, entry.container.index) +
              ".resources." + std::string(entry.section),
          inQuotes(entry.name) + inContainer(context.pod, entry.container) +
              " is not a resource this cluster offers",

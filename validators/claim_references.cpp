@@ -21,7 +21,7 @@ void ClaimReferencesValidator::check(const ValidationContext& context,
                                      std::vector<Violation>& out) const {
   const ClusterView* cluster = context.cluster;
   if (cluster == nullptr) return;
-  const std::string podSpec(podSpecFieldPath(context.kind));
+  const std::string podSpec(context.view.specFieldPath());
   const PodClaims& claims = context.pod.claims();
   for (const PodClaimSource& source : claims.sources) {
     const std::string& name = source.resourceClaimTemplateName;

@@ -72,7 +72,7 @@ void ClusterCapacityValidator::check(const ValidationContext& context,
   const ClusterView* cluster = context.cluster;
   if (cluster == nullptr) return;
   const Placement placement = context.pod.placement();
-  const std::string podSpec(podSpecFieldPath(context.kind));
+  const std::string podSpec(context.view.specFieldPath());
 
   std::set<std::string, std::less<>> resources;
   std::map<std::string, std::string, std::less<>> fields;
@@ -81,7 +81,7 @@ void ClusterCapacityValidator::check(const ValidationContext& context,
     if (deviceClassOfResourceName(entry.name)) return;
     const std::string name(entry.name);
     if (resources.insert(name).second) {
-      fields[name] = containerFieldPath(context.kind, entry.container.list, entry.container.index) +
+      fields[name] = containerFieldPath(context.view, entry.container.list, entry.container.index) +
                      ".resources." + std::string(entry.section);
     }
   });

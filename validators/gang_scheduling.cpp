@@ -1,6 +1,7 @@
 #include "validators/gang_scheduling.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace aiadmit {
 
@@ -21,11 +22,11 @@ struct Workers {
   std::string why;  // "parallelism 4"
 };
 
-// How many GPU Pods of this run must be up together: the Pods of a Job that
-// run at the same time (parallelism, at most completions; an Indexed Job runs
-// its indexes one at a time unless parallelism says otherwise); the replicas
-// of a controller.
-Workers workersOf(const ValidationContext& context) {
+// How many GPU Pods of a built-in kind must be up together: the Pods of a
+// Job that run at the same time (parallelism, at most completions; an
+// Indexed Job runs its indexes one at a time unless parallelism says
+// otherwise); the replicas of a controller.
+Workers builtInWorkers(const ValidationContext& context) {
   Workers workers;
   if (isJobLike(context.kind)) {
     const JsonValue* job = context.view.jobSpec;
@@ -33,8 +34,9 @@ Workers workersOf(const ValidationContext& context) {
     const int64_t completions = integerMember(job, "completions", parallelism);
     const int64_t together = std::min(parallelism, std::max<int64_t>(completions, 1));
     if (together > 1) {
-      workers = {together, jobSpecFieldPath(context.kind, "parallelism"),
-                 "parallelism " + std::to_string(together)};
+      const std::string prefix =
+          context.kind == WorkloadKind::CronJob ? "spec.jobTemplate.spec." : "spec.";
+      workers = {together, prefix + "parallelism", "parallelism " + std::to_string(together)};
     }
   } else if (context.kind != WorkloadKind::Pod) {
     const int64_t replicas = integerMember(member(&context.object, "spec"), "replicas", 1);
@@ -45,6 +47,54 @@ Workers workersOf(const ValidationContext& context) {
   return workers;
 }
 
+// The GPU Pods of a custom resource: each template that asks for an
+// accelerator, times its Pod count ("Worker ×8"); the field is the largest
+// role's template. A role whose count the object does not say is left out.
+Workers customResourceWorkers(const ValidationContext& context) {
+  Workers workers;
+  workers.count = 0;
+  int64_t largest = 0;
+  for (const TemplateReading& reading : context.templates) {
+    if (reading.view.place == nullptr || !reading.view.place->replicas) continue;
+    const int64_t pods = *reading.view.place->replicas;
+    if (pods <= 0 || !reading.pod.asksForAccelerator()) continue;
+    workers.count = pods > std::numeric_limits<int64_t>::max() - workers.count
+                        ? std::numeric_limits<int64_t>::max()
+                        : workers.count + pods;
+    if (!workers.why.empty()) workers.why += ", ";
+    workers.why += std::string(reading.view.role()) + " ×" + std::to_string(pods);
+    if (pods > largest) {
+      largest = pods;
+      workers.field = reading.view.specFieldPath();
+    }
+  }
+  return workers;
+}
+
+bool asksForAccelerator(const ValidationContext& context) {
+  for (const TemplateReading& reading : context.templates) {
+    if (reading.pod.asksForAccelerator()) return true;
+  }
+  return context.pod.asksForAccelerator();
+}
+
+// Whether the workload asks for the gang scheduler: on a template, or on the
+// custom resource itself (a Volcano Job's spec.schedulerName).
+bool usesScheduler(const ValidationContext& context, std::string_view schedulerName) {
+  if (stringMember(context.view.spec, "schedulerName") == schedulerName) return true;
+  if (context.view.isCustomResource() &&
+      stringMember(member(&context.object, "spec"), "schedulerName") == schedulerName) {
+    return true;
+  }
+  for (const TemplateReading& reading : context.templates) {
+    if (reading.pod.asksForAccelerator() &&
+        stringMember(reading.view.spec, "schedulerName") == schedulerName) {
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 void GangSchedulingValidator::check(const ValidationContext& context,
@@ -53,14 +103,14 @@ void GangSchedulingValidator::check(const ValidationContext& context,
   if (profile == nullptr || !profile->scheduling.gang.required) return;
   if (context.classification.workloadClass != WorkloadClass::Training) return;
   const GangScheduling& gang = profile->scheduling.gang;
-  const std::string_view schedulerName = stringMember(context.view.spec, "schedulerName");
-  if (!gang.schedulerName.empty() && schedulerName == gang.schedulerName) return;
+  if (!gang.schedulerName.empty() && usesScheduler(context, gang.schedulerName)) return;
   if (!gang.queueLabel.empty() && (hasLabel(member(&context.object, "metadata"), gang.queueLabel) ||
                                    hasLabel(context.view.metadata, gang.queueLabel))) {
     return;
   }
-  const Workers workers = workersOf(context);
-  if (workers.count <= 1 || !context.pod.asksForAccelerator()) return;
+  const Workers workers =
+      context.view.isCustomResource() ? customResourceWorkers(context) : builtInWorkers(context);
+  if (workers.count <= 1 || !asksForAccelerator(context)) return;
 
   std::string fix;
   std::string means;  // the same, in a few words

@@ -18,7 +18,7 @@ void GpuLimitsMatchValidator::check(const ValidationContext& context,
     }
 
     const std::string path =
-        containerFieldPath(context.kind, entry.container.list, entry.container.index);
+        containerFieldPath(context.view, entry.container.list, entry.container.index);
     const std::string name = inQuotes(entry.name);
     const std::string where = inContainer(context.pod, entry.container);
     if (limit == nullptr) {

@@ -63,7 +63,7 @@ void GpuQuantityValidator::check(const ValidationContext& context,
       }
     }
     out.push_back({AIA004,
-                   containerFieldPath(context.kind, entry.container.list, entry.container.index) +
+                   containerFieldPath(context.view, entry.container.list, entry.container.index) +
                        ".resources." + std::string(entry.section),
                    std::move(problem), std::move(fix), std::move(brief)});
   });

@@ -30,13 +30,13 @@ void GpuSharingValidator::check(const ValidationContext& context,
     const auto key = std::make_tuple(entry.container.list, entry.container.index, entry.name);
     if (std::find(reported.begin(), reported.end(), key) != reported.end()) return;
     reported.push_back(key);
-    report(containerFieldPath(context.kind, entry.container.list, entry.container.index) +
+    report(containerFieldPath(context.view, entry.container.list, entry.container.index) +
                ".resources." + std::string(entry.section),
            inQuotes(entry.name) + inContainer(context.pod, entry.container), inQuotes(entry.name),
            "is a shared GPU", "ask for whole GPUs (" + inQuotes(profile->gpu.resourceName) + ")");
   });
 
-  const std::string_view podSpec = podSpecFieldPath(context.kind);
+  const std::string podSpec = context.view.specFieldPath();
   const JsonValue* nodeSelector = member(spec, "nodeSelector");
   if (isObject(nodeSelector)) {
     for (auto it = nodeSelector->MemberBegin(); it != nodeSelector->MemberEnd(); ++it) {

@@ -12,16 +12,16 @@ void GpusPerNodeValidator::check(const ValidationContext& context,
   if (wanted <= perNode) return;
 
   // Point at the one container that asks, when only one does.
-  std::string field = std::string(podSpecFieldPath(context.kind)) + ".containers";
+  std::string field = context.view.specFieldPath() + ".containers";
   int asking = 0;
   for (const PodContainer& container : context.pod.containers()) {
     if (PodReader::containerRequest(*container.json, resource) == 0) continue;
     if (++asking == 1) {
       field =
-          containerFieldPath(context.kind, container.list, container.index) + ".resources.limits";
+          containerFieldPath(context.view, container.list, container.index) + ".resources.limits";
     }
   }
-  if (asking > 1) field = std::string(podSpecFieldPath(context.kind)) + ".containers";
+  if (asking > 1) field = context.view.specFieldPath() + ".containers";
 
   out.push_back({AIA006, std::move(field),
                  "the Pod asks for " + std::to_string(wanted) + " \"" + resource +

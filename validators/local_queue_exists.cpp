@@ -12,8 +12,7 @@ void LocalQueueExistsValidator::check(const ValidationContext& context,
       stringMember(member(member(&context.object, "metadata"), "labels"), kKueueQueueLabel);
   if (queue.empty() && context.view.metadata != member(&context.object, "metadata")) {
     queue = stringMember(member(context.view.metadata, "labels"), kKueueQueueLabel);
-    field = std::string(podMetadataFieldPath(context.kind)) + ".labels[" +
-            std::string(kKueueQueueLabel) + "]";
+    field = context.view.metadataFieldPath() + ".labels[" + std::string(kKueueQueueLabel) + "]";
   }
   if (queue.empty()) return;
   if (context.cluster->hasLocalQueue(context.namespaceName, queue) != Presence::No) return;

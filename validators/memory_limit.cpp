@@ -15,7 +15,7 @@ void MemoryLimitValidator::check(const ValidationContext& context,
         (name.empty() ? std::string("the GPU server") : "GPU server " + inQuotes(name)) +
         " has no memory limit";
     Violation violation{AIA015,
-                        containerFieldPath(context.kind, ContainerList::Containers, serving.index) +
+                        containerFieldPath(context.view, ContainerList::Containers, serving.index) +
                             ".resources.limits",
                         problem + ", so it can grow until it starves the node", "set limits.memory",
                         problem + "; set limits.memory"};

@@ -17,7 +17,7 @@ void checkTermsWithinPool(const ValidationContext& context, const Profile& profi
   if (!site) return;
   const std::string own = describeRequirement(site->podRequirement);
   const std::string expected = describeRequirement(site->poolRequirement);
-  out.push_back({AIA008, std::string(podSpecFieldPath(context.kind)) + "." + site->fieldPath(),
+  out.push_back({AIA008, context.view.specFieldPath() + "." + site->fieldPath(),
                  own + " reaches nodes outside the GPU pool (" + expected +
                      "), so the Pod could run where the profile does not place GPU work",
                  "match " + expected + " or drop the expression",
@@ -32,7 +32,7 @@ void PoolConflictValidator::check(const ValidationContext& context,
   if (profile == nullptr) return;
   const JsonValue* spec = context.view.spec;
   const Placement& pool = profile->placement;
-  const std::string_view podSpec = podSpecFieldPath(context.kind);
+  const std::string podSpec = context.view.specFieldPath();
 
   const PoolVerdict verdict = relatePodToPool(spec, pool);
   if (verdict.relation == PoolRelation::Excludes) {

@@ -87,7 +87,7 @@ void PoolWithoutGpuValidator::check(const ValidationContext& context,
     if (aim.profile == nullptr) return;
   }
 
-  Violation violation{AIA007, std::string(podSpecFieldPath(context.kind)) + "." + aim.field,
+  Violation violation{AIA007, context.view.specFieldPath() + "." + aim.field,
                       aim.problem + " but no container asks for a GPU",
                       "request \"" + aim.profile->gpu.resourceName +
                           "\", or leave the GPU pool's selector and tolerations out",

@@ -21,7 +21,7 @@ void PriorityClassValidator::check(const ValidationContext& context,
   if (!scheduling.priorityClassName.empty() && profile->mutations.scheduling) {
     fix += ", or leave it out";
   }
-  out.push_back({AIA011, std::string(podSpecFieldPath(context.kind)) + ".priorityClassName",
+  out.push_back({AIA011, context.view.specFieldPath() + ".priorityClassName",
                  inQuotes(priorityClass) + " is not allowed for " +
                      std::string(className(profile->workloadClass)) + " work in namespace " +
                      std::string(context.namespaceName),

@@ -9,7 +9,7 @@ void PriorityClassExistsValidator::check(const ValidationContext& context,
   // The two system classes exist in every cluster, listed or not.
   if (name.empty() || name == "system-cluster-critical" || name == "system-node-critical") return;
   if (context.cluster->hasPriorityClass(name) != Presence::No) return;
-  out.push_back({AIA017, std::string(podSpecFieldPath(context.kind)) + ".priorityClassName",
+  out.push_back({AIA017, context.view.specFieldPath() + ".priorityClassName",
                  "PriorityClass " + inQuotes(name) +
                      " does not exist in the cluster, so the API server refuses the Pods",
                  "create the PriorityClass, or name one that `kubectl get priorityclasses` lists",

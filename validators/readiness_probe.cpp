@@ -6,6 +6,9 @@ void ReadinessProbeValidator::check(const ValidationContext& context,
                                     std::vector<Violation>& out) const {
   if (context.classification.workloadClass != WorkloadClass::Realtime) return;
   if (!context.pod.asksForAccelerator()) return;
+  // Where the operator owns the Pods' readiness (KubeRay, KServe) or they
+  // serve no traffic (an LWS group's workers), aiadmit does not ask for one.
+  if (!context.view.allows(kInjectProbes)) return;
   const PodContainer* serving = context.pod.mainContainer().container;
   if (serving == nullptr || isObject(member(serving->json, "readinessProbe"))) return;
   // Where the probes mutator can add one, /mutate has (or will have) done so.
@@ -19,7 +22,7 @@ void ReadinessProbeValidator::check(const ValidationContext& context,
   const std::string_view name = serving->name;
   const std::string server = name.empty() ? std::string("the model server") : inQuotes(name);
   out.push_back({AIA009,
-                 containerFieldPath(context.kind, ContainerList::Containers, serving->index),
+                 containerFieldPath(context.view, ContainerList::Containers, serving->index),
                  server + " has no readinessProbe, so it gets traffic before its model is loaded",
                  probesOn ? "declare its TCP port under ports so aiadmit adds one, or add one"
                           : "add a readinessProbe that passes once the model is loaded",

@@ -13,7 +13,7 @@ void RestartPolicyValidator::check(const ValidationContext& context,
   if (policy != "Always" && !defaulted) return;
 
   out.push_back(
-      {AIA014, std::string(podSpecFieldPath(context.kind)) + ".restartPolicy",
+      {AIA014, context.view.specFieldPath() + ".restartPolicy",
        "a " + std::string(className(workloadClass)) + " Pod with restartPolicy Always" +
            (defaulted ? " (the default)" : "") + " starts over when it finishes and keeps its GPUs",
        "set restartPolicy: Never or OnFailure",

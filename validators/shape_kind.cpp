@@ -7,10 +7,13 @@ void ShapeKindValidator::check(const ValidationContext& context,
   const WorkloadClass declared = context.classification.workloadClass;
   const bool runsToCompletion =
       declared == WorkloadClass::Training || declared == WorkloadClass::Batch;
-  const bool servesForever = context.kind == WorkloadKind::Deployment ||
-                             context.kind == WorkloadKind::StatefulSet ||
-                             context.kind == WorkloadKind::ReplicaSet;
-  const std::string_view kind = kindName(context.kind);
+  if (context.view.type == nullptr) return;
+  // How the kind runs is the workload-type table's: a RayService or an
+  // InferenceService serves forever, a PyTorchJob or a JobSet finishes.
+  const Lifecycle lifecycle = context.view.type->lifecycle;
+  const bool servesForever = lifecycle == Lifecycle::LongRunning;
+  const bool finishes = lifecycle == Lifecycle::RunsToCompletion;
+  const std::string_view kind = context.view.type->kind;
   const std::string_view annotation =
       context.pod.annotation(kWorkloadAnnotation) ? kWorkloadAnnotation : kClassAnnotation;
   auto field = [&] { return annotationFieldPath(context, annotation); };
@@ -22,7 +25,7 @@ void ShapeKindValidator::check(const ValidationContext& context,
                    "run it as a Job, or declare it realtime if it serves traffic",
                    std::string(className(declared)) + " as a " + std::string(kind) +
                        " restarts forever; run it as a Job"});
-  } else if (declared == WorkloadClass::Realtime && isJobLike(context.kind)) {
+  } else if (declared == WorkloadClass::Realtime && finishes) {
     out.push_back(
         {AIA002, field(),
          "realtime serves until stopped, but a " + std::string(kind) + " runs to completion",

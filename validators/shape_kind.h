@@ -9,6 +9,7 @@ namespace aiadmit {
 class ShapeKindValidator final : public Validator {
  public:
   RuleId rule() const override { return AIA002; }
+  Scope scope() const override { return Scope::Workload; }
   void check(const ValidationContext& context, std::vector<Violation>& out) const override;
 };
 

@@ -42,20 +42,16 @@ std::string Violation::warning() const {
   return line;
 }
 
-std::string containerFieldPath(WorkloadKind kind, ContainerList list, size_t index) {
-  return std::string(podSpecFieldPath(kind)) + "." + std::string(containerListName(list)) + "[" +
+std::string containerFieldPath(const PodTemplateView& view, ContainerList list, size_t index) {
+  return view.specFieldPath() + "." + std::string(containerListName(list)) + "[" +
          std::to_string(index) + "]";
 }
 
 std::string annotationFieldPath(const ValidationContext& context, std::string_view key) {
-  const std::string_view metadata = context.pod.annotationSite(key) == AnnotationSite::Template
-                                        ? podMetadataFieldPath(context.kind)
-                                        : std::string_view("metadata");
-  return std::string(metadata) + ".annotations[" + std::string(key) + "]";
-}
-
-std::string jobSpecFieldPath(WorkloadKind kind, std::string_view field) {
-  return (kind == WorkloadKind::CronJob ? "spec.jobTemplate.spec." : "spec.") + std::string(field);
+  const std::string metadata = context.pod.annotationSite(key) == AnnotationSite::Template
+                                   ? context.view.metadataFieldPath()
+                                   : std::string("metadata");
+  return metadata + ".annotations[" + std::string(key) + "]";
 }
 
 std::string describePool(const Placement& placement) {

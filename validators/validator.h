@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,9 +46,19 @@ struct Violation {
   bool operator==(const Violation&) const = default;
 };
 
+// One pod template of the workload as the validators read it: where it is
+// and its pod, read with the profile's accelerator names.
+struct TemplateReading {
+  PodTemplateView view;
+  PodReader pod;
+};
+
 struct ValidationContext {
   const JsonValue& object;
   WorkloadKind kind;
+  // The template being checked. Validators of Scope::Template run once for
+  // each template of the workload; those of Scope::Workload once, with the
+  // workload's primary template here and every template in `templates`.
   PodTemplateView view;
   // The pod template, read with the profile's accelerator names.
   const PodReader& pod;
@@ -66,6 +77,8 @@ struct ValidationContext {
   // `serve` with its watcher); null otherwise. Rules on it act only on a
   // present answer (Presence::No, a counted capacity), never on Unknown.
   const ClusterView* cluster = nullptr;
+  // Every template of the workload, in the table's order.
+  std::span<const TemplateReading> templates = {};
 };
 
 class Validator {
@@ -74,6 +87,11 @@ class Validator {
   virtual RuleId rule() const = 0;
   // Most rules only concern AI workloads; AIA007 also looks at the rest.
   virtual bool appliesToUnclassified() const { return false; }
+  // Template: the rule judges each pod template on its own (GPUs per Pod, a
+  // container's limits). Workload: it judges the workload as a whole (all
+  // GPU workers together, the class against the kind).
+  enum class Scope { Template, Workload };
+  virtual Scope scope() const { return Scope::Template; }
   virtual void check(const ValidationContext& context, std::vector<Violation>& out) const = 0;
 };
 
@@ -81,15 +99,12 @@ class Validator {
 const std::vector<std::unique_ptr<const Validator>>& allValidators();
 
 // "spec.template.spec.containers[1]" for the container at `index` of `list`.
-std::string containerFieldPath(WorkloadKind kind, ContainerList list, size_t index);
+std::string containerFieldPath(const PodTemplateView& view, ContainerList list, size_t index);
 
 // "spec.template.metadata.annotations[aiadmit.dev/workload]" where the pod
 // reader found the annotation: the pod template when it carries it (its value
 // wins), else the object's own metadata.
 std::string annotationFieldPath(const ValidationContext& context, std::string_view key);
-
-// "spec.parallelism" for a Job, "spec.jobTemplate.spec.parallelism" for a CronJob.
-std::string jobSpecFieldPath(WorkloadKind kind, std::string_view field);
 
 // The node labels and taints of a profile's pool, for messages:
 // "accelerator=nvidia, taint accelerator=gpu:NoSchedule".

@@ -181,10 +181,8 @@ TEST(MutateCorpus, EveryObjectIsPatchedValidlyIdempotentlyAndGpuWorkloadsReachTh
     }
 
     const auto original = parseJson(object.json);
-    if (!isBuiltInWorkload(*original)) {
-      EXPECT_EQ(response.patch, "") << "only built-in workload kinds are mutated";
-      continue;
-    }
+    // Custom resources: tests/engine/custom_resource_corpus_test.cpp, with their CRDs.
+    if (!isBuiltInWorkload(*original)) continue;
     std::string mutated = object.json;
     if (!response.patch.empty()) {
       EXPECT_EQ(response.patchType, "JSONPatch");

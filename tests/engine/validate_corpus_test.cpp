@@ -45,10 +45,12 @@ const std::map<std::string, Expected>& expectations() {
        {"AIA009", "", "vLLM declares no port (the server listens on vLLM's default 8000)"}},
       {"GoogleCloudPlatform__kubernetes-engine-samples__ai-ml__gke-ray__kueue__ephemeral-rayjob."
        "yaml#0",
-       {"", "", "RayJob: a custom resource"}},
+       {"", "", "RayJob: the head and worker groups; KubeRay owns their probes"}},
       {"GoogleCloudPlatform__kubernetes-engine-samples__ai-ml__llm-multihost-gpus-tensorrt-llm__"
        "lws.yaml#0",
-       {"", "", "LeaderWorkerSet: a custom resource"}},
+       {"", "AIA015",
+        "LeaderWorkerSet: leader and worker templates aimed at the pool, the leader probed on its "
+        "port; its GPU servers have no memory limit"}},
       {"GoogleCloudPlatform__kubernetes-engine-samples__ai-ml__llm-multihost-gpus-tensorrt-llm__"
        "lws.yaml#1",
        {"", "", "Service"}},
@@ -80,16 +82,18 @@ const std::map<std::string, Expected>& expectations() {
        {"AIA003", "",
         "nvidia.com/sharedgpu is a device-plugin fork's resource this cluster does not offer"}},
       {"kserve__kserve__docs__samples__accelerators__tensorflow-gpu.yaml#0",
-       {"", "", "KFService: a custom resource"}},
+       {"", "", "KFService (serving.kubeflow.org/v1alpha1): a kind no table row serves"}},
       {"kserve__kserve__docs__samples__llmisvc__agentic-tool-calling__llmisvc-single-gpu.yaml#0",
-       {"", "", "LLMInferenceService: a custom resource"}},
+       {"", "AIA015",
+        "LLMInferenceService: its main template's GPU server has no memory limit; KServe owns "
+        "its probes"}},
       {"kubeflow__training-operator__examples__paddlepaddle__simple-gpu.yaml#0",
-       {"", "", "PaddleJob: a custom resource"}},
+       {"", "", "PaddleJob: the Worker template's GPUs, aimed at the pool"}},
       {"kubeflow__training-operator__examples__pytorch__deepspeed-demo__pytorch_deepspeed_demo."
        "yaml#0",
-       {"", "", "PyTorchJob: a custom resource"}},
+       {"", "", "PyTorchJob: Master and Worker templates, aimed at the pool"}},
       {"kubeflow__training-operator__examples__pytorch__elastic__imagenet__imagenet.yaml#0",
-       {"", "", "PyTorchJob: a custom resource"}},
+       {"", "", "PyTorchJob: Master and Worker templates, aimed at the pool"}},
       {"kubernetes-sigs__kueue__site__static__examples__dra__gpu-job-admitted.yaml#0",
        {"", "", "GPU by DRA claim, no extended resource: not classified, not aimed at the pool"}},
       {"kubernetes-sigs__kueue__site__static__examples__provisioning__sample-job.yaml#0",
@@ -97,17 +101,19 @@ const std::map<std::string, Expected>& expectations() {
         "batch Job, parallelism 3: gang scheduling is only required of training, and only where a "
         "profile says so"}},
       {"kubernetes-sigs__lws__docs__examples__vllm__GPU__lws.yaml#0",
-       {"", "", "LeaderWorkerSet: a custom resource"}},
+       {"", "",
+        "LeaderWorkerSet: leader and worker templates aimed at the pool; the leader gets probes, "
+        "the workers serve no traffic"}},
       {"ray-project__kuberay__ray-operator__config__samples__pytorch-mnist__ray-job.pytorch-mnist."
        "yaml#0",
-       {"", "", "RayJob: a custom resource"}},
+       {"", "", "RayJob: the head and worker groups; KubeRay owns their probes"}},
       {"ray-project__kuberay__ray-operator__config__samples__pytorch-text-classifier__ray-job."
        "pytorch-distributed-training.yaml#0",
-       {"", "", "RayJob: a custom resource"}},
+       {"", "", "RayJob: the head and worker groups; KubeRay owns their probes"}},
       {"volcano-sh__volcano__example__MindSpore-example__mindspore_gpu__mindspore-gpu.yaml#0",
-       {"", "", "Volcano Job (batch.volcano.sh): not the batch/v1 Job"}},
+       {"", "", "Volcano Job: each task's template read by the table's row"}},
       {"volcano-sh__volcano__example__cronjob__cronjob.yaml#0",
-       {"", "", "Volcano CronJob (batch.volcano.sh): not the batch/v1 CronJob"}},
+       {"", "", "Volcano CronJob (batch.volcano.sh): a kind no table row serves"}},
   };
   return table;
 }

@@ -59,14 +59,12 @@ TEST(ServerEndToEnd, CorpusThroughMutateIsAppliedValidAndIdempotent) {
       const ReviewResponse second = parseReviewResponse(again.body);
       EXPECT_TRUE(second.patch.empty()) << "not idempotent: " << second.patch;
     }
-    // Schema validation covers the built-in kinds; custom resources have no
-    // schema in kubernetes-models and pass through untouched.
+    // kubernetes-models has the built-in kinds; custom resources are checked
+    // against their CRDs in tests/engine/custom_resource_corpus_test.cpp.
     if (object.json.find(R"("apiVersion":"v1")") != std::string::npos ||
         object.json.find(R"("apiVersion":"apps/v1")") != std::string::npos ||
         object.json.find(R"("apiVersion":"batch/v1")") != std::string::npos) {
       mutatedObjects.push_back(mutated);
-    } else {
-      EXPECT_TRUE(response.patch.empty()) << "custom resources are not mutated";
     }
   }
   EXPECT_GE(patched, 8) << "the GPU workloads of the corpus should be mutated";

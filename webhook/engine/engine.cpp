@@ -4,6 +4,7 @@
 #include <exception>
 
 #include "mutators/mutator.h"
+#include "webhook/engine/assessment.h"
 #include "webhook/engine/audit_annotations.h"
 #include "webhook/kube/json_patch.h"
 #include "webhook/policy/accelerators.h"
@@ -15,9 +16,31 @@ AdmissionSubject AdmissionSubject::of(const AdmissionRequest& request) {
   subject.object = request.object;
   subject.oldObject = request.oldObject;
   subject.kind = request.kind;
+  subject.group = request.group;
+  subject.version = request.version;
+  subject.kindName = request.kindName;
   subject.namespaceName = request.namespaceName;
   subject.subResource = request.subResource;
   subject.operation = request.operation;
+  return subject;
+}
+
+AdmissionSubject AdmissionSubject::ofObject(const JsonValue& object,
+                                            std::string_view namespaceName) {
+  AdmissionSubject subject;
+  subject.object = &object;
+  subject.kind = workloadKindOfObject(object);
+  const std::string_view apiVersion = stringMember(&object, "apiVersion");
+  const size_t slash = apiVersion.find('/');
+  if (slash == std::string_view::npos) {
+    subject.version = apiVersion;
+  } else {
+    subject.group = apiVersion.substr(0, slash);
+    subject.version = apiVersion.substr(slash + 1);
+  }
+  subject.kindName = stringMember(&object, "kind");
+  subject.namespaceName = namespaceName;
+  subject.operation = Operation::Create;
   return subject;
 }
 
@@ -46,36 +69,6 @@ std::shared_ptr<const ClusterView> Engine::clusterView() const {
 
 namespace {
 
-const JsonValue* labelsOf(const JsonValue* metadata) {
-  return member(metadata, "labels");
-}
-
-ProfileSelection selectProfile(const ProfileSet& profiles, const PodTemplateView& view,
-                               WorkloadClass workloadClass, std::string_view namespaceName) {
-  const JsonValue* labels = labelsOf(member(view.object, "metadata"));
-  const JsonValue* templateLabels = labelsOf(view.metadata);
-  const std::string_view requested = declaredAnnotation(view, kProfileAnnotation).value_or("");
-  ProfileSelection selection =
-      profiles.select(workloadClass, namespaceName, labels, templateLabels, requested);
-  // aiadmit writes aiadmit.dev/profile beside aiadmit.dev/class on what it
-  // mutates: with a class stamp, the profile is aiadmit's record of its last
-  // decision, not the developer's choice. When that record cannot apply (the
-  // profile was renamed or removed, or the developer changed the class), the
-  // workload must stay updatable: select again as if it named none, and the
-  // stamp mutator brings the record up to date.
-  const bool recorded = declaredAnnotation(view, kClassAnnotation).has_value();
-  if (selection.profile == nullptr && !requested.empty() && recorded) {
-    ProfileSelection fresh =
-        profiles.select(workloadClass, namespaceName, labels, templateLabels, "");
-    if (fresh.profile != nullptr) {
-      fresh.reason =
-          "recorded profile " + std::string(requested) + " no longer applies; " + fresh.reason;
-      return fresh;
-    }
-  }
-  return selection;
-}
-
 std::string changeWarning(const std::string& change, const std::string& profile) {
   return "aiadmit: " + change + " (profile " + profile + ")";
 }
@@ -84,56 +77,64 @@ std::string classWarning(WorkloadClass workloadClass, const std::string& reason)
   return "aiadmit: class " + std::string(className(workloadClass)) + ": " + reason;
 }
 
-bool isMutable(const AdmissionSubject& subject) {
-  if (!subject.subResource.empty() || subject.object == nullptr) return false;
-  if (subject.kind == WorkloadKind::Other) return false;
-  if (subject.operation == Operation::Create) return true;
-  // A Pod's spec and a Job's pod template are immutable after creation; the
-  // templates of the other controllers are not.
-  return subject.operation == Operation::Update && subject.kind != WorkloadKind::Pod &&
-         subject.kind != WorkloadKind::Job;
+// Requests whose object the pipeline reads: no subresource, an object, a
+// CREATE or an UPDATE.
+bool isAdmittable(const AdmissionSubject& subject) {
+  return subject.subResource.empty() && subject.object != nullptr &&
+         (subject.operation == Operation::Create || subject.operation == Operation::Update);
 }
 
-// Where the template of a controller lives: what it creates is made from it.
+// A Pod's spec and a Job's pod template are immutable after creation; the
+// templates of the other controllers and of custom resources are not.
+bool isMutable(const AdmissionSubject& subject, const Assessment& assessment) {
+  if (assessment.type == nullptr) return false;
+  if (subject.operation == Operation::Create) return true;
+  return assessment.kind != WorkloadKind::Pod && assessment.kind != WorkloadKind::Job;
+}
+
+// Where the template of a built-in controller lives: what it creates is made from it.
 const JsonValue* workloadTemplate(const JsonValue* object, WorkloadKind kind) {
   const JsonValue* spec = member(object, "spec");
   return kind == WorkloadKind::CronJob ? member(spec, "jobTemplate") : member(spec, "template");
 }
 
-// An UPDATE that left the template as it was (a scale, a label on the
-// object): a changed template would make the controller replace every Pod,
-// which for a model server means reloading the model on each replica.
-bool templateUnchanged(const AdmissionSubject& subject) {
-  if (subject.operation != Operation::Update || subject.oldObject == nullptr) return false;
-  const JsonValue* before = workloadTemplate(subject.oldObject, subject.kind);
-  const JsonValue* after = workloadTemplate(subject.object, subject.kind);
+bool sameValue(const JsonValue* before, const JsonValue* after) {
   if (before == nullptr || after == nullptr) return before == after;
   return *before == *after;
 }
 
-bool isValidatable(const AdmissionSubject& subject) {
-  return subject.subResource.empty() && subject.object != nullptr &&
-         subject.kind != WorkloadKind::Other &&
-         (subject.operation == Operation::Create || subject.operation == Operation::Update);
+// An UPDATE that left the templates as they were (a scale, a label on the
+// object): a changed template would make the controller replace every Pod,
+// which for a model server means reloading the model on each replica.
+bool templateUnchanged(const AdmissionSubject& subject, const Assessment& assessment) {
+  if (subject.operation != Operation::Update || subject.oldObject == nullptr) return false;
+  if (assessment.kind != WorkloadKind::Other) {
+    return sameValue(workloadTemplate(subject.oldObject, assessment.kind),
+                     workloadTemplate(subject.object, assessment.kind));
+  }
+  const Resolution before = resolveTemplates(*assessment.type, *subject.oldObject);
+  const std::vector<ResolvedTemplate>& after = assessment.resolution.templates;
+  if (!before.ok() || before.templates.size() != after.size()) return false;
+  for (size_t i = 0; i < after.size(); ++i) {
+    if (before.templates[i].specPointer != after[i].specPointer ||
+        !sameValue(before.templates[i].spec, after[i].spec) ||
+        !sameValue(before.templates[i].metadata, after[i].metadata)) {
+      return false;
+    }
+  }
+  return true;
 }
 
-// What the pipeline knows of one object before any mutator or validator runs.
-struct Assessment {
-  PodTemplateView view;
-  Classification classification;
-  ProfileSelection selection;  // empty for objects that are not AI workloads
-};
-
-Assessment assess(const JsonValue& object, const AdmissionSubject& subject,
-                  const ProfileSet& profiles) {
-  Assessment assessment;
-  assessment.view = PodTemplateView::of(object, subject.kind);
-  assessment.classification = classify(assessment.view);
-  if (assessment.classification.isAiWorkload()) {
-    assessment.selection = selectProfile(
-        profiles, assessment.view, assessment.classification.workloadClass, subject.namespaceName);
+void describeWorkload(const Assessment& assessment, Evaluation& eval) {
+  const Classification& classification = assessment.classification();
+  eval.workloadClass = classification.workloadClass;
+  eval.classReason = classification.reason;
+  if (assessment.type == nullptr) return;
+  eval.workloadType = assessment.type->qualifiedKind();
+  eval.templates.clear();
+  for (const PodTemplateView& view : assessment.views) {
+    if (view.place != nullptr) eval.templates.push_back(describeTemplate(view));
   }
-  return assessment;
 }
 
 // One decision per rule, the strongest when several profiles judged it.
@@ -148,26 +149,57 @@ void recordDecision(std::vector<Evaluation::RuleDecision>& decisions, RuleId rul
   decisions.insert(at, {rule, applied, configured});
 }
 
+void runValidator(const Validator& validator, const ValidationContext& context,
+                  std::vector<Violation>& out) {
+  const size_t before = out.size();
+  validator.check(context, out);
+  // A rule about the object itself (its annotations, its profile) is found
+  // again on every template: keep each violation once.
+  for (size_t i = out.size(); i-- > before;) {
+    if (std::find(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(i), out[i]) !=
+        out.begin() + static_cast<std::ptrdiff_t>(i)) {
+      out.erase(out.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+  }
+}
+
 void collectViolations(const JsonValue& object, const Assessment& assessment,
                        const AdmissionSubject& subject, const ProfileSet& profiles,
                        const ClusterView* cluster, std::vector<Violation>& out) {
-  const Classification& classification = assessment.classification;
+  if (assessment.views.empty()) return;
+  const Classification& classification = assessment.classification();
   const ProfileAcceleratorNames accelerators(assessment.selection.profile);
-  const PodReader pod = PodReader::of(assessment.view, accelerators);
-  const ValidationContext context{object,
-                                  subject.kind,
-                                  assessment.view,
-                                  pod,
-                                  classification,
-                                  assessment.selection.profile,
-                                  profiles,
-                                  assessment.selection,
-                                  subject.namespaceName,
-                                  subject.operation,
-                                  cluster};
+  std::vector<TemplateReading> readings;
+  readings.reserve(assessment.views.size());
+  for (const PodTemplateView& view : assessment.views) {
+    readings.push_back({view, PodReader::of(view, accelerators)});
+  }
+  const size_t primary = assessment.workload.primaryTemplate() < readings.size()
+                             ? assessment.workload.primaryTemplate()
+                             : 0;
+  auto contextOf = [&](const TemplateReading& reading) {
+    return ValidationContext{object,
+                             assessment.kind,
+                             reading.view,
+                             reading.pod,
+                             classification,
+                             assessment.selection.profile,
+                             profiles,
+                             assessment.selection,
+                             subject.namespaceName,
+                             subject.operation,
+                             cluster,
+                             readings};
+  };
   for (const auto& validator : allValidators()) {
     if (!classification.isAiWorkload() && !validator->appliesToUnclassified()) continue;
-    validator->check(context, out);
+    if (validator->scope() == Validator::Scope::Workload) {
+      runValidator(*validator, contextOf(readings[primary]), out);
+      continue;
+    }
+    for (const TemplateReading& reading : readings) {
+      runValidator(*validator, contextOf(reading), out);
+    }
   }
 }
 
@@ -205,15 +237,19 @@ void sortByAction(std::vector<Violation>& violations, const Profile* profile,
 
 bool Engine::mutateInto(const AdmissionSubject& subject, JsonDocument& mutated,
                         Evaluation* evaluation) const {
-  if (!isMutable(subject)) return false;
+  if (!isAdmittable(subject)) return false;
   const auto profiles = this->profiles();
   const Assessment assessment = assess(*subject.object, subject, *profiles);
-  const Classification& classification = assessment.classification;
-  const ProfileSelection& selection = assessment.selection;
+  if (!isMutable(subject, assessment)) return false;
   Evaluation local;
   Evaluation& eval = evaluation != nullptr ? *evaluation : local;
-  eval.workloadClass = classification.workloadClass;
-  eval.classReason = classification.reason;
+  if (!assessment.resolution.ok()) {
+    eval.inputError = assessment.resolution.error;
+    return false;
+  }
+  describeWorkload(assessment, eval);
+  const Classification& classification = assessment.classification();
+  const ProfileSelection& selection = assessment.selection;
   if (!classification.isAiWorkload()) return false;
 
   if (selection.profile == nullptr) {
@@ -228,22 +264,39 @@ bool Engine::mutateInto(const AdmissionSubject& subject, JsonDocument& mutated,
   eval.profileReason = selection.reason;
 
   mutated.CopyFrom(*subject.object, mutated.GetAllocator());
-  MutationContext context{mutated,        mutated.GetAllocator(),    subject.kind,
-                          classification, *selection.profile,        subject.namespaceName,
-                          eval.changes,   templateUnchanged(subject)};
+  MutationContext context{mutated,
+                          mutated.GetAllocator(),
+                          assessment.kind,
+                          classification,
+                          *selection.profile,
+                          subject.namespaceName,
+                          eval.changes,
+                          templateUnchanged(subject, assessment)};
+  context.type = assessment.type;
+  context.severalTemplates = assessment.views.size() > 1;
+  context.madeByController = madeByController(*subject.object);
   bool changed = false;
-  for (const auto& mutator : allMutators()) {
-    if (context.templateUnchanged && !mutator->runsOnUnchangedTemplate()) continue;
-    changed = mutator->mutate(context) || changed;
+  // Template by template, each in the fixed mutator order.
+  const PodTemplateView* primary = assessment.primary();
+  for (const PodTemplateView& view : assessment.views) {
+    context.place = view.place;
+    context.primaryTemplate = &view == primary;
+    for (const auto& mutator : allMutators()) {
+      if (context.templateUnchanged && !mutator->runsOnUnchangedTemplate()) continue;
+      changed = mutator->mutate(context) || changed;
+    }
   }
   return changed;
 }
 
-AdmissionOutcome Engine::mutate(const AdmissionSubject& subject, Evaluation* evaluation) const {
+AdmissionOutcome Engine::mutate(const AdmissionSubject& subject, Evaluation* evaluation,
+                                JsonDocument* mutatedOut) const {
   Evaluation local;
   Evaluation& eval = evaluation != nullptr ? *evaluation : local;
-  JsonDocument mutated;
+  JsonDocument scratch;
+  JsonDocument& mutated = mutatedOut != nullptr ? *mutatedOut : scratch;
   if (!mutateInto(subject, mutated, &eval)) {
+    if (!eval.inputError.empty()) return AdmissionOutcome::badRequest(eval.inputError);
     std::vector<std::string> warnings;
     // Say why an AI workload got nothing: the selection failed or no profile applies.
     if (!eval.profileError.empty())
@@ -261,16 +314,19 @@ AdmissionOutcome Engine::mutate(const AdmissionSubject& subject, Evaluation* eva
 }
 
 AdmissionOutcome Engine::validate(const AdmissionSubject& subject, Evaluation* evaluation) const {
-  if (!isValidatable(subject)) return AdmissionOutcome::allowed();
+  if (!isAdmittable(subject)) return AdmissionOutcome::allowed();
   Evaluation local;
   Evaluation& eval = evaluation != nullptr ? *evaluation : local;
   const auto profiles = this->profiles();
   const auto cluster = clusterView();
 
   const Assessment assessment = assess(*subject.object, subject, *profiles);
-  const Classification& classification = assessment.classification;
-  eval.workloadClass = classification.workloadClass;
-  eval.classReason = classification.reason;
+  if (assessment.type == nullptr) return AdmissionOutcome::allowed();
+  if (!assessment.resolution.ok()) {
+    eval.inputError = assessment.resolution.error;
+    return AdmissionOutcome::badRequest(eval.inputError);
+  }
+  describeWorkload(assessment, eval);
   // A profile named by annotation that cannot apply is an AIA001 violation
   // (validators/annotation_values), judged and capped like any rule.
   eval.profileError = assessment.selection.error;
@@ -287,8 +343,10 @@ AdmissionOutcome Engine::validate(const AdmissionSubject& subject, Evaluation* e
   if (subject.operation == Operation::Update && subject.oldObject != nullptr &&
       !violations.empty()) {
     std::vector<Violation> existing;
-    collectViolations(*subject.oldObject, assess(*subject.oldObject, subject, *profiles), subject,
-                      *profiles, cluster.get(), existing);
+    const Assessment before = assess(*subject.oldObject, subject, *profiles);
+    if (before.resolution.ok()) {
+      collectViolations(*subject.oldObject, before, subject, *profiles, cluster.get(), existing);
+    }
     std::erase_if(violations, [&](const Violation& v) {
       return std::find(existing.begin(), existing.end(), v) != existing.end();
     });

@@ -22,11 +22,19 @@ struct AdmissionSubject {
   const JsonValue* object = nullptr;
   const JsonValue* oldObject = nullptr;
   WorkloadKind kind = WorkloadKind::Other;
+  // The object's API group, version and kind: the workload-type table's key.
+  // When kindName is empty, a built-in `kind` stands for them.
+  std::string_view group;
+  std::string_view version;
+  std::string_view kindName;
   std::string_view namespaceName;
   std::string_view subResource;
   Operation operation = Operation::Create;
 
   static AdmissionSubject of(const AdmissionRequest& request);
+  // An object read from a file, as a CREATE in `namespaceName`: its group,
+  // version and kind from its own apiVersion and kind.
+  static AdmissionSubject ofObject(const JsonValue& object, std::string_view namespaceName);
 };
 
 // Everything the engine decided, for logs, metrics and `aiadmit check`.
@@ -36,7 +44,13 @@ struct Evaluation {
   std::string classReason;
   std::string profile;
   std::string profileReason;
-  std::string profileError;          // why no profile applies to an AI workload
+  std::string profileError;  // why no profile applies to an AI workload
+  std::string inputError;    // why the object cannot be read (beyond a limit): 400
+  // The workload's kind as the table names it ("PyTorchJob.kubeflow.org")
+  // and its templates by role with their Pod counts ("Worker ×8"), for
+  // `check` and the log; empty for objects the table does not describe.
+  std::string workloadType;
+  std::vector<std::string> templates;
   std::vector<std::string> changes;  // injected, one line each
   std::vector<Violation> denials;    // violations whose action is deny
   std::vector<Violation> warnings;   // violations whose action is warn
@@ -72,10 +86,13 @@ class Engine {
   void replaceClusterView(std::shared_ptr<const ClusterView> view);
   std::shared_ptr<const ClusterView> clusterView() const;
 
-  AdmissionOutcome mutate(const AdmissionSubject& subject, Evaluation* evaluation) const;
+  // `mutated`, when given, receives the mutated object (for `check -o yaml`)
+  // when the answer is a patch, so that no caller runs the pipeline twice.
+  AdmissionOutcome mutate(const AdmissionSubject& subject, Evaluation* evaluation,
+                          JsonDocument* mutated = nullptr) const;
   AdmissionOutcome validate(const AdmissionSubject& subject, Evaluation* evaluation) const;
 
-  // The mutated object itself (for `check -o yaml`); false when not mutated.
+  // The mutated object itself; false when not mutated.
   bool mutateInto(const AdmissionSubject& subject, JsonDocument& mutated,
                   Evaluation* evaluation) const;
 

@@ -104,27 +104,78 @@ std::string_view podMetadataFieldPath(WorkloadKind kind) {
   }
 }
 
+std::string_view groupOf(WorkloadKind kind) {
+  switch (kind) {
+    case WorkloadKind::Deployment:
+    case WorkloadKind::StatefulSet:
+    case WorkloadKind::ReplicaSet:
+      return "apps";
+    case WorkloadKind::Job:
+    case WorkloadKind::CronJob:
+      return "batch";
+    default:
+      return "";
+  }
+}
+
+namespace {
+
+const JsonValue* jobSpecOf(const JsonValue& object, WorkloadKind kind) {
+  const JsonValue* spec = member(&object, "spec");
+  if (kind == WorkloadKind::Job) return spec;
+  if (kind == WorkloadKind::CronJob) return member(member(spec, "jobTemplate"), "spec");
+  return nullptr;
+}
+
+}  // namespace
+
 PodTemplateView PodTemplateView::of(const JsonValue& object, WorkloadKind kind) {
   PodTemplateView view;
   view.kind = kind;
   view.object = &object;
   if (kind == WorkloadKind::Other) return view;
+  view.type = WorkloadTypeTable::builtIn()->findGroupKind(groupOf(kind), kindName(kind));
+  view.jobSpec = jobSpecOf(object, kind);
   if (kind == WorkloadKind::Pod) {
     view.metadata = member(&object, "metadata");
     view.spec = member(&object, "spec");
     return view;
   }
-  const JsonValue* spec = member(&object, "spec");
-  if (kind == WorkloadKind::CronJob) {
-    view.jobSpec = member(member(spec, "jobTemplate"), "spec");
-    spec = view.jobSpec;
-  } else if (kind == WorkloadKind::Job) {
-    view.jobSpec = spec;
-  }
+  const JsonValue* spec = kind == WorkloadKind::CronJob ? view.jobSpec : member(&object, "spec");
   const JsonValue* templ = member(spec, "template");
   view.metadata = member(templ, "metadata");
   view.spec = member(templ, "spec");
   return view;
+}
+
+PodTemplateView PodTemplateView::at(const JsonValue& object, WorkloadKind kind,
+                                    const WorkloadType& type, const ResolvedTemplate& place) {
+  PodTemplateView view;
+  view.kind = kind;
+  view.object = &object;
+  view.type = &type;
+  view.place = &place;
+  view.jobSpec = jobSpecOf(object, kind);
+  view.spec = valueAt(object, place.specPointer);
+  if (!place.metadataPointer.empty()) {
+    view.metadata = valueAt(object, place.metadataPointer);
+    if (view.metadata != nullptr && !view.metadata->IsObject()) view.metadata = nullptr;
+  }
+  return view;
+}
+
+std::string PodTemplateView::specFieldPath() const {
+  if (place != nullptr) return place->specFieldPath;
+  return std::string(podSpecFieldPath(kind));
+}
+
+std::string PodTemplateView::metadataFieldPath() const {
+  if (place != nullptr && !place->metadataFieldPath.empty()) return place->metadataFieldPath;
+  return std::string(podMetadataFieldPath(kind));
+}
+
+std::string_view PodTemplateView::role() const {
+  return place != nullptr ? std::string_view(place->role) : std::string_view("pod");
 }
 
 namespace {

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "webhook/kube/json_patch.h"
+#include "webhook/kube/json_pointer.h"
 
 namespace aiadmit {
 
@@ -11,80 +12,9 @@ namespace {
 
 constexpr std::string_view kWildcard = "*";
 
-// The unescaped tokens of a pointer ("/a/b~1c" or, relative, "a/b~1c").
-std::vector<std::string> tokensOf(std::string_view pointer) {
-  std::vector<std::string> tokens;
-  if (pointer.empty()) return tokens;
-  size_t start = pointer.front() == '/' ? 1 : 0;
-  while (true) {
-    const size_t slash = pointer.find('/', start);
-    const std::string_view raw = pointer.substr(
-        start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
-    std::string token;
-    token.reserve(raw.size());
-    for (size_t i = 0; i < raw.size(); ++i) {
-      if (raw[i] == '~' && i + 1 < raw.size()) {
-        token.push_back(raw[i + 1] == '1' ? '/' : '~');
-        ++i;
-      } else {
-        token.push_back(raw[i]);
-      }
-    }
-    tokens.push_back(std::move(token));
-    if (slash == std::string_view::npos) break;
-    start = slash + 1;
-  }
-  return tokens;
-}
-
-bool isPlainName(std::string_view token) {
-  if (token.empty()) return false;
-  return std::all_of(token.begin(), token.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-           c == '-';
-  });
-}
-
-void appendFieldPathMember(std::string& path, std::string_view token) {
-  if (isPlainName(token)) {
-    if (!path.empty()) path.push_back('.');
-    path.append(token);
-  } else {
-    path.push_back('[');
-    path.append(token);
-    path.push_back(']');
-  }
-}
-
-void appendFieldPathIndex(std::string& path, size_t index) {
-  path += "[" + std::to_string(index) + "]";
-}
-
-std::optional<size_t> arrayIndexOf(std::string_view token) {
-  if (token.empty() || token.size() > 9) return std::nullopt;
-  if (token.size() > 1 && token[0] == '0') return std::nullopt;
-  size_t index = 0;
-  for (char c : token) {
-    if (c < '0' || c > '9') return std::nullopt;
-    index = index * 10 + static_cast<size_t>(c - '0');
-  }
-  return index;
-}
-
-const JsonValue* childOf(const JsonValue* value, std::string_view token) {
-  if (value == nullptr) return nullptr;
-  if (value->IsObject()) return member(value, token);
-  if (value->IsArray()) {
-    const auto index = arrayIndexOf(token);
-    if (!index || *index >= value->Size()) return nullptr;
-    return &(*value)[static_cast<rapidjson::SizeType>(*index)];
-  }
-  return nullptr;
-}
-
 size_t wildcardCount(std::string_view pattern) {
   size_t count = 0;
-  for (const std::string& token : tokensOf(pattern)) count += token == kWildcard ? 1 : 0;
+  for (const std::string& token : pointerTokens(pattern)) count += token == kWildcard ? 1 : 0;
   return count;
 }
 
@@ -178,7 +108,7 @@ std::string checkPointerPattern(std::string_view pattern, bool allowRelative) {
       return "has ~ not followed by 0 or 1 (write ~0 for ~ and ~1 for /)";
     }
   }
-  for (const std::string& token : tokensOf(pattern)) {
+  for (const std::string& token : pointerTokens(pattern)) {
     if (token != kWildcard && token.find('*') != std::string::npos) {
       return "has * inside a token; * must be a whole token (/spec/replicaSpecs/*/template)";
     }
@@ -224,8 +154,8 @@ std::string checkTemplateSlot(const TemplateSlot& slot) {
   }
   // Metadata follows the spec's wildcards: up to its last wildcard it is the
   // spec's pattern, so that both resolve to the same item.
-  const std::vector<std::string> specTokens = tokensOf(slot.spec);
-  const std::vector<std::string> metadataTokens = tokensOf(slot.metadata);
+  const std::vector<std::string> specTokens = pointerTokens(slot.spec);
+  const std::vector<std::string> metadataTokens = pointerTokens(slot.metadata);
   size_t lastWildcard = 0;
   for (size_t i = 0; i < metadataTokens.size(); ++i) {
     if (metadataTokens[i] == kWildcard) lastWildcard = i + 1;
@@ -286,32 +216,6 @@ std::string checkWorkloadType(const WorkloadType& type) {
     }
   }
   return "";
-}
-
-// ---- Pointers ----
-
-const JsonValue* valueAt(const JsonValue& root, std::string_view pointer) {
-  const JsonValue* value = &root;
-  for (const std::string& token : tokensOf(pointer)) {
-    value = childOf(value, token);
-    if (value == nullptr) return nullptr;
-  }
-  return value;
-}
-
-std::string fieldPathOf(const JsonValue& root, std::string_view pointer) {
-  std::string path;
-  const JsonValue* value = &root;
-  for (const std::string& token : tokensOf(pointer)) {
-    const auto index = arrayIndexOf(token);
-    if (value != nullptr && value->IsArray() && index) {
-      appendFieldPathIndex(path, *index);
-    } else {
-      appendFieldPathMember(path, token);
-    }
-    value = childOf(value, token);
-  }
-  return path;
 }
 
 // ---- Table ----
@@ -412,7 +316,7 @@ struct Walk {
     }
     const std::string& token = tokens[depth];
     if (token != kWildcard) {
-      const JsonValue* child = childOf(&value, token);
+      const JsonValue* child = childAt(&value, token);
       if (child == nullptr) return;
       descend(*child, depth, pointer, path, token, value.IsArray());
       return;
@@ -464,7 +368,7 @@ struct Walk {
   std::string concrete(const std::string& relative) const {
     if (relative.empty() || relative.front() == '/') return relative;
     std::string base = captures.empty() ? std::string() : captures.back().pointer;
-    for (const std::string& token : tokensOf(relative)) {
+    for (const std::string& token : pointerTokens(relative)) {
       appendEscapedPointerToken(base, token);
     }
     return base;
@@ -473,7 +377,7 @@ struct Walk {
   std::string substituted(const std::string& pattern) const {
     std::string pointer;
     size_t wildcard = 0;
-    for (const std::string& token : tokensOf(pattern)) {
+    for (const std::string& token : pointerTokens(pattern)) {
       appendEscapedPointerToken(pointer, token == kWildcard && wildcard < captures.size()
                                              ? captures[wildcard++].token
                                              : token);
@@ -557,7 +461,7 @@ struct Walk {
     }
     for (const std::string& object : slot.containerObjects) {
       std::string concretePointer = pointer;
-      for (const std::string& token : tokensOf(object)) {
+      for (const std::string& token : pointerTokens(object)) {
         appendEscapedPointerToken(concretePointer, token);
       }
       if (isObject(valueAt(root, concretePointer))) {
@@ -580,7 +484,7 @@ Resolution resolveTemplates(const WorkloadType& type, const JsonValue& object,
   Resolution out;
   size_t visits = 0;
   for (const TemplateSlot& slot : type.templates) {
-    Walk walk{type, slot, object, limits, out, visits, tokensOf(slot.spec), {}};
+    Walk walk{type, slot, object, limits, out, visits, pointerTokens(slot.spec), {}};
     std::string pointer;
     std::string path;
     walk.visit(object, 0, pointer, path);

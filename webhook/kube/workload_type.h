@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "webhook/kube/json.h"
+#include "webhook/kube/json_pointer.h"
 
 namespace aiadmit {
 
@@ -213,13 +214,5 @@ struct Resolution {
 // then in the object's member and element order.
 Resolution resolveTemplates(const WorkloadType& type, const JsonValue& object,
                             const ResolveLimits& limits = {});
-
-// The kubectl field path of an escaped pointer into `root`: members as
-// ".name", map keys that are not plain names as "[key]", array elements as
-// "[i]" ("spec.pytorchReplicaSpecs.Worker.template.spec.containers[0]").
-std::string fieldPathOf(const JsonValue& root, std::string_view pointer);
-// The value at an escaped pointer, nullptr when absent. Array tokens must be
-// decimal indexes.
-const JsonValue* valueAt(const JsonValue& root, std::string_view pointer);
 
 }  // namespace aiadmit

@@ -41,6 +41,19 @@ TemplateSlot podTemplate(std::string role, const std::string& templatePointer,
   return slot;
 }
 
+// The operator gives these Pods their readiness itself (KubeRay's probes,
+// KServe's and Knative's), or they serve no traffic (an LWS group's
+// workers: the leader does): aiadmit neither adds probes nor asks for them.
+TemplateSlot withoutProbes(TemplateSlot slot) {
+  slot.injectable &= ~static_cast<uint32_t>(kInjectProbes);
+  return slot;
+}
+
+std::vector<TemplateSlot> withoutProbes(std::vector<TemplateSlot> slots) {
+  for (TemplateSlot& slot : slots) slot = withoutProbes(std::move(slot));
+  return slots;
+}
+
 WorkloadType row(std::string group, std::string kind, std::vector<std::string> versions,
                  std::string resource, std::string workloadClass, std::string reason,
                  Lifecycle lifecycle, std::vector<TemplateSlot> templates) {
@@ -72,12 +85,14 @@ void addCoreKinds(std::vector<WorkloadType>& out) {
   WorkloadType podType =
       row("", "Pod", {"v1"}, "pods", "realtime",
           "a Pod with restartPolicy Always is a long-running server", Lifecycle::Either, {pod});
-  podType.classConditions.push_back(
-      {"/spec/restartPolicy",
-       {"OnFailure", "Never"},
-       false,
-       "batch",
-       "a Pod with restartPolicy OnFailure or Never runs to completion"});
+  for (const char* policy : {"OnFailure", "Never"}) {
+    podType.classConditions.push_back(
+        {"/spec/restartPolicy",
+         {policy},
+         false,
+         "batch",
+         "a Pod with restartPolicy " + std::string(policy) + " runs to completion"});
+  }
   out.push_back(std::move(podType));
   for (const char* kind : {"Deployment", "StatefulSet", "ReplicaSet"}) {
     std::string resource = std::string(kind) + "s";
@@ -91,8 +106,8 @@ void addCoreKinds(std::vector<WorkloadType>& out) {
                     Lifecycle::RunsToCompletion,
                     {podTemplate("pod", "/spec/template", Factors{count("/spec/parallelism", 1)},
                                  jobSettingsUnder("/spec"))}));
-  out.push_back(row("batch", "CronJob", {"v1"}, "cronjobs", "batch",
-                    "a CronJob runs Jobs to completion", Lifecycle::RunsToCompletion,
+  out.push_back(row("batch", "CronJob", {"v1"}, "cronjobs", "batch", "a CronJob runs to completion",
+                    Lifecycle::RunsToCompletion,
                     {podTemplate("pod", "/spec/jobTemplate/spec/template",
                                  Factors{count("/spec/jobTemplate/spec/parallelism", 1)},
                                  jobSettingsUnder("/spec/jobTemplate/spec"))}));
@@ -180,7 +195,7 @@ std::vector<TemplateSlot> rayCluster(const std::string& prefix, JobSettingPointe
   slots.push_back(podTemplate("head", prefix + "/headGroupSpec/template", Factors{}, jobSettings));
   slots.push_back(podTemplate("{.groupName}", prefix + "/workerGroupSpecs/*/template",
                               std::move(workers), jobSettings));
-  return slots;
+  return withoutProbes(std::move(slots));
 }
 
 // A RayJobSpec at `prefix`: its cluster and the submitter of K8sJobMode.
@@ -222,7 +237,7 @@ std::vector<TemplateSlot> leaderWorkers(const std::string& prefix, const std::st
   Factors workers = groups;
   workers.push_back(countLess(counted + "/size", 1, 1, counted + "/leaderTemplate"));
   return {podTemplate(rolePrefix + "leader", lwt + "/leaderTemplate", groups),
-          podTemplate(rolePrefix + "worker", lwt + "/workerTemplate", workers)};
+          withoutProbes(podTemplate(rolePrefix + "worker", lwt + "/workerTemplate", workers))};
 }
 
 void addLeaderWorkerSets(std::vector<WorkloadType>& out) {
@@ -297,7 +312,7 @@ void addKServe(std::vector<WorkloadType>& out) {
                               countLess("predictor/workerSpec/pipelineParallelSize", 1, 1, "")};
   out.push_back(row("serving.kserve.io", "InferenceService", {"v1beta1"}, "inferenceservices",
                     "realtime", "an InferenceService is a long-running model server",
-                    Lifecycle::LongRunning, std::move(slots)));
+                    Lifecycle::LongRunning, withoutProbes(std::move(slots))));
 
   // LLMInferenceService: PodSpecs directly (spec.template, not
   // spec.template.spec), labels and annotations on the workload spec. A
@@ -314,14 +329,15 @@ void addKServe(std::vector<WorkloadType>& out) {
   out.push_back(row(
       "serving.kserve.io", "LLMInferenceService", {"v1alpha1", "v1alpha2"}, "llminferenceservices",
       "realtime", "an LLMInferenceService is a long-running LLM server", Lifecycle::LongRunning,
-      {llm("main", "/spec/template", "/spec", Factors{count("/spec/replicas", 1)}),
-       llm("main-worker", "/spec/worker", "/spec", std::nullopt),
-       llm("prefill", "/spec/prefill/template", "/spec/prefill",
-           Factors{count("/spec/prefill/replicas", 1)}),
-       llm("prefill-worker", "/spec/prefill/worker", "/spec/prefill", std::nullopt),
-       llm("scheduler", "/spec/router/scheduler/template", "/spec/router/scheduler",
-           Factors{count("/spec/router/scheduler/replicas", 1)}),
-       llm("tokenizer", "/spec/router/scheduler/tokenizer/template", "", std::nullopt)}));
+      withoutProbes(
+          {llm("main", "/spec/template", "/spec", Factors{count("/spec/replicas", 1)}),
+           llm("main-worker", "/spec/worker", "/spec", std::nullopt),
+           llm("prefill", "/spec/prefill/template", "/spec/prefill",
+               Factors{count("/spec/prefill/replicas", 1)}),
+           llm("prefill-worker", "/spec/prefill/worker", "/spec/prefill", std::nullopt),
+           llm("scheduler", "/spec/router/scheduler/template", "/spec/router/scheduler",
+               Factors{count("/spec/router/scheduler/replicas", 1)}),
+           llm("tokenizer", "/spec/router/scheduler/tokenizer/template", "", std::nullopt)})));
 }
 
 }  // namespace

@@ -27,40 +27,28 @@ std::optional<WorkloadClass> parseClass(std::string_view text) {
 
 namespace {
 
+// The class the kind gives an object that asks for an accelerator: the
+// workload-type table's default, or the first of its conditions that holds
+// (a Pod's restartPolicy).
 WorkloadClass classOfKind(const PodTemplateView& view, std::string* why) {
-  switch (view.kind) {
-    case WorkloadKind::Deployment:
-    case WorkloadKind::StatefulSet:
-    case WorkloadKind::ReplicaSet:
-      *why = "a " + std::string(kindName(view.kind)) + " is a long-running server";
-      return WorkloadClass::Realtime;
-    case WorkloadKind::Job:
-    case WorkloadKind::CronJob:
-      *why = "a " + std::string(kindName(view.kind)) + " runs to completion";
-      return WorkloadClass::Batch;
-    case WorkloadKind::Pod: {
-      const std::string_view restartPolicy = stringMember(view.spec, "restartPolicy");
-      if (restartPolicy.empty() || restartPolicy == "Always") {
-        *why = "a Pod with restartPolicy Always is a long-running server";
-        return WorkloadClass::Realtime;
-      }
-      *why = "a Pod with restartPolicy " + std::string(restartPolicy) + " runs to completion";
-      return WorkloadClass::Batch;
-    }
-    case WorkloadKind::Other:
-      break;
-  }
-  return WorkloadClass::None;
+  if (view.type == nullptr || view.object == nullptr) return WorkloadClass::None;
+  const DefaultClass byKind = defaultClassOf(*view.type, *view.object);
+  *why = std::string(byKind.reason);
+  return parseClass(byKind.workloadClass).value_or(WorkloadClass::None);
 }
 
 // "nvidia.com/gpu (container vllm)" for the first accelerator asked for, or "".
-std::string acceleratorRequest(const PodReader& pod) {
+// A custom resource's templates are named by their role: "(container
+// pytorch of Worker)".
+std::string acceleratorRequest(const PodTemplateView& view, const PodReader& pod) {
   const auto first = pod.firstAccelerator();
   if (!first) return {};
-  return std::string(first->name) + " (" +
-         (first->container->list == ContainerList::InitContainers ? "init container "
-                                                                  : "container ") +
-         std::string(first->container->name) + ")";
+  std::string request =
+      std::string(first->name) + " (" +
+      (first->container->list == ContainerList::InitContainers ? "init container " : "container ") +
+      std::string(first->container->name);
+  if (view.isCustomResource()) request += " of " + std::string(view.role());
+  return request + ")";
 }
 
 }  // namespace
@@ -76,7 +64,7 @@ Classification classify(const PodTemplateView& view) {
 
 Classification classify(const PodTemplateView& view, const PodReader& pod) {
   Classification result;
-  if (view.kind == WorkloadKind::Other) return result;
+  if (view.type == nullptr) return result;
 
   // 1. The developer's statement.
   const auto onTemplate = pod.templateAnnotation(kWorkloadAnnotation);
@@ -125,7 +113,7 @@ Classification classify(const PodTemplateView& view, const PodReader& pod) {
   }
 
   // 3. The kind, for objects that ask for an accelerator.
-  std::string request = acceleratorRequest(pod);
+  std::string request = acceleratorRequest(view, pod);
   if (request.empty()) {
     const auto gpus = pod.annotation(kGpusAnnotation);
     if (!gpus || gpus->empty() || *gpus == "0") return result;
@@ -134,6 +122,58 @@ Classification classify(const PodTemplateView& view, const PodReader& pod) {
   result.workloadClass = classOfKind(view, &why);
   result.basis = ClassBasis::Kind;
   result.reason = "requests " + request + " and " + why;
+  return result;
+}
+
+}  // namespace aiadmit
+
+namespace aiadmit {
+
+namespace {
+
+int basisRank(ClassBasis basis) {
+  switch (basis) {
+    case ClassBasis::WorkloadAnnotation:
+      return 3;
+    case ClassBasis::ClassStamp:
+      return 2;
+    case ClassBasis::Kind:
+      return 1;
+    case ClassBasis::None:
+      break;
+  }
+  return 0;
+}
+
+}  // namespace
+
+size_t WorkloadClassification::primaryTemplate() const {
+  return acceleratorTemplate.value_or(decidingTemplate.value_or(0));
+}
+
+WorkloadClassification classifyWorkload(std::span<const PodTemplateView> templates,
+                                        std::span<const PodReader> pods) {
+  WorkloadClassification result;
+  for (size_t i = 0; i < templates.size() && i < pods.size(); ++i) {
+    Classification one = classify(templates[i], pods[i]);
+    if (!result.classification.unknownWorkloadValue && one.unknownWorkloadValue) {
+      result.classification.unknownWorkloadValue = one.unknownWorkloadValue;
+    }
+    // The strongest statement decides; among equals, the first template.
+    if (basisRank(one.basis) > basisRank(result.classification.basis)) {
+      one.unknownWorkloadValue = result.classification.unknownWorkloadValue;
+      result.classification = std::move(one);
+      result.decidingTemplate = i;
+    }
+  }
+  // The template that asks for an accelerator is the workload's main one:
+  // profile selection reads its labels and annotations.
+  for (size_t i = 0; i < pods.size(); ++i) {
+    if (pods[i].asksForAccelerator()) {
+      result.acceleratorTemplate = i;
+      break;
+    }
+  }
   return result;
 }
 

@@ -13,7 +13,9 @@
 // the class then comes from the kind.
 #pragma once
 
+#include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -55,6 +57,21 @@ struct Classification {
 Classification classify(const PodTemplateView& view);
 // The same with the pod reader the caller already has for the template.
 Classification classify(const PodTemplateView& view, const PodReader& pod);
+
+// The class of a whole workload, from each of its templates: the strongest
+// basis any template has (the developer's annotation, then aiadmit's stamp,
+// then the kind with an accelerator request), the first template among
+// equals. A workload whose templates all ask for nothing is not an AI workload.
+struct WorkloadClassification {
+  Classification classification;
+  std::optional<size_t> decidingTemplate;     // the template the class came from
+  std::optional<size_t> acceleratorTemplate;  // the first that asks for an accelerator
+  // The template whose labels and annotations select the profile: the first
+  // that asks for an accelerator, else the one that decided, else the first.
+  size_t primaryTemplate() const;
+};
+WorkloadClassification classifyWorkload(std::span<const PodTemplateView> templates,
+                                        std::span<const PodReader> pods);
 
 // An aiadmit annotation as the workload declares it: the pod template's value
 // when present (what the controller's Pods carry), else the object's; nullopt

@@ -167,8 +167,9 @@ ProfileLoadResult buildProfileSet(std::vector<Profile> profiles, std::vector<Pro
   ProfileLoadResult result;
   result.errors = std::move(errors);
   if (result.errors.empty()) {
-    result.set = std::make_shared<const ProfileSet>(std::move(profiles), std::move(source));
-    result.workloadTypes = std::move(table);
+    result.workloadTypes = table;
+    result.set = std::make_shared<const ProfileSet>(std::move(profiles), std::move(source),
+                                                    std::move(table));
   }
   return result;
 }

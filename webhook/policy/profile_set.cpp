@@ -191,8 +191,12 @@ std::optional<ScopeTie> findScopeTie(const ProfileScope& a, const ProfileScope& 
   return std::nullopt;
 }
 
-ProfileSet::ProfileSet(std::vector<Profile> profiles, std::string source)
-    : profiles_(std::move(profiles)), source_(std::move(source)) {
+ProfileSet::ProfileSet(std::vector<Profile> profiles, std::string source,
+                       std::shared_ptr<const WorkloadTypeTable> workloadTypes)
+    : profiles_(std::move(profiles)),
+      source_(std::move(source)),
+      workloadTypes_(workloadTypes != nullptr ? std::move(workloadTypes)
+                                              : WorkloadTypeTable::builtIn()) {
   // Stable order makes every scan below deterministic.
   std::sort(profiles_.begin(), profiles_.end(),
             [](const Profile& a, const Profile& b) { return a.name < b.name; });

@@ -19,6 +19,7 @@
 #include <compare>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "webhook/kube/json.h"
+#include "webhook/kube/workload_type.h"
 #include "webhook/policy/profile.h"
 
 namespace aiadmit {
@@ -71,7 +73,10 @@ std::optional<ScopeTie> findScopeTie(const ProfileScope& a, const ProfileScope& 
 
 class ProfileSet {
  public:
-  explicit ProfileSet(std::vector<Profile> profiles, std::string source = {});
+  // `workloadTypes`: the table the set's workloads are read by, loaded from
+  // the same directory; null means the built-in rows alone.
+  explicit ProfileSet(std::vector<Profile> profiles, std::string source = {},
+                      std::shared_ptr<const WorkloadTypeTable> workloadTypes = nullptr);
   // Indexes point into the profiles; a set lives behind a shared_ptr.
   ProfileSet(const ProfileSet&) = delete;
   ProfileSet& operator=(const ProfileSet&) = delete;
@@ -80,6 +85,9 @@ class ProfileSet {
   const std::vector<Profile>& profiles() const { return profiles_; }
   const std::string& source() const { return source_; }
   const Profile* find(std::string_view name) const;
+  // The workload-type table loaded with the set: built-in rows and the
+  // directory's WorkloadType documents. Never null.
+  const WorkloadTypeTable& workloadTypes() const { return *workloadTypes_; }
 
   // `labels` are the object's labels and `templateLabels` its pod template's;
   // `requestedName` is the aiadmit.dev/profile annotation ("" when absent).
@@ -118,6 +126,7 @@ class ProfileSet {
 
   std::vector<Profile> profiles_;
   std::string source_;
+  std::shared_ptr<const WorkloadTypeTable> workloadTypes_;
   std::unordered_map<std::string_view, const Profile*> byName_;
   std::array<ClassIndex, 4> byClass_;
 };

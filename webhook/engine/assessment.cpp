@@ -1,0 +1,107 @@
+#include "webhook/engine/assessment.h"
+
+#include "webhook/engine/engine.h"
+
+namespace aiadmit {
+
+namespace {
+
+const JsonValue* labelsOf(const JsonValue* metadata) {
+  return member(metadata, "labels");
+}
+
+ProfileSelection selectProfile(const ProfileSet& profiles, const PodTemplateView& view,
+                               WorkloadClass workloadClass, std::string_view namespaceName) {
+  const JsonValue* labels = labelsOf(member(view.object, "metadata"));
+  const JsonValue* templateLabels = labelsOf(view.metadata);
+  const std::string_view requested = declaredAnnotation(view, kProfileAnnotation).value_or("");
+  ProfileSelection selection =
+      profiles.select(workloadClass, namespaceName, labels, templateLabels, requested);
+  // aiadmit writes aiadmit.dev/profile beside aiadmit.dev/class on what it
+  // mutates: with a class stamp, the profile is aiadmit's record of its last
+  // decision, not the developer's choice. When that record cannot apply (the
+  // profile was renamed or removed, or the developer changed the class), the
+  // workload must stay updatable: select again as if it named none, and the
+  // stamp mutator brings the record up to date.
+  const bool recorded = declaredAnnotation(view, kClassAnnotation).has_value();
+  if (selection.profile == nullptr && !requested.empty() && recorded) {
+    ProfileSelection fresh =
+        profiles.select(workloadClass, namespaceName, labels, templateLabels, "");
+    if (fresh.profile != nullptr) {
+      fresh.reason =
+          "recorded profile " + std::string(requested) + " no longer applies; " + fresh.reason;
+      return fresh;
+    }
+  }
+  return selection;
+}
+
+}  // namespace
+
+const PodTemplateView* Assessment::primary() const {
+  if (views.empty()) return nullptr;
+  const size_t index = workload.primaryTemplate();
+  return &views[index < views.size() ? index : 0];
+}
+
+const WorkloadType* workloadTypeOf(const AdmissionSubject& subject,
+                                   const WorkloadTypeTable& table) {
+  if (!subject.kindName.empty()) {
+    return table.find(subject.group, subject.version, subject.kindName);
+  }
+  if (subject.kind == WorkloadKind::Other) return nullptr;
+  return table.findGroupKind(groupOf(subject.kind), kindName(subject.kind));
+}
+
+Assessment assess(const JsonValue& object, const AdmissionSubject& subject,
+                  const ProfileSet& profiles) {
+  Assessment assessment;
+  assessment.type = workloadTypeOf(subject, profiles.workloadTypes());
+  if (assessment.type == nullptr) return assessment;
+  assessment.kind = workloadKindOf(assessment.type->group, assessment.type->kind);
+  assessment.resolution = resolveTemplates(*assessment.type, object);
+  if (!assessment.resolution.ok()) return assessment;
+  for (const ResolvedTemplate& place : assessment.resolution.templates) {
+    // A template that is only a ResourceRequirements (a TrainJob's
+    // resourcesPerNode) has no pod to read or edit here.
+    if (place.slot == nullptr || place.slot->shape != TemplateShape::PodSpec) continue;
+    assessment.views.push_back(
+        PodTemplateView::at(object, assessment.kind, *assessment.type, place));
+  }
+  // A built-in kind without its template (a Pod without spec) is still read
+  // as one: its annotations may declare it.
+  if (assessment.views.empty() && assessment.kind != WorkloadKind::Other) {
+    assessment.views.push_back(PodTemplateView::of(object, assessment.kind));
+  }
+  assessment.pods.reserve(assessment.views.size());
+  for (const PodTemplateView& view : assessment.views) {
+    assessment.pods.push_back(PodReader::of(view));
+  }
+  assessment.workload = classifyWorkload(assessment.views, assessment.pods);
+  const Classification& classification = assessment.workload.classification;
+  if (classification.isAiWorkload()) {
+    assessment.selection = selectProfile(profiles, *assessment.primary(),
+                                         classification.workloadClass, subject.namespaceName);
+  }
+  return assessment;
+}
+
+std::string describeTemplate(const PodTemplateView& view) {
+  std::string text(view.role());
+  if (view.place == nullptr) return text;
+  text += " \u00d7";
+  text += view.place->replicas ? std::to_string(*view.place->replicas) : std::string("?");
+  return text;
+}
+
+bool madeByController(const JsonValue& object) {
+  const JsonValue* owners = member(member(&object, "metadata"), "ownerReferences");
+  if (owners == nullptr || !owners->IsArray()) return false;
+  for (const JsonValue& owner : owners->GetArray()) {
+    const JsonValue* controller = member(&owner, "controller");
+    if (controller != nullptr && controller->IsBool() && controller->GetBool()) return true;
+  }
+  return false;
+}
+
+}  // namespace aiadmit

@@ -1,0 +1,54 @@
+// What the pipeline knows of one object before any mutator or validator
+// runs: its row of the workload-type table, the templates that row finds in
+// it, each template's view and pod, the workload's class and its profile.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "webhook/kube/pod_reader.h"
+#include "webhook/kube/workload.h"
+#include "webhook/kube/workload_type.h"
+#include "webhook/policy/classify.h"
+#include "webhook/policy/profile_set.h"
+
+namespace aiadmit {
+
+struct AdmissionSubject;
+
+struct Assessment {
+  const WorkloadType* type = nullptr;  // null: not a kind that carries Pods
+  WorkloadKind kind = WorkloadKind::Other;
+  Resolution resolution;
+  // One view per pod template, in the table's order. Their `place` points
+  // into `resolution`, so an Assessment is moved, never copied.
+  std::vector<PodTemplateView> views;
+  std::vector<PodReader> pods;  // by look, one per view
+  WorkloadClassification workload;
+  ProfileSelection selection;  // empty for objects that are not AI workloads
+
+  Assessment() = default;
+  Assessment(Assessment&&) = default;
+  Assessment& operator=(Assessment&&) = default;
+  Assessment(const Assessment&) = delete;
+  Assessment& operator=(const Assessment&) = delete;
+
+  const Classification& classification() const { return workload.classification; }
+  // The template whose labels and annotations select the profile.
+  const PodTemplateView* primary() const;
+};
+
+// The row of the subject's kind in `table`; null when none serves it.
+const WorkloadType* workloadTypeOf(const AdmissionSubject& subject, const WorkloadTypeTable& table);
+
+Assessment assess(const JsonValue& object, const AdmissionSubject& subject,
+                  const ProfileSet& profiles);
+
+// "Worker ×8", "head ×1", "worker ×?" (a count the object does not say).
+std::string describeTemplate(const PodTemplateView& view);
+
+// Whether an ownerReference with controller: true says a controller made it.
+bool madeByController(const JsonValue& object);
+
+}  // namespace aiadmit

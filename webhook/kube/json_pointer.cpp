@@ -1,0 +1,120 @@
+#include "webhook/kube/json_pointer.h"
+
+#include <algorithm>
+
+namespace aiadmit {
+
+std::vector<std::string> pointerTokens(std::string_view pointer) {
+  std::vector<std::string> tokens;
+  if (pointer.empty()) return tokens;
+  size_t start = pointer.front() == '/' ? 1 : 0;
+  while (true) {
+    const size_t slash = pointer.find('/', start);
+    const std::string_view raw = pointer.substr(
+        start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
+    std::string token;
+    token.reserve(raw.size());
+    for (size_t i = 0; i < raw.size(); ++i) {
+      if (raw[i] == '~' && i + 1 < raw.size()) {
+        token.push_back(raw[i + 1] == '1' ? '/' : '~');
+        ++i;
+      } else {
+        token.push_back(raw[i]);
+      }
+    }
+    tokens.push_back(std::move(token));
+    if (slash == std::string_view::npos) break;
+    start = slash + 1;
+  }
+  return tokens;
+}
+
+bool isPlainName(std::string_view token) {
+  if (token.empty()) return false;
+  return std::all_of(token.begin(), token.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-';
+  });
+}
+
+void appendFieldPathMember(std::string& path, std::string_view token) {
+  if (isPlainName(token)) {
+    if (!path.empty()) path.push_back('.');
+    path.append(token);
+  } else {
+    path.push_back('[');
+    path.append(token);
+    path.push_back(']');
+  }
+}
+
+void appendFieldPathIndex(std::string& path, size_t index) {
+  path += "[" + std::to_string(index) + "]";
+}
+
+std::optional<size_t> arrayIndexOf(std::string_view token) {
+  if (token.empty() || token.size() > 9) return std::nullopt;
+  if (token.size() > 1 && token[0] == '0') return std::nullopt;
+  size_t index = 0;
+  for (char c : token) {
+    if (c < '0' || c > '9') return std::nullopt;
+    index = index * 10 + static_cast<size_t>(c - '0');
+  }
+  return index;
+}
+
+const JsonValue* childAt(const JsonValue* value, std::string_view token) {
+  if (value == nullptr) return nullptr;
+  if (value->IsObject()) return member(value, token);
+  if (value->IsArray()) {
+    const auto index = arrayIndexOf(token);
+    if (!index || *index >= value->Size()) return nullptr;
+    return &(*value)[static_cast<rapidjson::SizeType>(*index)];
+  }
+  return nullptr;
+}
+
+const JsonValue* valueAt(const JsonValue& root, std::string_view pointer) {
+  const JsonValue* value = &root;
+  for (const std::string& token : pointerTokens(pointer)) {
+    value = childAt(value, token);
+    if (value == nullptr) return nullptr;
+  }
+  return value;
+}
+
+JsonValue* ensureObjectAt(JsonValue& root, std::string_view pointer, JsonAllocator& alloc) {
+  JsonValue* value = &root;
+  for (const std::string& token : pointerTokens(pointer)) {
+    if (value->IsArray()) {
+      const auto index = arrayIndexOf(token);
+      if (!index || *index >= value->Size()) return nullptr;
+      value = &(*value)[static_cast<rapidjson::SizeType>(*index)];
+    } else if (value->IsObject()) {
+      // What is there stays as it is (an array of worker groups); only a
+      // missing member is created, as an object.
+      JsonValue* existing = member(value, token);
+      value = existing != nullptr ? existing : &ensureObject(*value, token, alloc);
+    } else {
+      return nullptr;
+    }
+  }
+  return value->IsObject() ? value : nullptr;
+}
+
+std::string fieldPathOf(const JsonValue& root, std::string_view pointer) {
+  std::string path;
+  const JsonValue* value = &root;
+  for (const std::string& token : pointerTokens(pointer)) {
+    const auto index = arrayIndexOf(token);
+    if (value != nullptr && value->IsArray() && index) {
+      appendFieldPathIndex(path, *index);
+    } else {
+      appendFieldPathMember(path, token);
+    }
+    value = childAt(value, token);
+  }
+  return path;
+}
+
+}  // namespace aiadmit
