@@ -1,12 +1,14 @@
-// The cluster view's RBAC as an admin installs it: rendered by
-// `kubectl kustomize`, valid by kubernetes-models' schemas, read-only, and
-// granting exactly the resources the reflectors watch.
+// The cluster view's RBAC and credentials as an admin installs them: rendered
+// by `kubectl kustomize`, valid by kubernetes-models' schemas, read-only,
+// granting exactly the resources the reflectors watch, and the token mounted
+// where `serve --cluster-view=auto` looks for it.
 #include <gtest/gtest.h>
 
 #include <set>
 #include <utility>
 
 #include "tests/support/test_support.h"
+#include "webhook/cluster/api_config.h"
 #include "webhook/cluster/reflector.h"
 #include "webhook/kube/yaml_json.h"
 
@@ -113,6 +115,56 @@ TEST(ClusterViewRbac, IsSchemaValidInEveryOverlay) {
   const CommandResult invalid = validateSchemas({R"({"apiVersion":"rbac.authorization.k8s.io/v1",
       "kind":"ClusterRole","metadata":{"name":"x"},"rules":[{"apiGroups":[""]}]})"});
   EXPECT_NE(invalid.exitCode, 0) << invalid.out;
+}
+
+TEST(ClusterViewRbac, TheDeploymentMountsTheTokenWhereServeLooksForIt) {
+  const auto objects = render("manifests/base");
+  const JsonValue* deployment = find(objects, "Deployment", "aiadmit");
+  ASSERT_NE(deployment, nullptr);
+  const JsonValue* pod = member(member(member(deployment, "spec"), "template"), "spec");
+  const JsonValue* containers = member(pod, "containers");
+  ASSERT_TRUE(isArray(containers));
+  const JsonValue* container = nullptr;
+  for (const JsonValue& candidate : containers->GetArray()) {
+    if (stringMember(&candidate, "name") == "aiadmit") container = &candidate;
+  }
+  ASSERT_NE(container, nullptr);
+  const std::set<std::string> args = strings(member(container, "args"));
+  EXPECT_EQ(args.count("--cluster-view=off"), 0u);
+  EXPECT_EQ(args.count("--cluster-view=auto") + args.count("--cluster-view=on"), 1u);
+
+  std::string volumeName;
+  for (const JsonValue& mount : member(container, "volumeMounts")->GetArray()) {
+    if (stringMember(&mount, "mountPath") == InClusterEnvironment{}.serviceAccountDir) {
+      volumeName = stringMember(&mount, "name");
+      const JsonValue* readOnly = member(&mount, "readOnly");
+      EXPECT_TRUE(readOnly != nullptr && readOnly->IsBool() && readOnly->GetBool());
+    }
+  }
+  ASSERT_FALSE(volumeName.empty()) << "no mount at " << InClusterEnvironment{}.serviceAccountDir;
+  const JsonValue* projected = nullptr;
+  for (const JsonValue& volume : member(pod, "volumes")->GetArray()) {
+    if (stringMember(&volume, "name") == volumeName) projected = member(&volume, "projected");
+  }
+  ASSERT_TRUE(isArray(member(projected, "sources")));
+  std::set<std::string> files;
+  for (const JsonValue& source : member(projected, "sources")->GetArray()) {
+    if (const JsonValue* token = member(&source, "serviceAccountToken")) {
+      files.emplace(stringMember(token, "path"));
+      EXPECT_EQ(member(token, "audience"), nullptr) << "the API server's own audience";
+    }
+    if (const JsonValue* configMap = member(&source, "configMap")) {
+      EXPECT_EQ(stringMember(configMap, "name"), "kube-root-ca.crt");
+      for (const JsonValue& item : member(configMap, "items")->GetArray()) {
+        files.emplace(stringMember(&item, "path"));
+      }
+    }
+  }
+  EXPECT_EQ(files, (std::set<std::string>{"token", "ca.crt"}));
+
+  const CommandResult valid = validateSchemas({toJson(*deployment)});
+  EXPECT_EQ(valid.exitCode, 0) << valid.out << valid.err;
+  EXPECT_NE(valid.out.find("ok Deployment/aiadmit"), std::string::npos) << valid.out;
 }
 
 }  // namespace

@@ -32,6 +32,12 @@ Options:
   --enforcement LEVEL     audit, warn or deny (default): caps every rule's action, for a
                           staged rollout; decisions are recorded in auditAnnotations
   --log-level LEVEL       trace, debug, info, warn, error or off (default info)
+  --cluster-view MODE     auto (default), on or off: a live, read-only view of the cluster's
+                          nodes, priority classes, queues and DRA objects for AIA016-AIA019.
+                          auto: on when the Pod mounts a service-account token or
+                          --kubeconfig is given; on: missing credentials stop the server
+  --kubeconfig FILE       read the cluster view with this kubeconfig's current context
+                          (default: the Pod's service-account token)
   -h, --help              this help
 
 Limits and deadlines (durations as "10s", "500ms" or seconds):
@@ -145,10 +151,17 @@ int serveCommand(const Arguments& args) {
     if (takeValue(args, i, "--profiles", options.profilesDir) ||
         takeValue(args, i, "--tls-cert", options.certFile) ||
         takeValue(args, i, "--tls-key", options.keyFile) ||
-        takeValue(args, i, "--listen", listen) || takeValue(args, i, "--log-level", logLevel)) {
+        takeValue(args, i, "--listen", listen) || takeValue(args, i, "--log-level", logLevel) ||
+        takeValue(args, i, "--kubeconfig", options.clusterView.kubeconfig)) {
       continue;
     }
     std::string value;
+    if (takeValue(args, i, "--cluster-view", value)) {
+      const auto mode = parseClusterViewMode(value);
+      if (!mode) return usageError("--cluster-view: auto, on or off", kServeHelp);
+      options.clusterView.mode = *mode;
+      continue;
+    }
     if (takeValue(args, i, "--enforcement", value)) {
       const auto enforcement = parseEnforcement(value);
       if (!enforcement) return usageError("--enforcement: audit, warn or deny", kServeHelp);

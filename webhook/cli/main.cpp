@@ -11,6 +11,7 @@ constexpr const char* kUsage = R"(aiadmit: Kubernetes admission webhook for AI a
 
 Usage:
   aiadmit serve --profiles DIR --tls-cert FILE --tls-key FILE [--listen HOST:PORT]
+                [--cluster-view auto|on|off] [--kubeconfig FILE]
   aiadmit review --profiles DIR [--validate] < review.json
   aiadmit check --profiles DIR [-o text|json|yaml] FILE_OR_DIR...
   aiadmit profiles lint DIR

@@ -11,6 +11,10 @@ const ResourceState* ClusterWatchState::resource(ClusterKind kind) const {
   return nullptr;
 }
 
+bool ClusterWatchState::stale(const ResourceState& resource) const {
+  return resource.failing && taken - resource.failingSince >= staleAfter;
+}
+
 uint64_t ClusterWatchState::relists() const {
   uint64_t total = 0;
   for (const ResourceState& state : resources) total += state.relists;
@@ -107,13 +111,14 @@ void ClusterWatcher::publish() {
   bool lostSync = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    view_.store(std::move(view));
+    view_.store(view);
     ++publishes_;
     lastPublish_ = std::chrono::system_clock::now();
     becameSynced = synced && !synced_;
     lostSync = !synced && synced_;
     synced_ = synced;
   }
+  if (options_.onPublish) options_.onPublish(std::move(view));
   published_.notify_all();
   if (options_.log && becameSynced) options_.log("info", "cluster view: synced");
   if (options_.log && lostSync) {
@@ -121,6 +126,48 @@ void ClusterWatcher::publish() {
                  "cluster view: out of date; decisions use the profiles alone where it "
                  "cannot answer");
   }
+  logTransitions(now);
+}
+
+// Once per change: a resource going stale (and coming back), and the API
+// becoming unusable, every resource failing (and answering again).
+void ClusterWatcher::logTransitions(std::chrono::steady_clock::time_point now) {
+  if (!options_.log) return;
+  std::vector<ClusterKind> stale;
+  size_t failing = 0;
+  std::string firstError;
+  for (const auto& reflector : reflectors_) {
+    const ResourceState state = reflector->state();
+    const std::string kind(kindName(state.kind));
+    if (state.failing) {
+      ++failing;
+      if (firstError.empty()) firstError = kind + ": " + state.lastError;
+    }
+    const bool isStale = state.failing && now - state.failingSince >= options_.staleAfter;
+    const bool wasStale =
+        std::find(staleKinds_.begin(), staleKinds_.end(), state.kind) != staleKinds_.end();
+    if (isStale) stale.push_back(state.kind);
+    if (isStale && !wasStale) {
+      const int64_t ms = options_.staleAfter.count();
+      const std::string after =
+          ms % 1000 == 0 ? std::to_string(ms / 1000) + "s" : std::to_string(ms) + "ms";
+      options_.log("warn", "cluster view: " + kind +
+                               " is stale: its list or watch has failed for " + after +
+                               " or more; it answers unknown until its watch is back");
+    } else if (!isStale && wasStale) {
+      options_.log("info", "cluster view: " + kind + " is current again");
+    }
+  }
+  staleKinds_ = std::move(stale);
+  const bool unusable = !reflectors_.empty() && failing == reflectors_.size();
+  if (unusable && !unusable_) {
+    options_.log("warn", "cluster view: the API server cannot be used (" +
+                             client_.config().describe() + "; " + firstError +
+                             "); decisions use the profiles alone");
+  } else if (!unusable && unusable_) {
+    options_.log("info", "cluster view: the API server answers again");
+  }
+  unusable_ = unusable;
 }
 
 ClusterWatchState ClusterWatcher::state() const {
@@ -128,6 +175,8 @@ ClusterWatchState ClusterWatcher::state() const {
   for (const auto& reflector : reflectors_) state.resources.push_back(reflector->state());
   state.unauthorized = client_.unauthorizedAnswers();
   state.tokenReads = client_.token().reads();
+  state.taken = std::chrono::steady_clock::now();
+  state.staleAfter = options_.staleAfter;
   std::lock_guard<std::mutex> lock(mutex_);
   state.synced = synced_;
   state.publishes = publishes_;

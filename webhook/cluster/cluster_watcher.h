@@ -33,6 +33,9 @@ struct ClusterWatchOptions {
   // to the profiles alone.
   std::chrono::milliseconds staleAfter{std::chrono::minutes(2)};
   Reflector::Log log;
+  // Called with every view built, on the publisher's thread, after it is the
+  // current one: `serve` hands it to the engine. Must not block.
+  std::function<void(std::shared_ptr<const ClusterView>)> onPublish;
 };
 
 // For /metrics and the log.
@@ -43,8 +46,12 @@ struct ClusterWatchState {
   std::vector<ResourceState> resources;
   uint64_t unauthorized = 0;  // 401 answers, those a re-read token cured included
   uint64_t tokenReads = 0;    // reads of the token file (rotation, 401s)
+  std::chrono::steady_clock::time_point taken{};
+  std::chrono::milliseconds staleAfter{};
 
   const ResourceState* resource(ClusterKind kind) const;
+  // Failing for staleAfter or longer when the state was taken: out of the view.
+  bool stale(const ResourceState& resource) const;
   uint64_t relists() const;  // summed over resources
 };
 
@@ -73,6 +80,7 @@ class ClusterWatcher {
   void changed();
   void publishLoop();
   void publish();
+  void logTransitions(std::chrono::steady_clock::time_point now);
 
   ApiClient client_;
   ClusterWatchOptions options_;
@@ -89,6 +97,9 @@ class ClusterWatcher {
   uint64_t publishes_ = 0;
   bool synced_ = false;
   std::chrono::system_clock::time_point lastPublish_{};
+  // Publisher thread only: what the log last said.
+  std::vector<ClusterKind> staleKinds_;
+  bool unusable_ = false;
 };
 
 }  // namespace aiadmit

@@ -125,15 +125,19 @@ std::chrono::milliseconds Reflector::nextBackoff() {
 
 void Reflector::fail(const std::string& error) {
   bool changed;
+  bool began;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!state_.failing) state_.failingSince = std::chrono::steady_clock::now();
-    changed = !state_.failing || state_.lastError != error;
+    began = !state_.failing;
+    if (began) state_.failingSince = std::chrono::steady_clock::now();
+    changed = began || state_.lastError != error;
     state_.failing = true;
     state_.lastError = error;
     ++state_.failures;
   }
   if (changed && log_) log_("warn", std::string(kindName(type_.kind)) + ": " + error);
+  // The watcher's state changed even though the cache did not: let it look.
+  if (began) onChange_();
 }
 
 void Reflector::succeeded() {
@@ -145,6 +149,7 @@ void Reflector::succeeded() {
     backoffStep_ = 0;
   }
   if (recovered && log_) log_("info", std::string(kindName(type_.kind)) + ": recovered");
+  if (recovered) onChange_();
 }
 
 Reflector::Outcome Reflector::refused(const ApiResponse& response, std::string_view what) {

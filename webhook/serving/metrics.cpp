@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "webhook/serving/cluster_view_metrics.h"
 #include "webhook/serving/logging.h"
 
 namespace aiadmit {
@@ -121,6 +122,9 @@ void Metrics::setCertificateExpiry(double unixTime) {
 void Metrics::setProfilesLoaded(size_t count) {
   profilesLoaded_.store(count);
 }
+void Metrics::setClusterView(const ClusterWatcher* watcher) {
+  clusterView_.store(watcher);
+}
 
 std::string Metrics::render() const {
   std::string out;
@@ -205,6 +209,12 @@ std::string Metrics::render() const {
   out += "# TYPE aiadmit_certificate_expiry_timestamp_seconds gauge\n";
   out += "aiadmit_certificate_expiry_timestamp_seconds " + number(certificateExpiry_.load()) + "\n";
   renderTransport(out);
+  if (const ClusterWatcher* watcher = clusterView_.load()) {
+    const ClusterWatchState state = watcher->state();
+    renderClusterViewMetrics(&state, out);
+  } else {
+    renderClusterViewMetrics(nullptr, out);
+  }
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "webhook/cluster/cluster_watcher.h"
 #include "webhook/engine/admission.h"
 #include "webhook/engine/engine.h"
 #include "webhook/kube/workload.h"
@@ -42,6 +43,9 @@ class Metrics {
   void recordProfileReload(bool success, double unixTime);
   void setCertificateExpiry(double unixTime);
   void setProfilesLoaded(size_t count);
+  // The live cluster view whose state /metrics shows; null (the default)
+  // when serve runs without one. Must outlive every render().
+  void setClusterView(const ClusterWatcher* watcher);
 
   void recordLimit(Limit limit);
   void recordConnectionOpened();
@@ -83,6 +87,7 @@ class Metrics {
   std::atomic<uint64_t> malformedRequests_{0};
   std::atomic<uint64_t> acceptErrors_{0};
   std::atomic<int64_t> inflightBodyBytes_{0};
+  std::atomic<const ClusterWatcher*> clusterView_{nullptr};
 };
 
 }  // namespace aiadmit

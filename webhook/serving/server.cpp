@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <thread>
 
 #include "webhook/engine/engine.h"
@@ -273,6 +274,44 @@ class Control {
   Clock::time_point drainDeadline_;
 };
 
+// The live cluster view when --cluster-view and the credentials call for it,
+// not started yet; `feed` stays null when it is off. False (logged) when it
+// must run and cannot: the server does not start then.
+bool prepareClusterView(const ClusterViewSettings& settings, Engine& engine,
+                        std::unique_ptr<ClusterViewFeed>& feed) {
+  ClusterViewSource source;
+  std::string error;
+  if (!resolveClusterViewSource(settings, InClusterEnvironment::fromProcess(), source, error)) {
+    logError("cluster view: cannot start; not starting", {{"error", error}});
+    return false;
+  }
+  if (!source.config) {
+    logLifecycle("cluster view off; decisions use the profiles alone", {{"reason", source.reason}});
+    return true;
+  }
+  feed = std::make_unique<ClusterViewFeed>(std::move(*source.config), engine);
+  return true;
+}
+
+// The serving certificate, loaded and set on the TLS context; false (logged)
+// when it cannot be.
+bool setUpTls(CertificateStore& certificates, asio::ssl::context& tls, Metrics& metrics) {
+  std::string error;
+  if (!certificates.load(&error)) {
+    logError("cannot load TLS certificate; not starting", {{"error", error}});
+    return false;
+  }
+  metrics.setCertificateExpiry(certificates.expiry());
+  if (!certificates.configure(*tls.native_handle(), &error)) {
+    logError("TLS setup failed", {{"error", error}});
+    return false;
+  }
+  // OpenSSL reads the socket itself: a whole record (or more) per read call,
+  // not its header and then its body.
+  SSL_CTX_set_read_ahead(tls.native_handle(), 1);
+  return true;
+}
+
 }  // namespace
 
 int runServer(const ServerOptions& options) {
@@ -310,26 +349,19 @@ int runServer(const ServerOptions& options) {
   metrics.setEnforcement(options.enforcement);
 
   CertificateStore certificates(options.certFile, options.keyFile);
-  std::string error;
-  if (!certificates.load(&error)) {
-    logError("cannot load TLS certificate; not starting", {{"error", error}});
-    return 1;
-  }
-  metrics.setCertificateExpiry(certificates.expiry());
   asio::ssl::context tls(asio::ssl::context::tls_server);
-  if (!certificates.configure(*tls.native_handle(), &error)) {
-    logError("TLS setup failed", {{"error", error}});
-    return 1;
-  }
-  // OpenSSL reads the socket itself: a whole record (or more) per read call,
-  // not its header and then its body.
-  SSL_CTX_set_read_ahead(tls.native_handle(), 1);
+  if (!setUpTls(certificates, tls, metrics)) return 1;
+  // Declared before the transport, so that it outlives every /metrics
+  // answer; stopped after the drain.
+  std::unique_ptr<ClusterViewFeed> clusterView;
+  if (!prepareClusterView(options.clusterView, engine, clusterView)) return 1;
 
   std::atomic<bool> ready{true};
   Endpoints endpoints(engine, metrics, ready);
   const size_t threads = options.ioThreads != 0 ? options.ioThreads : usableCores();
   HttpTransport transport(options.limits, threads, endpoints, metrics, tls);
   const std::string address = options.host + ":" + std::to_string(options.port);
+  std::string error;
   if (!transport.listen(options.host, options.port, &error)) {
     logError("cannot listen", {{"address", address}, {"error", error}});
     return 1;
@@ -340,10 +372,21 @@ int runServer(const ServerOptions& options) {
   logLifecycle("listening", {{"address", options.host + ":" + std::to_string(transport.port())},
                              {"profiles", options.profilesDir},
                              {"io_threads", std::to_string(threads)}});
+  // Started once serving: requests never wait for it, and until it has
+  // listed everything the profiles alone decide.
+  if (clusterView) {
+    if (!clusterView->start(&error)) {
+      logError("cluster view: cannot start; not starting", {{"error", error}});
+      transport.stop();
+      return 1;
+    }
+    metrics.setClusterView(&clusterView->watcher());
+  }
   control.run();
   // A signal from here on waits until the process has exited.
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   transport.stop();
+  if (clusterView) clusterView->stop();
   logLifecycle("stopped");
   return 0;
 }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "webhook/policy/rules.h"
+#include "webhook/serving/cluster_view_feed.h"
 #include "webhook/serving/http_connection.h"
 
 namespace aiadmit {
@@ -26,10 +27,13 @@ struct ServerOptions {
   // updated and clients have moved before connections are refused.
   std::chrono::milliseconds shutdownDelay{5000};
   std::chrono::milliseconds reloadInterval{1000};
+  // The live cluster view (--cluster-view, --kubeconfig).
+  ClusterViewSettings clusterView;
 };
 
-// Runs until SIGTERM, SIGINT or SIGQUIT (then drains); SIGHUP reloads the
-// profiles and the certificate. Returns the process exit code.
+// Runs until SIGTERM, SIGINT or SIGQUIT (then drains: stops accepting,
+// finishes the requests in flight, then stops the cluster view); SIGHUP
+// reloads the profiles and the certificate. Returns the process exit code.
 int runServer(const ServerOptions& options);
 
 }  // namespace aiadmit

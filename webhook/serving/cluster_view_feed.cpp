@@ -1,0 +1,98 @@
+#include "webhook/serving/cluster_view_feed.h"
+
+#include <unistd.h>
+
+#include "webhook/serving/logging.h"
+
+namespace aiadmit {
+
+namespace {
+
+constexpr std::string_view kPrefix = "cluster view: ";
+
+// The watcher's and reflectors' lines, in the server's log. They name
+// resources, HTTP statuses and reasons, never object contents or the token.
+void logClusterView(std::string_view level, const std::string& message) {
+  const std::string line =
+      message.rfind(kPrefix, 0) == 0 ? message : std::string(kPrefix) + message;
+  if (level == "info") {
+    logLifecycle(line);
+  } else if (level == "warn") {
+    logWarn(line);
+  } else {
+    logError(line);
+  }
+}
+
+// What auto looks for: the variables and the token the kubelet gives a Pod
+// that mounts a service-account token.
+bool inClusterCredentialsPresent(const InClusterEnvironment& environment) {
+  return !environment.host.empty() &&
+         access((environment.serviceAccountDir + "/token").c_str(), R_OK) == 0;
+}
+
+}  // namespace
+
+std::optional<ClusterViewMode> parseClusterViewMode(std::string_view text) {
+  if (text == "auto") return ClusterViewMode::Auto;
+  if (text == "on") return ClusterViewMode::On;
+  if (text == "off") return ClusterViewMode::Off;
+  return std::nullopt;
+}
+
+std::string_view clusterViewModeName(ClusterViewMode mode) {
+  switch (mode) {
+    case ClusterViewMode::Auto:
+      return "auto";
+    case ClusterViewMode::On:
+      return "on";
+    case ClusterViewMode::Off:
+      return "off";
+  }
+  return "auto";
+}
+
+bool resolveClusterViewSource(const ClusterViewSettings& settings,
+                              const InClusterEnvironment& environment, ClusterViewSource& out,
+                              std::string& error) {
+  out = ClusterViewSource{};
+  if (settings.mode == ClusterViewMode::Off) {
+    out.reason = "--cluster-view=off";
+    return true;
+  }
+  ApiServerConfig config;
+  if (!settings.kubeconfig.empty()) {
+    if (!kubeconfigConfig(settings.kubeconfig, "", config, error)) {
+      error = "--kubeconfig: " + error;
+      return false;
+    }
+  } else if (settings.mode == ClusterViewMode::On || inClusterCredentialsPresent(environment)) {
+    if (!inClusterConfig(environment, config, error)) {
+      if (settings.mode == ClusterViewMode::On) {
+        error = "--cluster-view=on needs credentials for the Kubernetes API: " + error +
+                "; pass --kubeconfig FILE, or mount the service-account token "
+                "(docs/cluster-view.md)";
+      }
+      return false;
+    }
+  } else {
+    out.reason = "no service-account token in the Pod and no --kubeconfig";
+    return true;
+  }
+  out.config = std::move(config);
+  return true;
+}
+
+ClusterViewFeed::ClusterViewFeed(ApiServerConfig config, Engine& engine,
+                                 ClusterWatchOptions options)
+    : watcher_(std::move(config), wired(std::move(options), engine)) {}
+
+ClusterWatchOptions ClusterViewFeed::wired(ClusterWatchOptions options, Engine& engine) {
+  options.onPublish = [&engine](std::shared_ptr<const ClusterView> view) {
+    engine.replaceClusterView(std::move(view));
+  };
+  if (!options.log) options.log = logClusterView;
+  return options;
+}
+
+}  // namespace aiadmit

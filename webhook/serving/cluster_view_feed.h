@@ -1,0 +1,60 @@
+// `serve`'s live cluster view: whether it runs (--cluster-view, --kubeconfig,
+// the Pod's service-account token), the watcher that keeps it, and the hook
+// that hands every view it publishes to the engine. The request path only
+// reads the engine's current view and never waits on the API.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "webhook/cluster/api_config.h"
+#include "webhook/cluster/cluster_watcher.h"
+#include "webhook/engine/engine.h"
+
+namespace aiadmit {
+
+// auto: on when the Pod mounts a service-account token or --kubeconfig is
+// given, off otherwise; on: missing credentials stop the server; off: the
+// profiles alone decide.
+enum class ClusterViewMode { Auto, On, Off };
+std::optional<ClusterViewMode> parseClusterViewMode(std::string_view text);
+std::string_view clusterViewModeName(ClusterViewMode mode);
+
+struct ClusterViewSettings {
+  ClusterViewMode mode = ClusterViewMode::Auto;
+  std::string kubeconfig;  // wins over the in-cluster credentials
+};
+
+// Where the view reads from: `config` is empty when the view is off, with
+// `reason` saying why. False with `error` when it must run and cannot: on
+// without credentials, or credentials that cannot be read.
+struct ClusterViewSource {
+  std::optional<ApiServerConfig> config;
+  std::string reason;
+};
+bool resolveClusterViewSource(const ClusterViewSettings& settings,
+                              const InClusterEnvironment& environment, ClusterViewSource& out,
+                              std::string& error);
+
+class ClusterViewFeed {
+ public:
+  // Every view the watcher publishes goes to `engine`, which must outlive
+  // this feed.
+  ClusterViewFeed(ApiServerConfig config, Engine& engine,
+                  ClusterWatchOptions options = ClusterWatchOptions{});
+  ClusterViewFeed(const ClusterViewFeed&) = delete;
+  ClusterViewFeed& operator=(const ClusterViewFeed&) = delete;
+
+  // False with `error` when the credentials cannot be used.
+  bool start(std::string* error) { return watcher_.start(error); }
+  void stop() { watcher_.stop(); }
+  const ClusterWatcher& watcher() const { return watcher_; }
+
+ private:
+  static ClusterWatchOptions wired(ClusterWatchOptions options, Engine& engine);
+  ClusterWatcher watcher_;
+};
+
+}  // namespace aiadmit
