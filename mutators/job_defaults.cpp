@@ -45,7 +45,7 @@ bool setField(MutationContext& context, std::string_view pointer, int64_t value)
   if (parent == nullptr) return false;
   const std::vector<std::string> tokens = pointerTokens(pointer);
   setMember(*parent, tokens.back(), JsonValue(value), context.alloc);
-  context.report("set " + settingName(context, pointer) + "=" + std::to_string(value));
+  context.reportForWorkload("set " + settingName(context, pointer) + "=" + std::to_string(value));
   return true;
 }
 

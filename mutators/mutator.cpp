@@ -31,6 +31,10 @@ JsonValue& MutationContext::podSpec() {
 void MutationContext::report(std::string change) {
   // Each template of a workload is edited in turn: say which one changed.
   if (severalTemplates && place != nullptr) change = place->role + ": " + change;
+  reportForWorkload(std::move(change));
+}
+
+void MutationContext::reportForWorkload(std::string change) {
   const size_t frame =
       kWarningPrefix.size() + kProfileOpen.size() + profile.name.size() + kProfileClose.size();
   // Profile names are at most 63 characters, so there is always room left.

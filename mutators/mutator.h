@@ -67,6 +67,9 @@ struct MutationContext {
   // makes of it, "aiadmit: <change> (profile <name>)", fits the API server's
   // 120-character line.
   void report(std::string change);
+  // The same for a change to the workload as a whole (its Job settings),
+  // which names no template.
+  void reportForWorkload(std::string change);
 };
 
 class Mutator {

@@ -15,18 +15,27 @@ std::string Violation::format() const {
 
 namespace {
 
-std::string_view shortFieldPath(std::string_view field) {
-  for (std::string_view prefix : {"spec.jobTemplate.spec.template.spec.", "spec.template.spec."}) {
-    if (field.substr(0, prefix.size()) == prefix) return field.substr(prefix.size());
+// The field relative to the PodSpec, after the role when there is one.
+std::string shortFieldPath(const Violation& violation) {
+  std::string_view field = violation.field;
+  std::string prefix = violation.role.empty() ? "" : violation.role + ": ";
+  if (!violation.templateField.empty() &&
+      field.substr(0, violation.templateField.size() + 1) == violation.templateField + ".") {
+    return prefix + std::string(field.substr(violation.templateField.size() + 1));
   }
-  return field;
+  for (std::string_view start : {"spec.jobTemplate.spec.template.spec.", "spec.template.spec."}) {
+    if (field.substr(0, start.size()) == start) {
+      return prefix + std::string(field.substr(start.size()));
+    }
+  }
+  return prefix + std::string(field);
 }
 
 }  // namespace
 
 bool Violation::warningKeepsField() const {
   const size_t length = std::string_view("aiadmit: [] : ").size() + rule.name().size() +
-                        shortFieldPath(field).size() + brief.size();
+                        shortFieldPath(*this).size() + brief.size();
   return length <= kMaxWarningLength;
 }
 
@@ -35,10 +44,14 @@ std::string Violation::warning() const {
   line += rule.name();
   line += "] ";
   const size_t head = line.size();
-  line += shortFieldPath(field);
+  line += shortFieldPath(*this);
   line += ": ";
   line += brief;
-  if (line.size() > kMaxWarningLength) line.erase(head, line.size() - brief.size() - head);
+  if (line.size() > kMaxWarningLength) {
+    // Without the field, the role still says which template it is.
+    line.erase(head, line.size() - brief.size() - head);
+    if (!role.empty()) line.insert(head, role + ": ");
+  }
   return line;
 }
 

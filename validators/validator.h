@@ -34,11 +34,17 @@ struct Violation {
   // The profile whose rule actions apply, for objects that have no selected
   // profile (AIA007 on objects that are not AI workloads); null otherwise.
   const Profile* profile = nullptr;
+  // The template it was found on, in a workload of several templates or a
+  // custom resource (set by the engine): its role and the field path of its
+  // PodSpec. warning() names the role and gives the field relative to it.
+  std::string role{};
+  std::string templateField{};
 
   // "[AIA004] spec.containers[0].resources.limits: <problem>; <fix>"
   std::string format() const;
   // "aiadmit: [AIA004] containers[0].resources.limits: <brief>", the field
-  // relative to the PodSpec; without the field when the line would exceed
+  // relative to the PodSpec ("Worker: containers[0]..." with a role); without
+  // the field when the line would exceed
   // kMaxWarningLength (fitWarnings cuts what is still too long).
   std::string warning() const;
   // Whether warning() keeps the field path: the line fits with it.

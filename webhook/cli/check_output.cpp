@@ -25,7 +25,7 @@ std::string Summary::line() const {
                      std::to_string(admitted) + " admitted (" + std::to_string(mutated) +
                      " mutated), " + std::to_string(denied) + " denied";
   if (skipped > 0) {
-    text += "; " + std::to_string(skipped) + " skipped (not a Pod or Pod controller)";
+    text += "; " + std::to_string(skipped) + " skipped (not a kind that runs Pods)";
   }
   if (errors > 0) {
     text += "; " + std::to_string(errors) + (errors == 1 ? " input error" : " input errors");
@@ -99,9 +99,22 @@ bool colourWanted() {
          (term == nullptr || std::string_view(term) != "dumb");
 }
 
+// Whether the record names the workload's templates: a custom resource's
+// roles ("Master ×1, Worker ×8"), or a kind with several templates.
+bool showsTemplates(const Evaluation& eval) {
+  return eval.templates.size() > 1 || (!eval.templates.empty() && eval.customResource);
+}
+
 void printText(const Record& record, const Style& style) {
   std::cout << style.bold(objectLabel(*record.input)) << " (ns " << record.namespaceName << ")\n";
   const Evaluation& eval = record.mutation;
+  if (showsTemplates(eval)) {
+    std::cout << "  pods:     ";
+    for (size_t i = 0; i < eval.templates.size(); ++i) {
+      std::cout << (i > 0 ? ", " : "") << eval.templates[i];
+    }
+    std::cout << "\n";
+  }
   std::cout << "  class:    " << className(eval.workloadClass) << " (" << classReason(eval)
             << ")\n";
   if (eval.workloadClass != WorkloadClass::None) {
@@ -186,6 +199,11 @@ void writeRecord(JsonWriter& w, const Record& record) {
   writeField(w, "reason", classReason(record.mutation));
   writeOptionalField(w, "profile", record.mutation.profile);
   writeOptionalField(w, "profileReason", record.mutation.profileReason);
+  // Each pod template by role with its Pod count ("Worker ×8").
+  w.Key("templates");
+  w.StartArray();
+  for (const std::string& entry : record.mutation.templates) writeString(w, entry);
+  w.EndArray();
   w.Key("admitted");
   w.Bool(record.admitted());
   w.Key("mutated");

@@ -280,7 +280,7 @@ void printReportText(const CheckReport& report, std::ostream& out) {
       << " counted under their controller): " << report.denied << " denied, " << report.warned
       << " warned, " << report.auditedOnly << " audited only, " << report.clean << " clean";
   if (report.skipped > 0) {
-    out << "; " << report.skipped << " skipped (not a Pod or Pod controller)";
+    out << "; " << report.skipped << " skipped (not a kind that runs Pods)";
   }
   out << "\n";
   if (report.byRule.empty()) return;

@@ -131,6 +131,7 @@ void describeWorkload(const Assessment& assessment, Evaluation& eval) {
   eval.classReason = classification.reason;
   if (assessment.type == nullptr) return;
   eval.workloadType = assessment.type->qualifiedKind();
+  eval.customResource = assessment.kind == WorkloadKind::Other;
   eval.templates.clear();
   for (const PodTemplateView& view : assessment.views) {
     if (view.place != nullptr) eval.templates.push_back(describeTemplate(view));
@@ -153,6 +154,16 @@ void runValidator(const Validator& validator, const ValidationContext& context,
                   std::vector<Violation>& out) {
   const size_t before = out.size();
   validator.check(context, out);
+  // Several templates, or a custom resource's: say which one it is about.
+  if (validator.scope() == Validator::Scope::Template &&
+      (context.templates.size() > 1 || context.view.isCustomResource())) {
+    for (size_t i = before; i < out.size(); ++i) {
+      // The object's own metadata belongs to no template.
+      if (out[i].field.rfind("metadata", 0) == 0) continue;
+      out[i].role = std::string(context.view.role());
+      out[i].templateField = context.view.specFieldPath();
+    }
+  }
   // A rule about the object itself (its annotations, its profile) is found
   // again on every template: keep each violation once.
   for (size_t i = out.size(); i-- > before;) {

@@ -51,6 +51,7 @@ struct Evaluation {
   // `check` and the log; empty for objects the table does not describe.
   std::string workloadType;
   std::vector<std::string> templates;
+  bool customResource = false;  // a kind of an operator, not Pod or a built-in controller
   std::vector<std::string> changes;  // injected, one line each
   std::vector<Violation> denials;    // violations whose action is deny
   std::vector<Violation> warnings;   // violations whose action is warn
