@@ -6,7 +6,8 @@
 //
 // INPUT holds {"configurations": [...], "requests": [...]}, each request
 // {"id", "namespaceLabels", "request": {"resource": {group, version,
-// resource}, "subResource", "operation", ...}, "object", "oldObject"}.
+// resource}, "subResource", "operation", "namespace" (absent for a
+// cluster-scoped object), ...}, "object", "oldObject"}.
 // Prints {"results": [{"id", "webhooks": {NAME: OUTCOME}}]} where OUTCOME is
 // "call", "skip" (a rule, selector or condition leaves the request out) or
 // "error: ..." (a condition could not be evaluated: the webhook's
@@ -46,8 +47,20 @@ function ruleMatches(rule, request) {
     matchesList(rule.apiVersions, resource.version ?? "") &&
     matchesList(rule.operations, request.operation) &&
     matchesResource(rule.resources, resource.resource, request.subResource) &&
-    (rule.scope === undefined || rule.scope === "*" || rule.scope === "Namespaced")
+    scopeMatches(rule.scope, request)
   );
+}
+
+// A request without a namespace is for a cluster-scoped object.
+function isNamespaced(request) {
+  return typeof request.namespace === "string" && request.namespace !== "";
+}
+
+function scopeMatches(scope, request) {
+  if (scope === undefined || scope === "*") return true;
+  if (scope === "Namespaced") return isNamespaced(request);
+  if (scope === "Cluster") return !isNamespaced(request);
+  throw new Error(`unknown rule scope ${scope}`);
 }
 
 function selectorMatches(selector, labels) {
@@ -125,7 +138,9 @@ const results = input.requests.map(({ id, namespaceLabels, request, object, oldO
   for (const webhook of webhooks) {
     const inScope =
       (webhook.rules ?? []).some((rule) => ruleMatches(rule, request)) &&
-      selectorMatches(webhook.namespaceSelector, namespaceLabels ?? {}) &&
+      // The namespaceSelector never leaves out a cluster-scoped object other
+      // than a Namespace (none is sent here).
+      (!isNamespaced(request) || selectorMatches(webhook.namespaceSelector, namespaceLabels ?? {})) &&
       selectorMatches(webhook.objectSelector, object?.metadata?.labels ?? {});
     outcomes[webhook.name] = inScope ? conditionOutcome(webhook.matchConditions, bindings) : "skip";
   }

@@ -1,0 +1,522 @@
+// The matchConditions of the webhook configurations, evaluated the way
+// kube-apiserver does (rules, selectors, then CEL by tests/schema): every
+// object aiadmit acts on is sent, compared with what the real server does
+// with it, and what aiadmit has no reason to see is left out; operators'
+// kinds are always sent, and an operator's Jobs, StatefulSets and
+// Deployments go to the controlled mutating webhook.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tests/install/rendered_manifests.h"
+#include "webhook/kube/workload_type.h"
+
+namespace aiadmit {
+namespace {
+
+using namespace install;
+
+struct Resource {
+  std::string group;
+  std::string version;
+  std::string resource;
+};
+
+// The resource the API server names in the request: the table's row of the
+// object's group, version and kind.
+Resource resourceOf(const JsonValue* object) {
+  const WorkloadType* type = WorkloadTypeTable::builtIn()->findForObject(*object);
+  if (type == nullptr) return {"example.com", "v1", "others"};
+  const std::string_view apiVersion = stringMember(object, "apiVersion");
+  const size_t slash = apiVersion.find('/');
+  return {type->group,
+          std::string(slash == std::string_view::npos ? apiVersion : apiVersion.substr(slash + 1)),
+          type->resource};
+}
+
+bool isKubernetesKind(const Resource& resource) {
+  return resource.group.empty() || resource.group == "apps" || resource.group == "batch";
+}
+
+struct AdmissionCase {
+  std::string id = {};
+  std::string object = {};     // JSON
+  std::string oldObject = {};  // JSON; empty for CREATE
+  std::string operation = "CREATE";
+  Labels namespaceLabels = namespaceNamed("team-a", "true");
+  std::string subResource = {};
+  bool clusterScoped = false;  // no namespace in the request
+};
+
+std::string jsonString(std::string_view text) {
+  JsonDocument doc;
+  JsonValue value(text.data(), static_cast<rapidjson::SizeType>(text.size()), doc.GetAllocator());
+  return toJson(value);
+}
+
+// Webhook name → "call", "skip" or "error: ..." for every case.
+std::map<std::string, std::map<std::string, std::string>> evaluateMatching(
+    const Rendered& rendered, const std::vector<AdmissionCase>& cases) {
+  std::string input = R"({"configurations":[)";
+  bool first = true;
+  for (const char* kind : {"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"}) {
+    for (const JsonValue* configuration : rendered.ofKind(kind)) {
+      if (!first) input += ",";
+      input += toJson(*configuration);
+      first = false;
+    }
+  }
+  input += R"(],"requests":[)";
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const AdmissionCase& c = cases[i];
+    const auto object = parseJson(c.object);
+    const Resource resource = resourceOf(object.get());
+    std::string labels = "{";
+    for (const auto& [key, value] : c.namespaceLabels) {
+      if (labels.size() > 1) labels += ",";
+      labels += jsonString(key) + ":" + jsonString(value);
+    }
+    labels += "}";
+    if (i > 0) input += ",";
+    input +=
+        R"({"id":)" + jsonString(c.id) + R"(,"namespaceLabels":)" + labels +
+        R"(,"request":{"uid":"u","resource":{"group":)" + jsonString(resource.group) +
+        R"(,"version":)" + jsonString(resource.version) + R"(,"resource":)" +
+        jsonString(resource.resource) + R"(},"subResource":)" + jsonString(c.subResource) +
+        R"(,"operation":)" + jsonString(c.operation) +
+        (c.clusterScoped ? std::string()
+                         : R"(,"namespace":)" +
+                               jsonString(c.namespaceLabels.at("kubernetes.io/metadata.name"))) +
+        R"(,"userInfo":{"username":"alice"}},"object":)" + c.object + R"(,"oldObject":)" +
+        (c.oldObject.empty() ? "null" : c.oldObject) + "}";
+  }
+  input += "]}";
+  TempDir dir;
+  writeFile(dir.file("input.json"), input);
+  const CommandResult result = runCommand(
+      {"node", sourceDir() + "/tests/schema/match_conditions.mjs", dir.file("input.json")});
+  std::map<std::string, std::map<std::string, std::string>> outcomes;
+  if (result.exitCode != 0) {
+    ADD_FAILURE() << "match_conditions.mjs failed: " << result.err;
+    return outcomes;
+  }
+  const auto doc = parseJson(result.out);
+  for (const JsonValue& entry : member(doc.get(), "results")->GetArray()) {
+    auto& byWebhook = outcomes[std::string(stringMember(&entry, "id"))];
+    const JsonValue* webhooks = member(&entry, "webhooks");
+    for (auto it = webhooks->MemberBegin(); it != webhooks->MemberEnd(); ++it) {
+      byWebhook[it->name.GetString()] = stringOf(&it->value);
+    }
+  }
+  return outcomes;
+}
+
+// A Pod as a controller makes it from a workload's pod template.
+std::string podFromTemplate(const JsonValue& workload, std::string_view ownerApiVersion,
+                            std::string_view ownerKind) {
+  const JsonValue* spec = member(&workload, "spec");
+  const JsonValue* jobTemplate = member(spec, "jobTemplate");
+  const JsonValue* podTemplate =
+      member(jobTemplate != nullptr ? member(jobTemplate, "spec") : spec, "template");
+  const JsonValue* metadata = member(podTemplate, "metadata");
+  if (!isObject(member(podTemplate, "spec"))) {
+    ADD_FAILURE() << "no pod template in " << toJson(workload).substr(0, 200);
+    return "{}";
+  }
+  std::string pod =
+      R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"made","labels":)" +
+      (isObject(member(metadata, "labels")) ? toJson(*member(metadata, "labels")) : "{}") +
+      R"(,"annotations":)" +
+      (isObject(member(metadata, "annotations")) ? toJson(*member(metadata, "annotations"))
+                                                 : "{}") +
+      R"(,"ownerReferences":[{"apiVersion":)" + jsonString(ownerApiVersion) + R"(,"kind":)" +
+      jsonString(ownerKind) + R"(,"name":"owner","uid":"1","controller":true}]},"spec":)" +
+      toJson(*member(podTemplate, "spec")) + "}";
+  return pod;
+}
+
+bool mutateActs(const ReviewResponse& response) {
+  return !response.patch.empty() || !response.warnings.empty() || !response.allowed;
+}
+bool validateActs(const ReviewResponse& response) {
+  return !response.allowed || !response.warnings.empty();
+}
+
+TEST(MatchConditions, MatchConditionsSendEveryObjectAiadmitActsOn) {
+  const Rendered base = render(manifestsDir() + "/base");
+  WebhookServer server;
+  std::vector<AdmissionCase> cases;
+  std::map<std::string, std::pair<bool, bool>> acts;  // id → (mutate acts, validate acts)
+  auto addCase = [&](AdmissionCase c) {
+    const std::string review = makeReview(c.object, c.operation, c.id, c.oldObject, "team-a");
+    const HttpResponse mutated = server.post("/mutate", review);
+    const HttpResponse validated = server.post("/validate", review);
+    ASSERT_EQ(mutated.status, 200) << c.id << mutated.body;
+    ASSERT_EQ(validated.status, 200) << c.id << validated.body;
+    acts[c.id] = {mutateActs(parseReviewResponse(mutated.body)),
+                  validateActs(parseReviewResponse(validated.body))};
+    cases.push_back(std::move(c));
+  };
+  int workloads = 0;
+  std::set<std::string> customKinds;
+  for (const CorpusObject& object : corpusObjects()) {
+    const auto parsed = parseJson(object.json);
+    const Resource resource = resourceOf(parsed.get());
+    if (resource.resource == "others") continue;
+    ++workloads;
+    const std::string id = object.file + "#" + std::to_string(object.index);
+    addCase({id, object.json});
+    if (!isKubernetesKind(resource)) customKinds.insert(resource.group + "/" + object.kind);
+    // Its Pods: made by a built-in controller, or by an operator. An
+    // operator's own Pods come from templates at its kind's paths.
+    if (object.kind == "Pod" || !isKubernetesKind(resource)) continue;
+    addCase(
+        {id + " pod of an operator", podFromTemplate(*parsed, "kubeflow.org/v1", "PyTorchJob")});
+    addCase({id + " pod of a ReplicaSet", podFromTemplate(*parsed, "apps/v1", "ReplicaSet")});
+  }
+  ASSERT_GE(workloads, 10);
+
+  const auto outcomes = evaluateMatching(base, cases);
+  int sentToMutate = 0;
+  for (const AdmissionCase& c : cases) {
+    SCOPED_TRACE(c.id);
+    const auto& outcome = outcomes.at(c.id);
+    for (const auto& [webhook, result] : outcome) {
+      EXPECT_TRUE(result == "call" || result == "skip") << webhook << ": " << result;
+    }
+    const bool controlled = c.id.find(" pod of ") != std::string::npos;
+    const bool builtInOwner = c.id.find(" pod of a ReplicaSet") != std::string::npos;
+    const auto [mutates, validates] = acts.at(c.id);
+    // An operator's kind is always sent to both applied webhooks.
+    if (!isKubernetesKind(resourceOf(parseJson(c.object).get()))) {
+      EXPECT_EQ(outcome.at(kAppliedMutate), "call");
+      EXPECT_EQ(outcome.at(kAppliedValidate), "call");
+    }
+    if (mutates) {
+      ++sentToMutate;
+      EXPECT_EQ(outcome.at(controlled ? kControlledMutate : kAppliedMutate), "call");
+    }
+    if (validates && !builtInOwner) {
+      EXPECT_EQ(outcome.at(controlled ? kControlledValidate : kAppliedValidate), "call");
+    }
+    // Pods of built-in controllers are never validated again: their template
+    // was, when it was applied.
+    if (builtInOwner) {
+      EXPECT_EQ(outcome.at(kAppliedValidate), "skip");
+      EXPECT_EQ(outcome.at(kControlledValidate), "skip");
+    }
+    // Exactly one webhook of each configuration at most.
+    EXPECT_FALSE(outcome.at(kAppliedMutate) == "call" && outcome.at(kControlledMutate) == "call");
+    EXPECT_FALSE(outcome.at(kAppliedValidate) == "call" &&
+                 outcome.at(kControlledValidate) == "call");
+  }
+  EXPECT_GE(sentToMutate, 8) << "the GPU workloads of the corpus are acted on";
+  for (const char* kind :
+       {"kubeflow.org/PyTorchJob", "ray.io/RayJob", "leaderworkerset.x-k8s.io/LeaderWorkerSet",
+        "serving.kserve.io/LLMInferenceService"}) {
+    EXPECT_TRUE(customKinds.count(kind)) << kind << " is in the corpus";
+  }
+}
+
+// Expected outcome per webhook, in the order applied.mutate,
+// controlled.mutate, applied.validate, controlled.validate: C call, S skip.
+struct Expectation {
+  AdmissionCase admission;
+  std::string expected;
+};
+
+// Each case's outcome at applied.mutate, controlled.mutate, applied.validate
+// and controlled.validate against the base's configurations.
+void expectOutcomes(const std::vector<Expectation>& expectations) {
+  std::vector<AdmissionCase> cases;
+  for (const Expectation& e : expectations) cases.push_back(e.admission);
+  const auto outcomes = evaluateMatching(render(manifestsDir() + "/base"), cases);
+  const char* order[] = {kAppliedMutate, kControlledMutate, kAppliedValidate, kControlledValidate};
+  for (const Expectation& e : expectations) {
+    const auto& outcome = outcomes.at(e.admission.id);
+    std::string got;
+    for (const char* webhook : order) {
+      const std::string& result = outcome.at(webhook);
+      got += result == "call" ? 'C' : result == "skip" ? 'S' : 'E';
+      EXPECT_TRUE(result == "call" || result == "skip")
+          << e.admission.id << " " << webhook << ": " << result;
+    }
+    EXPECT_EQ(got, e.expected) << e.admission.id;
+  }
+}
+
+std::string gpuPod(std::string_view metadataExtra = "", std::string_view specExtra = "") {
+  return std::string(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p")") +
+         std::string(metadataExtra) +
+         R"(},"spec":{"containers":[{"name":"main","image":"vllm","resources":{"limits":{"nvidia.com/gpu":"1"}}}])" +
+         std::string(specExtra) + "}}";
+}
+
+std::string plainPod(std::string_view metadataExtra = "", std::string_view specExtra = "") {
+  return std::string(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p")") +
+         std::string(metadataExtra) +
+         R"(},"spec":{"containers":[{"name":"web","image":"nginx","resources":{"requests":{"cpu":"100m","memory":"64Mi","hugepages-2Mi":"8Mi"}}}],)"
+         R"("tolerations":[{"key":"node.kubernetes.io/not-ready","operator":"Exists","effect":"NoExecute","tolerationSeconds":300}])" +
+         std::string(specExtra) + "}}";
+}
+
+std::string gpuDeployment(std::string_view metadataExtra = "", int replicas = 1) {
+  return std::string(R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d")") +
+         std::string(metadataExtra) + R"(},"spec":{"replicas":)" + std::to_string(replicas) +
+         R"(,"selector":{"matchLabels":{"app":"d"}},"template":{"metadata":{"labels":{"app":"d"}},)"
+         R"("spec":{"containers":[{"name":"main","image":"vllm","resources":{"limits":{"nvidia.com/gpu":"1"}}}]}}}})";
+}
+
+constexpr const char* kReplicaSetOwner =
+    R"(,"ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"rs","uid":"1","controller":true}])";
+constexpr const char* kOperatorOwner =
+    R"(,"ownerReferences":[{"apiVersion":"kubeflow.org/v1","kind":"PyTorchJob","name":"t","uid":"1","controller":true}])";
+
+TEST(MatchConditions, MatchConditionsSkipWhatAiadmitHasNoReasonToSee) {
+  const std::string aiPool = R"(,"nodeSelector":{"accelerator":"nvidia"})";
+  const std::vector<Expectation> expectations = {
+      {{"gpu pod", gpuPod()}, "CSCS"},
+      {{"mirror pod",
+        gpuPod(
+            R"(,"annotations":{"kubernetes.io/config.mirror":"abc"},"ownerReferences":[{"apiVersion":"v1","kind":"Node","name":"n","uid":"1","controller":true}])")},
+       "SSSS"},
+      {{"mirror pod without owner",
+        gpuPod(R"(,"annotations":{"kubernetes.io/config.mirror":"abc"})")},
+       "SSSS"},
+      {{"plain pod",
+        plainPod(R"(,"labels":{"app":"web"})", R"(,"nodeSelector":{"kubernetes.io/os":"linux"})")},
+       "SSSS"},
+      {{"pod aimed at the GPU pool without a GPU", plainPod("", aiPool)}, "SSCS"},
+      {{"pod with node affinity", plainPod("", R"(,"affinity":{"nodeAffinity":{}})")}, "SSCS"},
+      {{"pod tolerating every taint", plainPod("", R"(,"tolerations":[{"operator":"Exists"}])")},
+       "SSCS"},
+      {{"pod tolerating the GPU taint",
+        plainPod(
+            "",
+            R"(,"tolerations":[{"key":"accelerator","operator":"Equal","value":"gpu","effect":"NoSchedule"}])")},
+       "SSCS"},
+      {{"pod asking for a mistyped GPU",
+        R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"m","resources":{"requests":{"gpu":"1"}}}]}})"},
+       "CSCS"},
+      {{"pod with a GPU init container",
+        R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"initContainers":[{"name":"i","resources":{"limits":{"amd.com/gpu":"1"}}}],"containers":[{"name":"m"}]}})"},
+       "CSCS"},
+      {{"pod annotated as a workload",
+        plainPod(R"(,"annotations":{"aiadmit.dev/workload":"training"})")},
+       "CSCS"},
+      {{"pod with a non-controlling owner",
+        gpuPod(
+            R"(,"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"c","uid":"1"}])")},
+       "CSCS"},
+      {{"pod of a ReplicaSet", gpuPod(kReplicaSetOwner)}, "SCSS"},
+      {{"pod of an operator", gpuPod(kOperatorOwner)}, "SCSC"},
+      {{"plain pod of an operator", plainPod(kOperatorOwner)}, "SSSS"},
+      {{"pod of a DaemonSet aimed at GPU nodes",
+        plainPod(
+            R"(,"ownerReferences":[{"apiVersion":"apps/v1","kind":"DaemonSet","name":"ds","uid":"1","controller":true}])",
+            aiPool)},
+       "SSSS"},
+      {{"pod of a ReplicaSet, updated", gpuPod(kReplicaSetOwner, R"(,"activeDeadlineSeconds":5)"),
+        gpuPod(kReplicaSetOwner), "UPDATE"},
+       "SSSS"},
+      {{"pod spec updated", gpuPod("", R"(,"activeDeadlineSeconds":5)"), gpuPod(), "UPDATE"},
+       "SSCS"},
+      {{"pod status written", gpuPod(), gpuPod(), "UPDATE", namespaceNamed("team-a", "true"),
+        "status"},
+       "SSSS"},
+      {{"gpu deployment", gpuDeployment()}, "CSCS"},
+      {{"replicaset of a deployment",
+        R"({"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"rs","ownerReferences":[{"apiVersion":"apps/v1","kind":"Deployment","name":"d","uid":"1","controller":true}]},)"
+        R"("spec":{"template":{"spec":{"containers":[{"name":"m","resources":{"limits":{"nvidia.com/gpu":"1"}}}]}}}})"},
+       "SSSS"},
+      {{"job of a cronjob",
+        R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j","ownerReferences":[{"apiVersion":"batch/v1","kind":"CronJob","name":"c","uid":"1","controller":true}]},)"
+        R"("spec":{"template":{"spec":{"containers":[{"name":"m","resources":{"limits":{"nvidia.com/gpu":"1"}}}]}}}})"},
+       "SSSS"},
+      {{"deployment of an operator",
+        R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d","ownerReferences":[{"apiVersion":"serving.kserve.io/v1beta1","kind":"InferenceService","name":"i","uid":"1","controller":true}]},)"
+        R"("spec":{"template":{"spec":{"containers":[{"name":"m","resources":{"limits":{"nvidia.com/gpu":"1"}}}]}}}})"},
+       "SCSC"},
+      {{"deployment applied again unchanged", gpuDeployment(), gpuDeployment(), "UPDATE"}, "SSSS"},
+      {{"deployment revision written by its controller",
+        gpuDeployment(R"(,"annotations":{"deployment.kubernetes.io/revision":"2"})"),
+        gpuDeployment(R"(,"annotations":{"deployment.kubernetes.io/revision":"1"})"), "UPDATE"},
+       "SSSS"},
+      {{"deployment scaled in its manifest", gpuDeployment("", 3), gpuDeployment("", 1), "UPDATE"},
+       "CSCS"},
+      {{"deployment relabelled", gpuDeployment(R"(,"labels":{"team":"b"})"),
+        gpuDeployment(R"(,"labels":{"team":"a"})"), "UPDATE"},
+       "CSCS"},
+      {{"deployment given a profile",
+        gpuDeployment(R"(,"annotations":{"aiadmit.dev/profile":"x"})"), gpuDeployment(), "UPDATE"},
+       "CSCS"},
+      {{"deployment losing its profile", gpuDeployment(),
+        gpuDeployment(R"(,"annotations":{"aiadmit.dev/profile":"x"})"), "UPDATE"},
+       "CSCS"},
+      {{"deployment being deleted",
+        gpuDeployment(R"(,"deletionTimestamp":"2026-01-01T00:00:00Z","finalizers":[])"),
+        gpuDeployment(R"(,"deletionTimestamp":"2026-01-01T00:00:00Z","finalizers":["x"])"),
+        "UPDATE"},
+       "SSSS"},
+      {{"deployment asking for GPUs by template annotation",
+        R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},"spec":{"template":{"metadata":{"annotations":{"aiadmit.dev/gpus":"2"}},"spec":{"containers":[{"name":"m"}]}}}})"},
+       "CSCS"},
+      {{"deployment without a template",
+        R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},"spec":{}})"},
+       "CSCS"},
+      {{"plain statefulset",
+        R"({"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"s"},"spec":{"template":{"metadata":{},"spec":{"containers":[{"name":"db"}]}}}})"},
+       "SSSS"},
+      {{"gpu cronjob",
+        R"({"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"c"},"spec":{"schedule":"@daily","jobTemplate":{"spec":{"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"m","resources":{"limits":{"nvidia.com/gpu":"8"}}}]}}}}}})"},
+       "CSCS"},
+      {{"cronjob aimed at the GPU pool",
+        R"({"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"c"},"spec":{"schedule":"@daily","jobTemplate":{"spec":{"template":{"spec":{"nodeSelector":{"accelerator":"nvidia"},"containers":[{"name":"m"}]}}}}}})"},
+       "SSCS"},
+      {{"cronjob without a job template",
+        R"({"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"c"},"spec":{"schedule":"@daily"}})"},
+       "CSCS"},
+      {{"gpu pod in kube-system", gpuPod(), "", "CREATE", namespaceNamed("kube-system", "true")},
+       "SSSS"},
+      {{"gpu pod in aiadmit-system", gpuPod(), "", "CREATE",
+        namespaceNamed(std::string(kNamespace), "true")},
+       "SSSS"},
+      {{"gpu pod in a namespace not opted in", gpuPod(), "", "CREATE",
+        namespaceNamed("team-b", std::nullopt)},
+       "SSSS"},
+      {{"gpu pod in a namespace opted out", gpuPod(), "", "CREATE",
+        namespaceNamed("team-c", "false")},
+       "SSSS"},
+  };
+  expectOutcomes(expectations);
+}
+
+constexpr const char* kGpuContainer =
+    R"({"name":"main","image":"vllm","resources":{"limits":{"nvidia.com/gpu":"1"}}})";
+constexpr const char* kCpuContainer =
+    R"({"name":"main","image":"python","resources":{"requests":{"cpu":"1"}}})";
+
+// A Kubernetes workload (Job, StatefulSet, Deployment) with one container,
+// controlled by `owner` ("" for none).
+std::string ownedWorkload(std::string_view apiVersion, std::string_view kind,
+                          std::string_view owner, std::string_view container) {
+  const std::string owners =
+      owner.empty() ? ""
+                    : R"(,"ownerReferences":[{)" + std::string(owner) +
+                          R"(,"name":"o","uid":"1","controller":true,"blockOwnerDeletion":true}])";
+  return R"({"apiVersion":")" + std::string(apiVersion) + R"(","kind":")" + std::string(kind) +
+         R"(","metadata":{"name":"w")" + owners +
+         R"(},"spec":{"template":{"metadata":{"labels":{"app":"w"}},"spec":{"containers":[)" +
+         std::string(container) + "]}}}}";
+}
+
+std::string rayJob(std::string_view metadataExtra, std::string_view entrypoint,
+                   std::string_view status = "") {
+  return R"({"apiVersion":"ray.io/v1","kind":"RayJob","metadata":{"name":"r")" +
+         std::string(metadataExtra) + R"(},"spec":{"entrypoint":")" + std::string(entrypoint) +
+         R"(","rayClusterSpec":{"headGroupSpec":{"rayStartParams":{},"template":{"spec":{"containers":[)" +
+         kCpuContainer + R"(]}}}}})" + std::string(status) + "}";
+}
+
+constexpr const char* kJobSetOwner = R"("apiVersion":"jobset.x-k8s.io/v1alpha2","kind":"JobSet")";
+constexpr const char* kLeaderWorkerSetOwner =
+    R"("apiVersion":"leaderworkerset.x-k8s.io/v1","kind":"LeaderWorkerSet")";
+
+TEST(MatchConditions, OperatorsKindsAreSentAndWhatOperatorsMakeIsMutatedBeforeItIsValidated) {
+  const std::string runtime =
+      R"({"apiVersion":"trainer.kubeflow.org/v1alpha1","kind":"ClusterTrainingRuntime","metadata":{"name":"torch")";
+  const std::string runtimeSpec =
+      R"(},"spec":{"template":{"spec":{"replicatedJobs":[{"name":"node","template":{"spec":{"template":{"spec":{"containers":[)" +
+      std::string(kGpuContainer) + "]}}}}}]}}}}";
+  const std::vector<Expectation> expectations = {
+      // No GPU, no annotation: still sent, aiadmit reads the kind's templates.
+      {{"cpu-only rayjob", rayJob("", "python x.py")}, "CSCS"},
+      {{"pytorchjob without a template",
+        R"({"apiVersion":"kubeflow.org/v1","kind":"PyTorchJob","metadata":{"name":"t"},"spec":{}})"},
+       "CSCS"},
+      {{"volcano job",
+        R"({"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job","metadata":{"name":"v"},"spec":{"tasks":[]}})"},
+       "CSCS"},
+      {{"inferenceservice",
+        R"({"apiVersion":"serving.kserve.io/v1beta1","kind":"InferenceService","metadata":{"name":"llama"},)"
+        R"("spec":{"predictor":{"model":{"modelFormat":{"name":"huggingface"},"storageUri":"hf://meta-llama/Llama-3.1-8B",)"
+        R"("resources":{"limits":{"nvidia.com/gpu":"1","memory":"24Gi"}}}}}})"},
+       "CSCS"},
+      {{"llminferenceservice v1alpha2",
+        R"({"apiVersion":"serving.kserve.io/v1alpha2","kind":"LLMInferenceService","metadata":{"name":"l"},"spec":{}})"},
+       "CSCS"},
+      {{"rayjob in a namespace not opted in", rayJob("", "python x.py"), "", "CREATE",
+        namespaceNamed("team-b", std::nullopt)},
+       "SSSS"},
+      {{"rayjob applied again unchanged", rayJob("", "python x.py"), rayJob("", "python x.py"),
+        "UPDATE"},
+       "SSSS"},
+      {{"rayjob status written without a status subresource",
+        rayJob("", "python x.py", R"(,"status":{"jobStatus":"RUNNING"})"),
+        rayJob("", "python x.py"), "UPDATE"},
+       "SSSS"},
+      {{"rayjob entrypoint changed", rayJob("", "python y.py"), rayJob("", "python x.py"),
+        "UPDATE"},
+       "CSCS"},
+      {{"rayjob given a profile", rayJob(R"(,"annotations":{"aiadmit.dev/profile":"x"})", "p"),
+        rayJob("", "p"), "UPDATE"},
+       "CSCS"},
+      {{"raycluster of a rayjob",
+        R"({"apiVersion":"ray.io/v1","kind":"RayCluster","metadata":{"name":"c","ownerReferences":[{"apiVersion":"ray.io/v1","kind":"RayJob","name":"r","uid":"1","controller":true}]},"spec":{}})"},
+       "SSSS"},
+      {{"cluster training runtime opted in",
+        runtime + R"(,"labels":{"aiadmit.dev/enabled":"true"})" + runtimeSpec,
+        "",
+        "CREATE",
+        {},
+        "",
+        true},
+       "CSCS"},
+      {{"cluster training runtime not opted in", runtime + runtimeSpec, "", "CREATE", {}, "", true},
+       "SSSS"},
+      {{"cluster training runtime opted out",
+        runtime + R"(,"labels":{"aiadmit.dev/enabled":"false"})" + runtimeSpec,
+        "",
+        "CREATE",
+        {},
+        "",
+        true},
+       "SSSS"},
+      // What operators make: mutated, then validated.
+      {{"gpu job of a jobset", ownedWorkload("batch/v1", "Job", kJobSetOwner, kGpuContainer)},
+       "SCSC"},
+      {{"cpu-only job of a jobset", ownedWorkload("batch/v1", "Job", kJobSetOwner, kCpuContainer)},
+       "SSSS"},
+      {{"gpu statefulset of a leaderworkerset",
+        ownedWorkload("apps/v1", "StatefulSet", kLeaderWorkerSetOwner, kGpuContainer)},
+       "SCSC"},
+      {{"gpu statefulset of a leaderworkerset, updated",
+        ownedWorkload("apps/v1", "StatefulSet", kLeaderWorkerSetOwner, kGpuContainer),
+        ownedWorkload("apps/v1", "StatefulSet", kLeaderWorkerSetOwner, kCpuContainer), "UPDATE"},
+       "SSSC"},
+      {{"gpu job of a cronjob",
+        ownedWorkload("batch/v1", "Job", R"("apiVersion":"batch/v1","kind":"CronJob")",
+                      kGpuContainer)},
+       "SSSS"},
+      {{"gpu replicaset of a deployment",
+        ownedWorkload("apps/v1", "ReplicaSet", R"("apiVersion":"apps/v1","kind":"Deployment")",
+                      kGpuContainer)},
+       "SSSS"},
+      {{"gpu replicaset of a rollout controller",
+        ownedWorkload("apps/v1", "ReplicaSet",
+                      R"("apiVersion":"argoproj.io/v1alpha1","kind":"Rollout")", kGpuContainer)},
+       "SSSS"},
+      {{"gpu pod of a jobset's job",
+        gpuPod(
+            R"(,"ownerReferences":[{"apiVersion":"batch/v1","kind":"Job","name":"j","uid":"1","controller":true}])")},
+       "SCSS"},
+      {{"cpu-only deployment", ownedWorkload("apps/v1", "Deployment", "", kCpuContainer)}, "SSSS"},
+  };
+  expectOutcomes(expectations);
+}
+
+}  // namespace
+}  // namespace aiadmit

@@ -1,0 +1,259 @@
+// The webhook configurations as an admin installs them (rendered by
+// `kubectl kustomize`): held to the safety properties that others learned
+// the hard way, called only in opted-in namespaces, and with rules that name
+// exactly the resources of the workload-type table, at the versions its rows
+// read and with the scope of each kind's CRD. The matchConditions are
+// evaluated in match_conditions_test.cpp.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+
+#include "tests/install/rendered_manifests.h"
+#include "webhook/kube/workload_type.h"
+
+namespace aiadmit {
+namespace {
+
+using namespace install;
+namespace fs = std::filesystem;
+
+TEST(Webhooks, WebhooksAreCalledOnlyForOptedInNamespacesNeverTheSystemOnes) {
+  const Rendered base = render(manifestsDir() + "/base");
+  const std::vector<Webhook> webhooks = webhooksOf(base);
+  ASSERT_EQ(webhooks.size(), 4u);
+  for (const Webhook& webhook : webhooks) {
+    SCOPED_TRACE(webhook.name());
+    const JsonValue* selector = member(webhook.value, "namespaceSelector");
+    ASSERT_TRUE(isObject(selector));
+    EXPECT_TRUE(selects(selector, namespaceNamed("team-a", "true")));
+    EXPECT_FALSE(selects(selector, namespaceNamed("team-b", std::nullopt)));
+    EXPECT_FALSE(selects(selector, namespaceNamed("team-c", "false")));
+    EXPECT_FALSE(selects(selector, namespaceNamed("kube-system", "true")));
+    EXPECT_FALSE(selects(selector, namespaceNamed(std::string(kNamespace), "true")));
+    EXPECT_EQ(member(webhook.value, "objectSelector"), nullptr);
+  }
+}
+
+TEST(Webhooks, WebhooksAreSafeToCall) {
+  const Rendered base = render(manifestsDir() + "/base");
+  std::set<std::string> names;
+  for (const Webhook& webhook : webhooksOf(base)) {
+    const std::string name = webhook.name();
+    SCOPED_TRACE(name);
+    names.insert(name);
+    const bool mutating = webhook.configurationKind == "MutatingWebhookConfiguration";
+    const bool applied = name.rfind("applied.", 0) == 0;
+    EXPECT_EQ(stringSet(member(webhook.value, "admissionReviewVersions")),
+              std::set<std::string>{"v1"});
+    EXPECT_EQ(member(webhook.value, "admissionReviewVersions")->Size(), 1u);
+    EXPECT_EQ(stringMember(webhook.value, "sideEffects"), "None");
+    const int timeout = intMember(webhook.value, "timeoutSeconds");
+    EXPECT_GE(timeout, 1);
+    EXPECT_LE(timeout, 5);
+    EXPECT_EQ(stringMember(webhook.value, "matchPolicy"), "Equivalent");
+    if (mutating) {
+      EXPECT_EQ(stringMember(webhook.value, "reinvocationPolicy"), "IfNeeded");
+    }
+    const JsonValue* service = member(member(webhook.value, "clientConfig"), "service");
+    EXPECT_EQ(stringMember(service, "name"), "aiadmit");
+    EXPECT_EQ(stringMember(service, "namespace"), kNamespace);
+    EXPECT_EQ(intMember(service, "port"), 443);
+    EXPECT_EQ(stringMember(service, "path"), mutating ? "/mutate" : "/validate");
+    EXPECT_EQ(member(member(webhook.value, "clientConfig"), "url"), nullptr);
+
+    // Fail closed only for what people apply; controllers' objects fail open.
+    EXPECT_EQ(stringMember(webhook.value, "failurePolicy"), applied ? "Fail" : "Ignore");
+    const std::set<std::string> conditions = conditionNames(webhook.value);
+    EXPECT_TRUE(conditions.count("not-a-mirror-pod"));
+    if (applied) {
+      EXPECT_TRUE(conditions.count("not-made-by-a-controller"));
+      EXPECT_TRUE(conditions.count("not-being-deleted"));
+    } else {
+      EXPECT_TRUE(conditions.count("made-by-a-controller") ||
+                  conditions.count("made-by-a-custom-controller"));
+    }
+  }
+  EXPECT_EQ(names, (std::set<std::string>{kAppliedMutate, kControlledMutate, kAppliedValidate,
+                                          kControlledValidate}));
+}
+
+// "group/version/resource" → the operations and the scope of its rules.
+struct Coverage {
+  std::set<std::string> operations;
+  std::string scope;
+  bool operator==(const Coverage& other) const {
+    return operations == other.operations && scope == other.scope;
+  }
+};
+using Coverages = std::map<std::string, Coverage>;
+
+std::ostream& operator<<(std::ostream& out, const Coverage& coverage) {
+  for (const std::string& op : coverage.operations) out << op << " ";
+  return out << coverage.scope;
+}
+
+Coverages coverageOf(const JsonValue* webhook) {
+  Coverages out;
+  const JsonValue* rules = member(webhook, "rules");
+  EXPECT_TRUE(isArray(rules));
+  if (!isArray(rules)) return out;
+  for (const JsonValue& rule : rules->GetArray()) {
+    const std::string scope(stringMember(&rule, "scope"));
+    for (const std::string& group : stringSet(member(&rule, "apiGroups"))) {
+      EXPECT_NE(group, "*");
+      for (const std::string& version : stringSet(member(&rule, "apiVersions"))) {
+        EXPECT_NE(version, "*") << "only versions whose paths aiadmit knows";
+        for (const std::string& resource : stringSet(member(&rule, "resources"))) {
+          // No wildcards and no subresources (status, binding, exec, ...).
+          EXPECT_EQ(resource.find_first_of("*/"), std::string::npos) << resource;
+          const std::string key = group + "/" + version + "/" + resource;
+          Coverage& coverage = out[key];
+          EXPECT_TRUE(coverage.scope.empty()) << key << " is named by two rules";
+          coverage.scope = scope;
+          for (const std::string& op : stringSet(member(&rule, "operations"))) {
+            coverage.operations.insert(op);
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+bool isKubernetesGroup(const std::string& group) {
+  return group.empty() || group == "apps" || group == "batch";
+}
+
+// The scope of a custom resource, from its CRD in ../shared/crds, which must
+// serve every version the row reads.
+std::string crdScope(const WorkloadType& type) {
+  const std::string file = corpusDir() + "/../crds/" + type.group + "_" + type.resource + ".yaml";
+  std::vector<ManifestDocument> documents;
+  std::string error;
+  EXPECT_TRUE(parseManifests(readFile(file), documents, &error)) << file << ": " << error;
+  if (documents.size() != 1) return "";
+  const JsonValue* spec = member(documents[0].json.get(), "spec");
+  EXPECT_EQ(stringMember(spec, "group"), type.group);
+  EXPECT_EQ(stringMember(member(spec, "names"), "plural"), type.resource);
+  EXPECT_EQ(stringMember(member(spec, "names"), "kind"), type.kind);
+  std::set<std::string> served;
+  for (const JsonValue& version : member(spec, "versions")->GetArray()) {
+    if (boolMember(&version, "served")) served.emplace(stringMember(&version, "name"));
+  }
+  for (const std::string& version : type.versions) {
+    EXPECT_TRUE(served.count(version)) << type.qualifiedKind() << " " << version;
+  }
+  return std::string(stringMember(spec, "scope"));
+}
+
+// What the applied webhooks must take: every resource of the built-in
+// workload-type table (webhook/kube/workload_type_builtin.cpp), at each
+// version its row reads, created or updated.
+Coverages workloadTypeTableCoverage() {
+  Coverages out;
+  for (const WorkloadType& type : builtInWorkloadTypes()) {
+    SCOPED_TRACE(type.qualifiedKind());
+    EXPECT_FALSE(type.versions.empty());
+    EXPECT_FALSE(type.resource.empty());
+    const std::string scope = isKubernetesGroup(type.group) ? "Namespaced" : crdScope(type);
+    for (const std::string& version : type.versions) {
+      out[type.group + "/" + version + "/" + type.resource] = {{"CREATE", "UPDATE"}, scope};
+    }
+  }
+  return out;
+}
+
+// Pods of any controller, and the workloads operators make, at creation.
+Coverages controlledCoverage(std::set<std::string> operations) {
+  Coverages out;
+  for (const char* key :
+       {"/v1/pods", "apps/v1/deployments", "apps/v1/statefulsets", "batch/v1/jobs"}) {
+    out[key] = {operations, "Namespaced"};
+  }
+  return out;
+}
+
+TEST(Webhooks, AppliedRulesCoverExactlyTheWorkloadTypeTable) {
+  const Coverages table = workloadTypeTableCoverage();
+  // The six Kubernetes kinds and the operators' 20, some at two versions.
+  ASSERT_GE(table.size(), 29u);
+  EXPECT_EQ(table.at("trainer.kubeflow.org/v1alpha1/clustertrainingruntimes").scope, "Cluster");
+  EXPECT_EQ(table.at("ray.io/v1alpha1/rayclusters").scope, "Namespaced");
+  const Rendered base = render(manifestsDir() + "/base");
+  for (const Webhook& webhook : webhooksOf(base)) {
+    SCOPED_TRACE(webhook.name());
+    const Coverages rules = coverageOf(webhook.value);
+    if (webhook.name() == kAppliedMutate || webhook.name() == kAppliedValidate) {
+      for (const auto& [key, coverage] : table) {
+        EXPECT_EQ(rules.count(key) ? rules.at(key) : Coverage{}, coverage) << key;
+      }
+      for (const auto& [key, coverage] : rules) {
+        EXPECT_TRUE(table.count(key)) << key << " is not a row of the table";
+      }
+    }
+  }
+}
+
+TEST(Webhooks, ControlledWebhooksTakeWhatAnOperatorMakesAndValidateOnlyWhatTheyMutate) {
+  const Rendered base = render(manifestsDir() + "/base");
+  std::map<std::string, Coverages> byName;
+  for (const Webhook& webhook : webhooksOf(base))
+    byName[webhook.name()] = coverageOf(webhook.value);
+  EXPECT_EQ(byName.at(kControlledMutate), controlledCoverage({"CREATE"}));
+  EXPECT_EQ(byName.at(kControlledValidate), controlledCoverage({"CREATE", "UPDATE"}));
+  for (const auto& [key, coverage] : byName.at(kControlledValidate)) {
+    EXPECT_TRUE(byName.at(kControlledMutate).count(key)) << key << " validated, never mutated";
+  }
+}
+
+// docs/install.md, "Adding a kind of your own": the WorkloadType document
+// loads with the shipped profiles, and the documented patch adds exactly its
+// resource to both applied webhooks.
+TEST(Webhooks, DocumentedKindOfYourOwnLoadsAndReachesBothAppliedWebhooks) {
+  const std::string workloadType = documentedYaml("## Adding a kind of your own");
+  ASSERT_NE(workloadType.find("kind: WorkloadType"), std::string::npos) << workloadType;
+  TempDir profiles;
+  fs::copy(sourceDir() + "/profiles", profiles.path(), fs::copy_options::recursive);
+  writeFile(profiles.file("notebooks.yaml"), workloadType);
+  const CommandResult lint = runCommand({binaryPath(), "profiles", "lint", profiles.path()});
+  EXPECT_EQ(lint.exitCode, 0) << lint.out << lint.err;
+
+  std::vector<ManifestDocument> documents;
+  std::string error;
+  ASSERT_TRUE(parseManifests(workloadType, documents, &error)) << error;
+  ASSERT_EQ(documents.size(), 1u);
+  const JsonValue* spec = member(documents[0].json.get(), "spec");
+  const std::string resource = std::string(stringMember(spec, "group")) + "/" +
+                               std::string(stringOf(&(*member(spec, "versions"))[0])) + "/" +
+                               std::string(stringMember(spec, "resource"));
+
+  const std::string patches = documentedYaml("Its resource in both applied webhooks' rules");
+  ASSERT_NE(patches.find("patches:"), std::string::npos) << patches;
+  TempDir overlay;
+  writeFile(overlay.file("kustomization.yaml"),
+            "resources:\n  - " + fs::relative(manifestsDir() + "/base", overlay.path()).string() +
+                "\n" + patches);
+  const Rendered rendered = render(overlay.path());
+  const CommandResult schema = validateSchemas(rendered.jsons());
+  EXPECT_EQ(schema.exitCode, 0) << schema.out << schema.err;
+  std::map<std::string, Coverages> base;
+  for (const Webhook& webhook : webhooksOf(render(manifestsDir() + "/base"))) {
+    base[webhook.name()] = coverageOf(webhook.value);
+  }
+  const std::vector<Webhook> webhooks = webhooksOf(rendered);
+  ASSERT_EQ(webhooks.size(), 4u);
+  for (const Webhook& webhook : webhooks) {
+    SCOPED_TRACE(webhook.name());
+    Coverages expected = base.at(webhook.name());
+    if (webhook.name() == kAppliedMutate || webhook.name() == kAppliedValidate) {
+      expected[resource] = {{"CREATE", "UPDATE"}, "Namespaced"};
+    }
+    EXPECT_EQ(coverageOf(webhook.value), expected);
+  }
+}
+
+}  // namespace
+}  // namespace aiadmit
