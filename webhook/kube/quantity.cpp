@@ -23,6 +23,34 @@ constexpr Suffix kSuffixes[] = {
 
 constexpr uint64_t kMaxMantissa = std::numeric_limits<uint64_t>::max() / 10 - 10;
 
+// "e3", "E-2": a decimal exponent. "E" alone is the exa suffix and "Ei" the
+// exbi suffix: nullopt, and the suffix table decides.
+std::optional<int> decimalExponent(std::string_view rest) {
+  if (rest.empty() || (rest[0] != 'e' && rest[0] != 'E')) return std::nullopt;
+  const std::string_view text = rest.substr(1);
+  size_t j = 0;
+  bool negative = false;
+  if (j < text.size() && (text[j] == '+' || text[j] == '-')) {
+    negative = text[j] == '-';
+    ++j;
+  }
+  if (j >= text.size()) return std::nullopt;
+  int exponent = 0;
+  for (; j < text.size(); ++j) {
+    const char c = text[j];
+    if (c < '0' || c > '9' || exponent > 10000) return std::nullopt;
+    exponent = exponent * 10 + (c - '0');
+  }
+  return negative ? -exponent : exponent;
+}
+
+const Suffix* suffixOf(std::string_view rest) {
+  for (const Suffix& suffix : kSuffixes) {
+    if (rest == suffix.text) return &suffix;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 std::optional<Quantity> Quantity::parse(std::string_view text) {
@@ -60,49 +88,16 @@ std::optional<Quantity> Quantity::parse(std::string_view text) {
   if (!sawDigit) return std::nullopt;
   q.exponent10_ += droppedDigits;
 
-  std::string_view rest = text.substr(i);
+  const std::string_view rest = text.substr(i);
   if (!rest.empty()) {
-    bool matched = false;
-    if (rest[0] == 'e' || rest[0] == 'E') {
-      // "E" alone is the exa suffix; "e3"/"E-2" is a decimal exponent.
-      std::string_view exponentText = rest.substr(1);
-      if (!exponentText.empty()) {
-        size_t j = 0;
-        bool negativeExponent = false;
-        if (exponentText[0] == '+' || exponentText[0] == '-') {
-          negativeExponent = exponentText[0] == '-';
-          ++j;
-        }
-        if (j < exponentText.size()) {
-          int exponent = 0;
-          bool allDigits = true;
-          for (; j < exponentText.size(); ++j) {
-            const char c = exponentText[j];
-            if (c < '0' || c > '9' || exponent > 10000) {
-              allDigits = false;
-              break;
-            }
-            exponent = exponent * 10 + (c - '0');
-          }
-          // Not an exponent ("Ei" is the exbi suffix): the suffix table decides.
-          if (allDigits) {
-            q.exponent10_ += negativeExponent ? -exponent : exponent;
-            matched = true;
-          }
-        }
-      }
+    if (const std::optional<int> exponent = decimalExponent(rest)) {
+      q.exponent10_ += *exponent;
+    } else if (const Suffix* suffix = suffixOf(rest)) {
+      q.exponent10_ += suffix->exponent10;
+      q.exponent2_ += suffix->exponent2;
+    } else {
+      return std::nullopt;
     }
-    if (!matched) {
-      for (const Suffix& suffix : kSuffixes) {
-        if (rest == suffix.text) {
-          q.exponent10_ += suffix.exponent10;
-          q.exponent2_ += suffix.exponent2;
-          matched = true;
-          break;
-        }
-      }
-    }
-    if (!matched) return std::nullopt;
   }
   while (q.mantissa_ != 0 && q.mantissa_ % 10 == 0) {
     q.mantissa_ /= 10;

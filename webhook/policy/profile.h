@@ -95,6 +95,24 @@ struct MutationSwitches {
   bool stamp = true;
 };
 
+// Each switch as a profile names it under spec.mutations, in the order of
+// the mutators it turns off: the loader reads this table, and
+// tests/policy/mutation_switches_test.cpp holds profiles/README.md to it.
+struct MutationSwitch {
+  std::string_view key;
+  bool MutationSwitches::*member;
+};
+inline constexpr MutationSwitch kMutationSwitches[] = {
+    {"gpuLimits", &MutationSwitches::gpuLimits},
+    {"tolerations", &MutationSwitches::tolerations},
+    {"placement", &MutationSwitches::placement},
+    {"scheduling", &MutationSwitches::scheduling},
+    {"probes", &MutationSwitches::probes},
+    {"jobDefaults", &MutationSwitches::jobDefaults},
+    {"sharedMemory", &MutationSwitches::sharedMemory},
+    {"stamp", &MutationSwitches::stamp},
+};
+
 struct ProfileScope {
   // Exact names or globs (* and ?); empty: every namespace.
   std::vector<std::string> namespaces;

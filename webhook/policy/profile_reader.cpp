@@ -410,24 +410,14 @@ void readSharedMemory(Reader& r, const YAML::Node& node, const std::string& fiel
 }
 
 void readMutations(Reader& r, const YAML::Node& node, const std::string& field, Profile& p) {
-  if (!r.mapping(node, field,
-                 {"gpuLimits", "tolerations", "placement", "scheduling", "probes", "jobDefaults",
-                  "sharedMemory", "stamp"})) {
-    return;
-  }
-  MutationSwitches& m = p.mutations;
-  auto flag = [&](std::string_view key, bool& target) {
-    r.optional(node, key, field,
+  std::vector<std::string_view> keys;
+  for (const MutationSwitch& entry : kMutationSwitches) keys.push_back(entry.key);
+  if (!r.mapping(node, field, keys)) return;
+  for (const MutationSwitch& entry : kMutationSwitches) {
+    bool& target = p.mutations.*entry.member;
+    r.optional(node, entry.key, field,
                [&](auto& n, auto& f) { target = r.boolean(n, f).value_or(true); });
-  };
-  flag("gpuLimits", m.gpuLimits);
-  flag("tolerations", m.tolerations);
-  flag("placement", m.placement);
-  flag("scheduling", m.scheduling);
-  flag("probes", m.probes);
-  flag("jobDefaults", m.jobDefaults);
-  flag("sharedMemory", m.sharedMemory);
-  flag("stamp", m.stamp);
+  }
 }
 
 void readRules(Reader& r, const YAML::Node& node, const std::string& field, Profile& p) {

@@ -15,6 +15,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -65,7 +66,11 @@ inline bool isLabelValue(std::string_view value) {
   return value.empty() || isLabelName(value);
 }
 
+inline std::string listOf(std::span<const std::string_view> options);
 inline std::string listOf(std::initializer_list<std::string_view> options) {
+  return listOf(std::span<const std::string_view>(options.begin(), options.size()));
+}
+inline std::string listOf(std::span<const std::string_view> options) {
   std::string list;
   for (std::string_view option : options) {
     if (option.empty()) continue;
@@ -115,6 +120,10 @@ class Reader {
   // A mapping whose keys are strings, each once, and all in `allowed`.
   bool mapping(const YAML::Node& node, const std::string& field,
                std::initializer_list<std::string_view> allowed) {
+    return mapping(node, field, std::span<const std::string_view>(allowed.begin(), allowed.size()));
+  }
+  bool mapping(const YAML::Node& node, const std::string& field,
+               std::span<const std::string_view> allowed) {
     if (!node.IsMap()) {
       error(node, field.empty() ? "document" : field, "must be a mapping, got " + kindOf(node));
       return false;

@@ -129,6 +129,21 @@ void Metrics::setClusterView(const ClusterWatcher* watcher) {
 std::string Metrics::render() const {
   std::string out;
   out.reserve(16384);
+  renderRequests(out);
+  renderLatency(out);
+  renderRules(out);
+  renderProfiles(out);
+  renderTransport(out);
+  if (const ClusterWatcher* watcher = clusterView_.load()) {
+    const ClusterWatchState state = watcher->state();
+    renderClusterViewMetrics(&state, out);
+  } else {
+    renderClusterViewMetrics(nullptr, out);
+  }
+  return out;
+}
+
+void Metrics::renderRequests(std::string& out) const {
   out +=
       "# HELP aiadmit_requests_total Admission requests by endpoint, kind, class and decision.\n";
   out += "# TYPE aiadmit_requests_total counter\n";
@@ -155,6 +170,9 @@ std::string Metrics::render() const {
       }
     }
   }
+}
+
+void Metrics::renderLatency(std::string& out) const {
   out += "# HELP aiadmit_request_duration_seconds Time from a decoded body to an encoded answer.\n";
   out += "# TYPE aiadmit_request_duration_seconds histogram\n";
   for (size_t e = 0; e < kEndpoints; ++e) {
@@ -173,6 +191,9 @@ std::string Metrics::render() const {
     out += "aiadmit_request_duration_seconds_count{" + label + "} " +
            std::to_string(histogram.count.load()) + "\n";
   }
+}
+
+void Metrics::renderRules(std::string& out) const {
   out += "# HELP aiadmit_rule_hits_total Violations found, by rule and the action applied.\n";
   out += "# TYPE aiadmit_rule_hits_total counter\n";
   for (int rule = kFirstRule; rule <= kLastRule; ++rule) {
@@ -191,6 +212,9 @@ std::string Metrics::render() const {
     out += "aiadmit_enforcement{level=\"" + std::string(actionName(level)) + "\"} " +
            (enforcement_.load() == level ? "1" : "0") + "\n";
   }
+}
+
+void Metrics::renderProfiles(std::string& out) const {
   out += "# HELP aiadmit_profile_reloads_total Profile set loads by result.\n";
   out += "# TYPE aiadmit_profile_reloads_total counter\n";
   out += "aiadmit_profile_reloads_total{result=\"success\"} " +
@@ -208,14 +232,6 @@ std::string Metrics::render() const {
       "# HELP aiadmit_certificate_expiry_timestamp_seconds NotAfter of the serving certificate.\n";
   out += "# TYPE aiadmit_certificate_expiry_timestamp_seconds gauge\n";
   out += "aiadmit_certificate_expiry_timestamp_seconds " + number(certificateExpiry_.load()) + "\n";
-  renderTransport(out);
-  if (const ClusterWatcher* watcher = clusterView_.load()) {
-    const ClusterWatchState state = watcher->state();
-    renderClusterViewMetrics(&state, out);
-  } else {
-    renderClusterViewMetrics(nullptr, out);
-  }
-  return out;
 }
 
 void Metrics::renderTransport(std::string& out) const {

@@ -58,6 +58,11 @@ class Metrics {
   std::string render() const;
 
  private:
+  // The parts of render(), each a family or a few of them.
+  void renderRequests(std::string& out) const;
+  void renderLatency(std::string& out) const;
+  void renderRules(std::string& out) const;
+  void renderProfiles(std::string& out) const;
   void renderTransport(std::string& out) const;
   static constexpr size_t kEndpoints = 2, kKinds = 7, kClasses = 4, kDecisions = 4;
   static constexpr std::array<double, 14> kBuckets = {0.00005, 0.0001, 0.00025, 0.0005, 0.001,
