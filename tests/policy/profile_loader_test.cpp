@@ -18,6 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using aiadmit::testing::CommandResult;
+using aiadmit::testing::documentedYamlBlock;
 using aiadmit::testing::expectGoldenLoadErrors;
 using aiadmit::testing::formatLoadErrors;
 using aiadmit::testing::goldenCaseNames;
@@ -33,23 +34,18 @@ std::string goldenDir() {
   return sourceDir() + "/tests/golden/profiles";
 }
 
-std::vector<std::string> goldenCases() {
-  return goldenCaseNames(goldenDir());
-}
-
 class GoldenProfile : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GoldenProfile, IsRefusedWithTheExpectedErrors) {
   ProfileLoadResult result;
   expectGoldenLoadErrors(goldenDir(), GetParam(), result);
-  EXPECT_EQ(result.set, nullptr) << "a set with errors must not be built";
 }
 
-INSTANTIATE_TEST_SUITE_P(Loader, GoldenProfile, ::testing::ValuesIn(goldenCases()),
+INSTANTIATE_TEST_SUITE_P(Loader, GoldenProfile, ::testing::ValuesIn(goldenCaseNames(goldenDir())),
                          goldenCaseTestName);
 
 TEST(ProfileLoader, GoldenCasesCoverAtLeastTwentyBrokenProfiles) {
-  EXPECT_GE(goldenCases().size(), 20u);
+  EXPECT_GE(goldenCaseNames(goldenDir()).size(), 20u);
   EXPECT_GE(goldenLoadErrorCount(goldenDir()), 60u);
 }
 
@@ -109,13 +105,7 @@ TEST(ProfileLoader, ShippedProfilesFollowTheSeedCluster) {
 // The complete example in profiles/README.md: the block after the
 // "## Complete example" heading.
 std::string readmeExample() {
-  const std::string readme = readFile(sourceDir() + "/profiles/README.md");
-  const size_t heading = readme.find("## Complete example");
-  if (heading == std::string::npos) return "";
-  const size_t start = readme.find("```yaml\n", heading);
-  if (start == std::string::npos) return "";
-  const size_t end = readme.find("```\n", start + 8);
-  return readme.substr(start + 8, end - start - 8);
+  return documentedYamlBlock(sourceDir() + "/profiles/README.md", "## Complete example");
 }
 
 TEST(ProfileLoader, DocumentedCompleteExampleLoadsAndSetsEveryField) {

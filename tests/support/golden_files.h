@@ -57,14 +57,15 @@ inline std::string formatLoadErrors(const std::vector<ProfileError>& errors) {
 }
 
 // Loads the broken case NAME.yaml of `dir` as profiles/NAME.yaml into
-// `result`: refused, with the errors of NAME.err, each naming its line and
-// column. The caller checks what its loader promises beyond that.
+// `result`: refused, no profile set built, with the errors of NAME.err, each
+// naming its line and column. The caller checks what its loader promises beyond that.
 inline void expectGoldenLoadErrors(const std::string& dir, const std::string& name,
                                    ProfileLoadResult& result) {
   const std::string text = readFile(dir + "/" + name + ".yaml");
   ASSERT_FALSE(text.empty()) << dir << "/" << name << ".yaml";
   result = loadProfileText(text, "profiles/" + name + ".yaml");
   EXPECT_FALSE(result.ok());
+  EXPECT_EQ(result.set, nullptr) << "a set with errors must not be built";
   const std::string actual = formatLoadErrors(result.errors);
   const std::string expectedPath = dir + "/" + name + ".err";
   if (updatingGoldenFiles()) writeFile(expectedPath, actual);
@@ -82,6 +83,18 @@ inline size_t goldenLoadErrorCount(const std::string& dir) {
     errors += loadProfileText(readFile(dir + "/" + name + ".yaml"), name).errors.size();
   }
   return errors;
+}
+
+// The first ```yaml block after `heading` in the Markdown file at `path`, so
+// that a documented example is tested as it is written; "" when there is none.
+inline std::string documentedYamlBlock(const std::string& path, const std::string& heading) {
+  const std::string text = readFile(path);
+  const size_t at = text.find(heading);
+  if (at == std::string::npos) return "";
+  const size_t start = text.find("```yaml\n", at);
+  if (start == std::string::npos) return "";
+  const size_t end = text.find("```\n", start + 8);
+  return text.substr(start + 8, end - start - 8);
 }
 
 }  // namespace aiadmit::testing
