@@ -17,18 +17,7 @@ namespace aiadmit {
 namespace {
 
 namespace fs = std::filesystem;
-using aiadmit::testing::CommandResult;
-using aiadmit::testing::documentedYamlBlock;
-using aiadmit::testing::expectGoldenLoadErrors;
-using aiadmit::testing::formatLoadErrors;
-using aiadmit::testing::goldenCaseNames;
-using aiadmit::testing::goldenCaseTestName;
-using aiadmit::testing::goldenLoadErrorCount;
-using aiadmit::testing::readFile;
-using aiadmit::testing::runCommand;
-using aiadmit::testing::sourceDir;
-using aiadmit::testing::TempDir;
-using aiadmit::testing::writeFile;
+using namespace testing;
 
 std::string goldenDir() {
   return sourceDir() + "/tests/golden/profiles";

@@ -19,16 +19,7 @@ namespace aiadmit {
 namespace {
 
 namespace fs = std::filesystem;
-using aiadmit::testing::documentedYamlBlock;
-using aiadmit::testing::expectGoldenLoadErrors;
-using aiadmit::testing::formatLoadErrors;
-using aiadmit::testing::goldenCaseNames;
-using aiadmit::testing::goldenCaseTestName;
-using aiadmit::testing::goldenLoadErrorCount;
-using aiadmit::testing::readFile;
-using aiadmit::testing::sourceDir;
-using aiadmit::testing::TempDir;
-using aiadmit::testing::writeFile;
+using namespace testing;
 
 std::shared_ptr<JsonDocument> yamlObject(const std::string& yaml) {
   std::vector<ManifestDocument> documents;
