@@ -10,13 +10,6 @@ using namespace testing;
 
 const GpuLimitsMutator kMutator;
 
-const Profile& training() {
-  return shippedProfile("training");
-}
-const Profile& realtime() {
-  return shippedProfile("realtime");
-}
-
 const char* kJobRequestingGpus = R"(
 apiVersion: batch/v1
 kind: Job
@@ -182,7 +175,7 @@ spec:
   restartPolicy: Never
   containers: [{name: main, image: x}]
 )",
-                                     shippedProfile("batch"));
+                                     batch());
   EXPECT_FALSE(run.changed);
 }
 
@@ -209,19 +202,12 @@ spec:
 TEST(GpuLimitsMutator, AnnotationThatIsNotAPositiveWholeNumberAsksForNothing) {
   for (const char* value : {"two", "0.5", "500m", "0", "-1"}) {
     SCOPED_TRACE(value);
-    const MutationRun run = runMutator(kMutator,
-                                       std::string(R"(
-apiVersion: v1
-kind: Pod
-metadata:
-  name: p
-  annotations: {aiadmit.dev/workload: training, aiadmit.dev/gpus: ")") +
-                                           value + R"("}
-spec:
-  restartPolicy: Never
-  containers: [{name: main, image: x}]
-)",
-                                       training());
+    const MutationRun run = runMutator(
+        kMutator,
+        podManifest(
+            std::string("{aiadmit.dev/workload: training, aiadmit.dev/gpus: \"") + value + "\"}",
+            "{name: main, image: x}"),
+        training());
     EXPECT_FALSE(run.changed) << run.patch();
   }
 }

@@ -10,10 +10,6 @@ using namespace testing;
 
 const JobDefaultsMutator kMutator;
 
-const Profile& training() {
-  return shippedProfile("training");
-}
-
 std::string job(const std::string& jobSpecFields) {
   return R"(
 apiVersion: batch/v1
@@ -90,7 +86,7 @@ TEST(JobDefaultsMutator, CronJobJobTemplateGetsThemAndKeepsWhatItSays) {
 }
 
 TEST(JobDefaultsMutator, BatchProfileValuesAreUsedForBatch) {
-  const MutationRun run = runMutator(kMutator, job("  parallelism: 2"), shippedProfile("batch"));
+  const MutationRun run = runMutator(kMutator, job("  parallelism: 2"), batch());
   EXPECT_EQ(at(*run.after, "/spec/backoffLimit")->GetInt(), 6);
   EXPECT_EQ(at(*run.after, "/spec/activeDeadlineSeconds")->GetInt(), 86400);
   EXPECT_EQ(at(*run.after, "/spec/ttlSecondsAfterFinished")->GetInt(), 3600);
@@ -98,15 +94,7 @@ TEST(JobDefaultsMutator, BatchProfileValuesAreUsedForBatch) {
 
 TEST(JobDefaultsMutator, OnlyTrainingAndBatchJobsAreTouched) {
   // A Pod has no Job fields; a realtime Job is refused by validation (AIA002).
-  const MutationRun pod = runMutator(kMutator, R"(
-apiVersion: v1
-kind: Pod
-metadata: {name: p}
-spec:
-  restartPolicy: Never
-  containers: [{name: main, image: x, resources: {limits: {nvidia.com/gpu: 1}}}]
-)",
-                                     training());
+  const MutationRun pod = runMutator(kMutator, gpuPodManifest(), training());
   EXPECT_FALSE(pod.changed);
   const std::string realtimeJob = R"(
 apiVersion: batch/v1
@@ -122,22 +110,9 @@ spec:
 }
 
 TEST(JobDefaultsMutator, ProfileTurnsItOff) {
-  const auto profiles = profilesFromYaml(R"(
-apiVersion: aiadmit.dev/v1
-kind: Profile
-metadata: {name: off}
-spec:
-  class: training
-  jobDefaults: {backoffLimit: 1, activeDeadlineSeconds: 10, ttlSecondsAfterFinished: 10}
-  mutations: {jobDefaults: false}
----
-apiVersion: aiadmit.dev/v1
-kind: Profile
-metadata: {name: none}
-spec:
-  class: training
-  scope: {namespaces: [other]}
-)");
+  const auto profiles = switchedOffProfiles(
+      "  jobDefaults: {backoffLimit: 1, activeDeadlineSeconds: 10, ttlSecondsAfterFinished: 10}\n"
+      "  mutations: {jobDefaults: false}\n");
   EXPECT_FALSE(runMutator(kMutator, job("  parallelism: 1"), *profiles->find("off")).changed);
   EXPECT_FALSE(runMutator(kMutator, job("  parallelism: 1"), *profiles->find("none")).changed);
 }

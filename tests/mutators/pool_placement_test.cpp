@@ -10,23 +10,8 @@ using namespace testing;
 
 const PoolPlacementMutator kMutator;
 
-const Profile& training() {
-  return shippedProfile("training");
-}
-
-std::string gpuPod(const std::string& extraSpec) {
-  return R"(
-apiVersion: v1
-kind: Pod
-metadata: {name: p}
-spec:
-  restartPolicy: Never
-  containers: [{name: main, image: x, resources: {limits: {nvidia.com/gpu: 1}}}]
-)" + extraSpec;
-}
-
 TEST(PoolPlacementMutator, NodeSelectorIsAddedWhenAbsent) {
-  const MutationRun run = runMutator(kMutator, gpuPod(""), training());
+  const MutationRun run = runMutator(kMutator, gpuPodManifest(), training());
   EXPECT_EQ(run.patch(),
             R"([{"op":"add","path":"/spec/nodeSelector","value":{"accelerator":"nvidia"}}])");
   ASSERT_EQ(run.changes.size(), 1u);
@@ -36,7 +21,7 @@ TEST(PoolPlacementMutator, NodeSelectorIsAddedWhenAbsent) {
 
 TEST(PoolPlacementMutator, NodeSelectorIsMergedKeyByKey) {
   const MutationRun run = runMutator(
-      kMutator, gpuPod("  nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}\n"),
+      kMutator, gpuPodManifest("  nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}\n"),
       training());
   EXPECT_EQ(run.patch(),
             R"([{"op":"add","path":"/spec/nodeSelector/accelerator","value":"nvidia"}])");
@@ -45,20 +30,14 @@ TEST(PoolPlacementMutator, NodeSelectorIsMergedKeyByKey) {
 
 TEST(PoolPlacementMutator, ADifferentValueIsLeftForValidation) {
   const MutationRun run =
-      runMutator(kMutator, gpuPod("  nodeSelector: {accelerator: amd}\n"), training());
+      runMutator(kMutator, gpuPodManifest("  nodeSelector: {accelerator: amd}\n"), training());
   EXPECT_FALSE(run.changed) << run.patch();
 }
 
 TEST(PoolPlacementMutator, APodWithoutGpusIsNotAimedAtThePool) {
-  const MutationRun run = runMutator(kMutator, R"(
-apiVersion: v1
-kind: Pod
-metadata: {name: p, annotations: {aiadmit.dev/workload: training}}
-spec:
-  restartPolicy: Never
-  containers: [{name: main, image: x}]
-)",
-                                     training());
+  const MutationRun run = runMutator(
+      kMutator, podManifest("{aiadmit.dev/workload: training}", "{name: main, image: x}"),
+      training());
   EXPECT_FALSE(run.changed) << run.patch();
 }
 
@@ -90,8 +69,8 @@ TEST(PoolPlacementMutator, RequiredAffinityBecomesATermWhenThePodHasNone) {
   const Profile& profile = *profiles->find("h100");
   const MutationRun run =
       runMutator(kMutator,
-                 gpuPod("  affinity:\n    podAntiAffinity:\n      "
-                        "preferredDuringSchedulingIgnoredDuringExecution: []\n"),
+                 gpuPodManifest("  affinity:\n    podAntiAffinity:\n      "
+                                "preferredDuringSchedulingIgnoredDuringExecution: []\n"),
                  profile);
   EXPECT_EQ(run.patch(),
             R"([{"op":"add","path":"/spec/affinity/nodeAffinity","value":)"
@@ -107,7 +86,7 @@ TEST(PoolPlacementMutator, RequiredAffinityBecomesATermWhenThePodHasNone) {
 TEST(PoolPlacementMutator, RequiredAffinityIsAddedToEveryAlternativeTerm) {
   const auto profiles = profilesFromYaml(kAffinityProfiles);
   const Profile& profile = *profiles->find("h100");
-  const MutationRun run = runMutator(kMutator, gpuPod(R"(  affinity:
+  const MutationRun run = runMutator(kMutator, gpuPodManifest(R"(  affinity:
     nodeAffinity:
       requiredDuringSchedulingIgnoredDuringExecution:
         nodeSelectorTerms:
@@ -141,7 +120,7 @@ TEST(PoolPlacementMutator, RequiredAffinityIsAddedToEveryAlternativeTerm) {
 TEST(PoolPlacementMutator, ATermThatNamesThePoolsKeyIsNarrowedToTheIntersection) {
   const auto profiles = profilesFromYaml(kAffinityProfiles);
   const Profile& profile = *profiles->find("h100");
-  const MutationRun run = runMutator(kMutator, gpuPod(R"(  affinity:
+  const MutationRun run = runMutator(kMutator, gpuPodManifest(R"(  affinity:
     nodeAffinity:
       requiredDuringSchedulingIgnoredDuringExecution:
         nodeSelectorTerms:
@@ -169,12 +148,12 @@ TEST(PoolPlacementMutator, ATermOutsideThePoolOrNotAnInIsLeftToValidation) {
                                  "{key: gpu.nvidia.com/class, operator: Exists}"}) {
     SCOPED_TRACE(expression);
     const MutationRun run = runMutator(kMutator,
-                                       gpuPod(R"(  affinity:
+                                       gpuPodManifest(R"(  affinity:
     nodeAffinity:
       requiredDuringSchedulingIgnoredDuringExecution:
         nodeSelectorTerms:
         - matchExpressions: [)" + std::string(expression) +
-                                              R"(, {key: pool, operator: Exists}]
+                                                      R"(, {key: pool, operator: Exists}]
 )"),
                                        profile);
     EXPECT_FALSE(run.changed) << run.patch();
@@ -183,7 +162,7 @@ TEST(PoolPlacementMutator, ATermOutsideThePoolOrNotAnInIsLeftToValidation) {
 
 TEST(PoolPlacementMutator, ProfileTurnsItOff) {
   const auto profiles = profilesFromYaml(kAffinityProfiles);
-  EXPECT_FALSE(runMutator(kMutator, gpuPod(""), *profiles->find("off")).changed);
+  EXPECT_FALSE(runMutator(kMutator, gpuPodManifest(), *profiles->find("off")).changed);
 }
 
 }  // namespace

@@ -10,19 +10,8 @@ using namespace testing;
 
 const PoolTolerationsMutator kMutator;
 
-const Profile& training() {
-  return shippedProfile("training");
-}
-
 std::string gpuPodWithTolerations(const std::string& tolerations) {
-  return R"(
-apiVersion: v1
-kind: Pod
-metadata: {name: p}
-spec:
-  restartPolicy: Never
-  containers: [{name: main, image: x, resources: {limits: {nvidia.com/gpu: 1}}}]
-)" + (tolerations.empty() ? "" : "  tolerations: " + tolerations + "\n");
+  return gpuPodManifest(tolerations.empty() ? "" : "  tolerations: " + tolerations + "\n");
 }
 
 TEST(PoolTolerationsMutator, GpuPodWithoutTolerationsGetsThePoolToleration) {
@@ -89,47 +78,22 @@ spec:
       restartPolicy: Never
       containers: [{name: main, image: x, resources: {limits: {cpu: "4"}}}]
 )",
-                                     shippedProfile("batch"));
+                                     batch());
   EXPECT_FALSE(run.changed) << run.patch();
 }
 
 TEST(PoolTolerationsMutator, ControllersGetItOnTheirPodTemplate) {
-  const MutationRun run = runMutator(kMutator, R"(
-apiVersion: batch/v1
-kind: CronJob
-metadata: {name: nightly}
-spec:
-  schedule: "0 2 * * *"
-  jobTemplate:
-    spec:
-      template:
-        spec:
-          restartPolicy: Never
-          containers: [{name: main, image: x, resources: {limits: {nvidia.com/gpu: 1}}}]
-)",
-                                     shippedProfile("batch"));
+  const MutationRun run =
+      runMutator(kMutator, cronJobManifest("nightly", "0 2 * * *", kGpuContainer), batch());
   EXPECT_NE(at(*run.after, "/spec/jobTemplate/spec/template/spec/tolerations/0"), nullptr);
-  expectAppliedAndIdempotent(kMutator, run, shippedProfile("batch"));
+  expectAppliedAndIdempotent(kMutator, run, batch());
 }
 
 TEST(PoolTolerationsMutator, ProfileTurnsItOff) {
-  const auto profiles = profilesFromYaml(R"(
-apiVersion: aiadmit.dev/v1
-kind: Profile
-metadata: {name: off}
-spec:
-  class: training
-  placement:
-    tolerations: [{key: accelerator, operator: Exists}]
-  mutations: {tolerations: false}
----
-apiVersion: aiadmit.dev/v1
-kind: Profile
-metadata: {name: none}
-spec:
-  class: training
-  scope: {namespaces: [other]}
-)");
+  const auto profiles = switchedOffProfiles(
+      "  placement:\n"
+      "    tolerations: [{key: accelerator, operator: Exists}]\n"
+      "  mutations: {tolerations: false}\n");
   EXPECT_FALSE(runMutator(kMutator, gpuPodWithTolerations(""), *profiles->find("off")).changed);
   EXPECT_FALSE(runMutator(kMutator, gpuPodWithTolerations(""), *profiles->find("none")).changed);
 }

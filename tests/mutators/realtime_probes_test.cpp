@@ -10,10 +10,6 @@ using namespace testing;
 
 const RealtimeProbesMutator kMutator;
 
-const Profile& realtime() {
-  return shippedProfile("realtime");
-}
-
 std::string server(const std::string& containers,
                    const std::string& annotations = "{aiadmit.dev/workload: realtime}") {
   return R"(
@@ -171,7 +167,7 @@ TEST(RealtimeProbesMutator, ProfileTurnsItOff) {
   const std::string manifest = server("[{name: s, image: x, ports: [{containerPort: 8000}]}]");
   EXPECT_FALSE(runMutator(kMutator, manifest, *profiles->find("switched-off")).changed);
   EXPECT_FALSE(runMutator(kMutator, manifest, *profiles->find("disabled")).changed);
-  EXPECT_FALSE(runMutator(kMutator, manifest, shippedProfile("training")).changed);
+  EXPECT_FALSE(runMutator(kMutator, manifest, training()).changed);
 }
 
 }  // namespace

@@ -207,20 +207,8 @@ spec:
 }
 
 TEST(SchedulingMutator, ACronJobsJobTemplateCarriesTheLabelsToItsJobs) {
-  const MutationRun run = runMutator(kMutator, R"(
-apiVersion: batch/v1
-kind: CronJob
-metadata: {name: nightly}
-spec:
-  schedule: "0 2 * * *"
-  jobTemplate:
-    spec:
-      template:
-        spec:
-          restartPolicy: Never
-          containers: [{name: main, image: x}]
-)",
-                                     gang());
+  const MutationRun run = runMutator(
+      kMutator, cronJobManifest("nightly", "0 2 * * *", "{name: main, image: x}"), gang());
   for (const char* pointer :
        {"/metadata/labels/kueue.x-k8s.io~1queue-name",
         "/spec/jobTemplate/metadata/labels/kueue.x-k8s.io~1queue-name",

@@ -10,10 +10,6 @@ using namespace testing;
 
 const SharedMemoryMutator kMutator;
 
-const Profile& training() {
-  return shippedProfile("training");
-}
-
 std::string trainingJob(const std::string& podSpecFields) {
   return R"(
 apiVersion: batch/v1
@@ -152,7 +148,7 @@ TEST(SharedMemoryMutator, ProfileTurnsItOff) {
       "      containers: [{name: t, image: x, resources: {limits: {nvidia.com/gpu: 8}}}]");
   EXPECT_FALSE(runMutator(kMutator, eightGpus, *profiles->find("off")).changed);
   EXPECT_FALSE(runMutator(kMutator, eightGpus, *profiles->find("disabled")).changed);
-  EXPECT_FALSE(runMutator(kMutator, eightGpus, shippedProfile("batch")).changed);
+  EXPECT_FALSE(runMutator(kMutator, eightGpus, batch()).changed);
 }
 
 }  // namespace

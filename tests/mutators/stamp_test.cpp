@@ -22,7 +22,7 @@ spec:
     spec:
       containers: [{name: main, image: x, resources: {limits: {nvidia.com/gpu: 1}}}]
 )",
-                                     shippedProfile("realtime"));
+                                     realtime());
   EXPECT_EQ(
       run.patch(),
       R"([{"op":"add","path":"/metadata/annotations/aiadmit.dev~1class","value":"realtime"},)"
@@ -32,24 +32,12 @@ spec:
   EXPECT_EQ(
       run.changes,
       (std::vector<std::string>{"stamped aiadmit.dev/class=realtime and aiadmit.dev/profile"}));
-  expectAppliedAndIdempotent(kMutator, run, shippedProfile("realtime"));
+  expectAppliedAndIdempotent(kMutator, run, realtime());
 }
 
 TEST(StampMutator, CronJobStampsItsJobTemplateForTheJobsItCreates) {
-  const MutationRun run = runMutator(kMutator, R"(
-apiVersion: batch/v1
-kind: CronJob
-metadata: {name: c}
-spec:
-  schedule: "@daily"
-  jobTemplate:
-    spec:
-      template:
-        spec:
-          restartPolicy: Never
-          containers: [{name: main, image: x, resources: {limits: {nvidia.com/gpu: 1}}}]
-)",
-                                     shippedProfile("batch"));
+  const MutationRun run =
+      runMutator(kMutator, cronJobManifest("c", "@daily", kGpuContainer), batch());
   for (const char* pointer : {"/metadata/annotations", "/spec/jobTemplate/metadata/annotations",
                               "/spec/jobTemplate/spec/template/metadata/annotations"}) {
     SCOPED_TRACE(pointer);
@@ -57,22 +45,14 @@ spec:
     EXPECT_EQ(stringMember(annotations, "aiadmit.dev/class"), "batch");
     EXPECT_EQ(stringMember(annotations, "aiadmit.dev/profile"), "batch");
   }
-  expectAppliedAndIdempotent(kMutator, run, shippedProfile("batch"));
+  expectAppliedAndIdempotent(kMutator, run, batch());
 }
 
 TEST(StampMutator, ABarePodIsStampedOnItsOwnMetadata) {
-  const MutationRun run = runMutator(kMutator, R"(
-apiVersion: v1
-kind: Pod
-metadata: {name: p, annotations: null}
-spec:
-  restartPolicy: Never
-  containers: [{name: main, image: x, resources: {limits: {nvidia.com/gpu: 1}}}]
-)",
-                                     shippedProfile("batch"));
+  const MutationRun run = runMutator(kMutator, podManifest("null", kGpuContainer), batch());
   EXPECT_EQ(run.patch(), R"([{"op":"replace","path":"/metadata/annotations","value":)"
                          R"({"aiadmit.dev/class":"batch","aiadmit.dev/profile":"batch"}}])");
-  expectAppliedAndIdempotent(kMutator, run, shippedProfile("batch"));
+  expectAppliedAndIdempotent(kMutator, run, batch());
 }
 
 TEST(StampMutator, AStaleStampIsBroughtUpToDate) {
@@ -91,11 +71,11 @@ spec:
       restartPolicy: Never
       containers: [{name: main, image: x}]
 )",
-                                     shippedProfile("training"));
+                                     training());
   EXPECT_EQ(
       run.patch(),
       R"([{"op":"replace","path":"/metadata/annotations/aiadmit.dev~1class","value":"training"}])");
-  expectAppliedAndIdempotent(kMutator, run, shippedProfile("training"));
+  expectAppliedAndIdempotent(kMutator, run, training());
 }
 
 TEST(StampMutator, ProfileTurnsItOff) {
@@ -107,16 +87,7 @@ spec:
   class: batch
   mutations: {stamp: false}
 )");
-  EXPECT_FALSE(runMutator(kMutator, R"(
-apiVersion: v1
-kind: Pod
-metadata: {name: p}
-spec:
-  restartPolicy: Never
-  containers: [{name: main, image: x, resources: {limits: {nvidia.com/gpu: 1}}}]
-)",
-                          *profiles->find("quiet"))
-                   .changed);
+  EXPECT_FALSE(runMutator(kMutator, gpuPodManifest(), *profiles->find("quiet")).changed);
 }
 
 }  // namespace

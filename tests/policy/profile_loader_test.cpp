@@ -8,81 +8,39 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <filesystem>
 
+#include "tests/support/golden_files.h"
 #include "tests/support/test_support.h"
 
 namespace aiadmit {
 namespace {
 
 namespace fs = std::filesystem;
-using aiadmit::testing::CommandResult;
-using aiadmit::testing::readFile;
-using aiadmit::testing::runCommand;
-using aiadmit::testing::sourceDir;
-using aiadmit::testing::TempDir;
-using aiadmit::testing::writeFile;
+using namespace testing;
 
 std::string goldenDir() {
   return sourceDir() + "/tests/golden/profiles";
 }
 
-std::vector<std::string> goldenCases() {
-  std::vector<std::string> names;
-  for (const auto& entry : fs::directory_iterator(goldenDir())) {
-    if (entry.path().extension() == ".yaml") names.push_back(entry.path().stem().string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-std::string formatErrors(const std::vector<ProfileError>& errors) {
-  std::string out;
-  for (const ProfileError& error : errors) out += error.format() + "\n";
-  return out;
-}
-
 class GoldenProfile : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GoldenProfile, IsRefusedWithTheExpectedErrors) {
-  const std::string name = GetParam();
-  const std::string text = readFile(goldenDir() + "/" + name + ".yaml");
-  ASSERT_FALSE(text.empty());
-  const ProfileLoadResult result = loadProfileText(text, "profiles/" + name + ".yaml");
-  EXPECT_FALSE(result.ok());
-  EXPECT_EQ(result.set, nullptr) << "a set with errors must not be built";
-  const std::string actual = formatErrors(result.errors);
-  const std::string expectedPath = goldenDir() + "/" + name + ".err";
-  if (const char* update = std::getenv("AIADMIT_UPDATE_GOLDEN"); update && *update == '1') {
-    writeFile(expectedPath, actual);
-  }
-  EXPECT_EQ(actual, readFile(expectedPath));
-  for (const ProfileError& error : result.errors) {
-    EXPECT_GT(error.line, 0) << "every error names a line: " << error.format();
-    EXPECT_GT(error.column, 0) << error.format();
-  }
+  ProfileLoadResult result;
+  expectGoldenLoadErrors(goldenDir(), GetParam(), result);
 }
 
-INSTANTIATE_TEST_SUITE_P(Loader, GoldenProfile, ::testing::ValuesIn(goldenCases()),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                           std::string name = info.param;
-                           std::replace(name.begin(), name.end(), '-', '_');
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Loader, GoldenProfile, ::testing::ValuesIn(goldenCaseNames(goldenDir())),
+                         goldenCaseTestName);
 
 TEST(ProfileLoader, GoldenCasesCoverAtLeastTwentyBrokenProfiles) {
-  size_t errors = 0;
-  for (const std::string& name : goldenCases()) {
-    errors += loadProfileText(readFile(goldenDir() + "/" + name + ".yaml"), name).errors.size();
-  }
-  EXPECT_GE(goldenCases().size(), 20u);
-  EXPECT_GE(errors, 60u);
+  EXPECT_GE(goldenCaseNames(goldenDir()).size(), 20u);
+  EXPECT_GE(goldenLoadErrorCount(goldenDir()), 60u);
 }
 
 TEST(ProfileLoader, ShippedProfilesFollowTheSeedCluster) {
   const ProfileLoadResult result = loadProfileDirectory(sourceDir() + "/profiles");
-  ASSERT_TRUE(result.ok()) << formatErrors(result.errors);
+  ASSERT_TRUE(result.ok()) << formatLoadErrors(result.errors);
   const ProfileSet& set = *result.set;
   const std::map<std::string, std::pair<WorkloadClass, std::string>> expected = {
       {"training", {WorkloadClass::Training, "ai-training"}},
@@ -136,20 +94,14 @@ TEST(ProfileLoader, ShippedProfilesFollowTheSeedCluster) {
 // The complete example in profiles/README.md: the block after the
 // "## Complete example" heading.
 std::string readmeExample() {
-  const std::string readme = readFile(sourceDir() + "/profiles/README.md");
-  const size_t heading = readme.find("## Complete example");
-  if (heading == std::string::npos) return "";
-  const size_t start = readme.find("```yaml\n", heading);
-  if (start == std::string::npos) return "";
-  const size_t end = readme.find("```\n", start + 8);
-  return readme.substr(start + 8, end - start - 8);
+  return documentedYamlBlock(sourceDir() + "/profiles/README.md", "## Complete example");
 }
 
 TEST(ProfileLoader, DocumentedCompleteExampleLoadsAndSetsEveryField) {
   const std::string example = readmeExample();
   ASSERT_FALSE(example.empty()) << "profiles/README.md has no complete example";
   const ProfileLoadResult result = loadProfileText(example, "README.md");
-  ASSERT_TRUE(result.ok()) << formatErrors(result.errors);
+  ASSERT_TRUE(result.ok()) << formatLoadErrors(result.errors);
   const Profile* p = result.set->find("training-vision");
   ASSERT_NE(p, nullptr);
   const Profile defaults;
@@ -196,7 +148,7 @@ TEST(ProfileLoader, ErrorsOfEveryFileAreListedInFileOrder) {
   writeFile(dir.file(".hidden.yaml"), "not: a profile");
   const ProfileLoadResult result = loadProfileDirectory(dir.path());
   ASSERT_FALSE(result.ok());
-  ASSERT_EQ(result.errors.size(), 6u) << formatErrors(result.errors);
+  ASSERT_EQ(result.errors.size(), 6u) << formatLoadErrors(result.errors);
   EXPECT_EQ(result.errors.front().file, dir.file("a.yml"));
   EXPECT_EQ(result.errors.back().format(),
             dir.file("b.yaml") +
@@ -214,7 +166,7 @@ TEST(ProfileLoader, DuplicateNamesAcrossFilesNameTheFirstDefinition) {
   writeFile(dir.file("a.yaml"), minimalProfile("gpu", "training"));
   writeFile(dir.file("b.yaml"), "# second\n" + minimalProfile("gpu", "batch"));
   const ProfileLoadResult result = loadProfileDirectory(dir.path());
-  ASSERT_EQ(result.errors.size(), 1u) << formatErrors(result.errors);
+  ASSERT_EQ(result.errors.size(), 1u) << formatLoadErrors(result.errors);
   EXPECT_EQ(result.errors[0].format(), dir.file("b.yaml") +
                                            ":5:9: metadata.name: duplicate profile name \"gpu\" "
                                            "(first defined at " +
@@ -235,7 +187,7 @@ TEST(ProfileLoader, EmptyOrMissingDirectoryIsAnError) {
 TEST(ProfileLoader, EmptyDocumentsAndCommentsAreFine) {
   const ProfileLoadResult result = loadProfileText(
       "# header\n---\n---\n" + minimalProfile("a", "batch") + "---\n# trailing\n", "f.yaml");
-  ASSERT_TRUE(result.ok()) << formatErrors(result.errors);
+  ASSERT_TRUE(result.ok()) << formatLoadErrors(result.errors);
   EXPECT_EQ(result.set->profiles().size(), 1u);
 }
 
@@ -245,7 +197,7 @@ TEST(ProfileLoader, NumbersOutOfRangeAreRefused) {
                           "  jobDefaults:\n    backoffLimit: 99999999999999999999\n"
                           "    ttlSecondsAfterFinished: 4294967296\n",
                       "f.yaml");
-  EXPECT_EQ(formatErrors(result.errors),
+  EXPECT_EQ(formatLoadErrors(result.errors),
             "f.yaml:8:19: spec.jobDefaults.backoffLimit: must be a whole number, got "
             "\"99999999999999999999\"\n"
             "f.yaml:9:30: spec.jobDefaults.ttlSecondsAfterFinished: must be at most 2147483647, "
@@ -277,7 +229,7 @@ TEST(ProfileLoader, ReadsAConfigMapVolumeThroughItsDataLink) {
   fs::create_directories(dir.path() + "/..2023_old");
   writeFile(dir.path() + "/..2023_old/realtime.yaml", "broken: [");
   const ProfileLoadResult result = loadProfileDirectory(dir.path());
-  ASSERT_TRUE(result.ok()) << formatErrors(result.errors);
+  ASSERT_TRUE(result.ok()) << formatLoadErrors(result.errors);
   EXPECT_EQ(result.set->profiles().size(), 2u);
   EXPECT_EQ(result.set->find("batch")->sourceFile, dir.file("batch.yaml"))
       << "messages name the file as the user sees it";

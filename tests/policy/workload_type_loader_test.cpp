@@ -9,9 +9,9 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <filesystem>
 
+#include "tests/support/golden_files.h"
 #include "tests/support/test_support.h"
 #include "webhook/kube/yaml_json.h"
 
@@ -19,16 +19,7 @@ namespace aiadmit {
 namespace {
 
 namespace fs = std::filesystem;
-using aiadmit::testing::readFile;
-using aiadmit::testing::sourceDir;
-using aiadmit::testing::TempDir;
-using aiadmit::testing::writeFile;
-
-std::string formatErrors(const std::vector<ProfileError>& errors) {
-  std::string out;
-  for (const ProfileError& error : errors) out += error.format() + "\n";
-  return out;
-}
+using namespace testing;
 
 std::shared_ptr<JsonDocument> yamlObject(const std::string& yaml) {
   std::vector<ManifestDocument> documents;
@@ -62,7 +53,7 @@ spec:
 
 TEST(WorkloadTypeLoader, ANotebookTypeLoadsAndResolvesItsTemplate) {
   const ProfileLoadResult result = loadProfileText(kProfile + "---\n" + kNotebook, "notebook.yaml");
-  ASSERT_TRUE(result.ok()) << formatErrors(result.errors);
+  ASSERT_TRUE(result.ok()) << formatLoadErrors(result.errors);
   ASSERT_NE(result.workloadTypes, nullptr);
   const WorkloadType* type = result.workloadTypes->find("kubeflow.org", "v1", "Notebook");
   ASSERT_NE(type, nullptr);
@@ -118,7 +109,7 @@ spec:
     inject: [gpuLimits, placement, priority, scheduler, stamps, sharedMemory]
 )";
   const ProfileLoadResult result = loadProfileText(kProfile + "---\n" + mxJob, "mxjob.yaml");
-  ASSERT_TRUE(result.ok()) << formatErrors(result.errors);
+  ASSERT_TRUE(result.ok()) << formatLoadErrors(result.errors);
   const WorkloadType* type = result.workloadTypes->find("kubeflow.org", "v1", "MXJob");
   ASSERT_NE(type, nullptr);
   EXPECT_EQ(type->classReason, "a MXJob is training work (WorkloadType mxjobs)");
@@ -148,20 +139,14 @@ spec:
 
 // The first ```yaml block after "## Adding a kind" in docs/workload-types.md.
 std::string documentedExample() {
-  const std::string doc = readFile(sourceDir() + "/docs/workload-types.md");
-  const size_t heading = doc.find("## Adding a kind");
-  if (heading == std::string::npos) return "";
-  const size_t start = doc.find("```yaml\n", heading);
-  if (start == std::string::npos) return "";
-  const size_t end = doc.find("```\n", start + 8);
-  return doc.substr(start + 8, end - start - 8);
+  return documentedYamlBlock(sourceDir() + "/docs/workload-types.md", "## Adding a kind");
 }
 
 TEST(WorkloadTypeLoader, TheDocumentedExampleLoads) {
   const std::string example = documentedExample();
   ASSERT_FALSE(example.empty()) << "docs/workload-types.md has no example";
   const ProfileLoadResult result = loadProfileText(kProfile + "---\n" + example, "docs.yaml");
-  ASSERT_TRUE(result.ok()) << formatErrors(result.errors);
+  ASSERT_TRUE(result.ok()) << formatLoadErrors(result.errors);
   EXPECT_GT(result.workloadTypes->types().size(), WorkloadTypeTable::builtIn()->types().size());
 }
 
@@ -187,7 +172,7 @@ TEST(WorkloadTypeLoader, ADirectoryHoldsProfilesAndTypesTogether) {
   }
   writeFile(dir.file("notebook.yaml"), kNotebook);
   const ProfileLoadResult result = loadProfileDirectory(dir.path());
-  ASSERT_TRUE(result.ok()) << formatErrors(result.errors);
+  ASSERT_TRUE(result.ok()) << formatLoadErrors(result.errors);
   EXPECT_EQ(result.set->profiles().size(), 3u);
   EXPECT_NE(result.workloadTypes->find("kubeflow.org", "v1beta1", "Notebook"), nullptr);
   // The shipped directory has no types of its own: the built-in table.
@@ -211,52 +196,23 @@ std::string goldenDir() {
   return sourceDir() + "/tests/golden/workload-types";
 }
 
-std::vector<std::string> goldenCases() {
-  std::vector<std::string> names;
-  for (const auto& entry : fs::directory_iterator(goldenDir())) {
-    if (entry.path().extension() == ".yaml") names.push_back(entry.path().stem().string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 class GoldenWorkloadType : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GoldenWorkloadType, IsRefusedWithTheExpectedErrors) {
-  const std::string name = GetParam();
-  const std::string text = readFile(goldenDir() + "/" + name + ".yaml");
-  ASSERT_FALSE(text.empty());
-  const ProfileLoadResult result = loadProfileText(text, "profiles/" + name + ".yaml");
-  EXPECT_FALSE(result.ok());
-  EXPECT_EQ(result.set, nullptr);
+  ProfileLoadResult result;
+  expectGoldenLoadErrors(goldenDir(), GetParam(), result);
   EXPECT_EQ(result.workloadTypes, nullptr) << "a table with errors must not be built";
-  const std::string actual = formatErrors(result.errors);
-  const std::string expectedPath = goldenDir() + "/" + name + ".err";
-  if (const char* update = std::getenv("AIADMIT_UPDATE_GOLDEN"); update && *update == '1') {
-    writeFile(expectedPath, actual);
-  }
-  EXPECT_EQ(actual, readFile(expectedPath));
   for (const ProfileError& error : result.errors) {
-    EXPECT_GT(error.line, 0) << "every error names a line: " << error.format();
-    EXPECT_GT(error.column, 0) << error.format();
     EXPECT_FALSE(error.field.empty()) << error.format();
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Loader, GoldenWorkloadType, ::testing::ValuesIn(goldenCases()),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                           std::string name = info.param;
-                           std::replace(name.begin(), name.end(), '-', '_');
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Loader, GoldenWorkloadType,
+                         ::testing::ValuesIn(goldenCaseNames(goldenDir())), goldenCaseTestName);
 
 TEST(WorkloadTypeLoader, GoldenCasesCoverEveryKindOfMistake) {
-  size_t errors = 0;
-  for (const std::string& name : goldenCases()) {
-    errors += loadProfileText(readFile(goldenDir() + "/" + name + ".yaml"), name).errors.size();
-  }
-  EXPECT_GE(goldenCases().size(), 6u);
-  EXPECT_GE(errors, 40u);
+  EXPECT_GE(goldenCaseNames(goldenDir()).size(), 6u);
+  EXPECT_GE(goldenLoadErrorCount(goldenDir()), 40u);
 }
 
 }  // namespace

@@ -13,8 +13,8 @@
 #include "mutators/mutator.h"
 #include "tests/support/test_support.h"
 #include "webhook/kube/json_patch.h"
-#include "webhook/policy/profile_loader.h"
 #include "webhook/kube/yaml_json.h"
+#include "webhook/policy/profile_loader.h"
 
 namespace aiadmit::testing {
 
@@ -44,6 +44,81 @@ inline const Profile& shippedProfile(std::string_view name) {
     return empty;
   }
   return *profile;
+}
+
+inline const Profile& training() {
+  return shippedProfile("training");
+}
+inline const Profile& realtime() {
+  return shippedProfile("realtime");
+}
+inline const Profile& batch() {
+  return shippedProfile("batch");
+}
+
+// Two training profiles for a mutator's switch: "off" with `offSpec` (the
+// mutator's settings and `mutations: {<switch>: false}`), and "none", scoped
+// to another namespace, which sets nothing for it.
+inline std::shared_ptr<const ProfileSet> switchedOffProfiles(const std::string& offSpec) {
+  return profilesFromYaml(R"(
+apiVersion: aiadmit.dev/v1
+kind: Profile
+metadata: {name: off}
+spec:
+  class: training
+)" + offSpec + R"(---
+apiVersion: aiadmit.dev/v1
+kind: Profile
+metadata: {name: none}
+spec:
+  class: training
+  scope: {namespaces: [other]}
+)");
+}
+
+// A container that asks for one GPU, as a flow mapping.
+inline const std::string kGpuContainer =
+    "{name: main, image: x, resources: {limits: {nvidia.com/gpu: 1}}}";
+
+// A bare Pod "p" with `annotations` (a flow mapping; "" for none) and
+// `container` (a flow mapping) as its one container; `extraSpec` is appended
+// to its spec.
+inline std::string podManifest(const std::string& annotations, const std::string& container,
+                               const std::string& extraSpec = "") {
+  return R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: p)" +
+         (annotations.empty() ? "" : ", annotations: " + annotations) + R"(}
+spec:
+  restartPolicy: Never
+  containers: [)" +
+         container + "]\n" + extraSpec;
+}
+
+// A bare Pod "p" whose one container is kGpuContainer.
+inline std::string gpuPodManifest(const std::string& extraSpec = "") {
+  return podManifest("", kGpuContainer, extraSpec);
+}
+
+// A CronJob `name` on `schedule` whose Pods run `container` (a flow mapping).
+inline std::string cronJobManifest(const std::string& name, const std::string& schedule,
+                                   const std::string& container) {
+  return R"(
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: )" +
+         name + R"(}
+spec:
+  schedule: ")" +
+         schedule + R"("
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          containers: [)" +
+         container + "]\n";
 }
 
 // One object from YAML; fails the test when the text holds anything else.

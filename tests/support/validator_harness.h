@@ -1,0 +1,287 @@
+// Sends manifests written as YAML to /validate of the real server over TLS and
+// checks what every rule's test needs: a violation is denied, warned or let
+// through as its profile says, with the field path and a fix; a near miss
+// passes. The manifests are shaped as /mutate hands them on: on the shipped
+// GPU pool, so that each case breaks one rule only.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "tests/support/test_support.h"
+#include "webhook/engine/admission.h"
+#include "webhook/kube/warnings.h"
+#include "webhook/kube/yaml_json.h"
+#include "webhook/policy/rules.h"
+
+namespace aiadmit::testing {
+
+// One object from YAML as JSON text; "{}" (and a failed test) for anything else.
+inline std::string yamlToJson(const std::string& yaml) {
+  std::vector<ManifestDocument> documents;
+  std::string error;
+  EXPECT_TRUE(parseManifests(yaml, documents, &error)) << error;
+  EXPECT_EQ(documents.size(), 1u) << yaml;
+  return documents.empty() ? "{}" : toJson(*documents[0].json);
+}
+
+// `text` with its one occurrence of `from` replaced by `to`.
+inline std::string replaced(std::string text, std::string_view from, std::string_view to) {
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
+// The shipped pool's placement, as /mutate adds it to a GPU template.
+inline const std::string kPoolPlacement = R"(
+      nodeSelector: {accelerator: nvidia}
+      tolerations: [{key: accelerator, operator: Equal, value: gpu, effect: NoSchedule}])";
+
+// A realtime Deployment on the pool with `container` as its one container.
+inline std::string realtimeDeployment(const std::string& podSpecExtra, const std::string& container,
+                                      const std::string& annotations = "") {
+  return R"(apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: server)" +
+         (annotations.empty() ? "" : "\n  annotations: " + annotations) + R"(
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: server}}
+  template:
+    metadata: {labels: {app: server}}
+    spec:)" +
+         kPoolPlacement + podSpecExtra + R"(
+      containers:
+      - )" +
+         container + "\n";
+}
+
+// A GPU server that breaks no rule: a port, its own probe and a memory limit.
+inline const std::string kServingContainer =
+    R"({name: vllm, image: vllm, ports: [{containerPort: 8000}], readinessProbe: {tcpSocket: {port: 8000}}, resources: {limits: {nvidia.com/gpu: 1, memory: 32Gi}}})";
+
+// A Job of `workloadClass` on the pool; the extras are appended to the Job's
+// and the Pod's spec, `containers` is the list's YAML items.
+inline std::string gpuJob(const std::string& workloadClass, const std::string& jobSpecExtra,
+                          const std::string& podSpecExtra, const std::string& containers) {
+  return R"(apiVersion: batch/v1
+kind: Job
+metadata:
+  name: run
+  annotations: {aiadmit.dev/workload: )" +
+         workloadClass + R"(}
+spec:)" + jobSpecExtra +
+         R"(
+  template:
+    spec:
+      restartPolicy: Never)" +
+         kPoolPlacement + podSpecExtra + R"(
+      containers:)" +
+         containers + "\n";
+}
+
+inline const std::string kOneGpu = R"(
+      - {name: train, image: t, resources: {limits: {nvidia.com/gpu: 1}}})";
+
+// A bare Pod of `workloadClass` on the pool; `podSpec` holds its containers.
+inline std::string gpuPod(const std::string& workloadClass, const std::string& podSpec) {
+  return R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: pod
+  annotations: {aiadmit.dev/workload: )" +
+         workloadClass + R"(}
+spec:
+  nodeSelector: {accelerator: nvidia}
+  tolerations: [{key: accelerator, operator: Equal, value: gpu, effect: NoSchedule}])" +
+         podSpec + "\n";
+}
+
+// Profiles beside the shipped ones, scoped by namespace, for the rules that
+// the shipped profiles leave switched off.
+inline constexpr const char* kExtraProfiles[][2] = {
+    {"training-gang.yaml", R"(apiVersion: aiadmit.dev/v1
+kind: Profile
+metadata:
+  name: training-gang
+spec:
+  class: training
+  scope:
+    namespaces: ["gang-*"]
+  gpu:
+    resourceName: nvidia.com/gpu
+    gpusPerNode: 8
+  placement:
+    nodeSelector: {accelerator: nvidia}
+    tolerations: [{key: accelerator, operator: Equal, value: gpu, effect: NoSchedule}]
+  scheduling:
+    priorityClassName: ai-training
+    gangScheduling: {required: true, schedulerName: volcano, queueLabel: kueue.x-k8s.io/queue-name}
+)"},
+    {"batch-restricted.yaml", R"(apiVersion: aiadmit.dev/v1
+kind: Profile
+metadata:
+  name: batch-restricted
+spec:
+  class: batch
+  scope:
+    namespaces: ["restricted-*"]
+  gpu:
+    resourceName: nvidia.com/gpu
+    allowedNamespaces: [restricted-gpu, "restricted-lab-*"]
+  placement:
+    nodeSelector: {accelerator: nvidia}
+    tolerations: [{key: accelerator, operator: Equal, value: gpu, effect: NoSchedule}]
+  scheduling:
+    priorityClassName: ai-batch
+)"},
+    {"realtime-noprobes.yaml", R"(apiVersion: aiadmit.dev/v1
+kind: Profile
+metadata:
+  name: realtime-noprobes
+spec:
+  class: realtime
+  scope:
+    namespaces: ["noprobe-*"]
+  gpu:
+    resourceName: nvidia.com/gpu
+  placement:
+    nodeSelector: {accelerator: nvidia}
+    tolerations: [{key: accelerator, operator: Equal, value: gpu, effect: NoSchedule}]
+  scheduling:
+    priorityClassName: ai-realtime
+)"},
+};
+
+// A profile directory: the shipped profiles and the extra ones, with every
+// rule set to `action` ("" keeps each profile's own actions).
+inline void writeRuleProfiles(const TempDir& dir, const std::string& action) {
+  std::vector<std::pair<std::string, std::string>> files;
+  for (const char* name : {"batch.yaml", "realtime.yaml", "training.yaml"}) {
+    files.emplace_back(name, readFile(sourceDir() + "/profiles/" + name));
+  }
+  for (const auto& extra : kExtraProfiles) files.emplace_back(extra[0], extra[1]);
+  for (auto& [name, text] : files) {
+    if (!action.empty()) {
+      if (text.back() != '\n') text += '\n';
+      text += "  rules:\n";
+      for (int rule = kFirstRule; rule <= kLastRule; ++rule) {
+        text += "    " + RuleId{rule}.name() + ": " + action + "\n";
+      }
+    }
+    writeFile(dir.file(name), text);
+  }
+}
+
+struct RuleCase {
+  std::string name;
+  std::string namespaceName;
+  std::string manifest;  // YAML, as /mutate would hand it on
+  // For violations: the field path the message must name; "" for near misses.
+  std::string field;
+};
+
+// One server per action (deny, warn, off), shared by the suite. The parameter
+// is the rule's number; each rule's file instantiates it for its rule. The
+// rules on the cluster view (AIA016 on) need a view, which `serve` does not
+// run yet; tests/cli/check_cluster_test.cpp holds them to their actions
+// through `check --cluster`.
+class RuleActionsTest : public ::testing::TestWithParam<int> {
+ protected:
+  static void SetUpTestSuite() {
+    for (const char* action : {"deny", "warn", "off"}) {
+      auto dir = std::make_unique<TempDir>();
+      writeRuleProfiles(*dir, action);
+      WebhookServer::Options options;
+      options.profilesDir = dir->path();
+      servers_[action] = std::make_unique<WebhookServer>(options);
+      dirs_.push_back(std::move(dir));
+    }
+  }
+  static void TearDownTestSuite() {
+    servers_.clear();
+    dirs_.clear();
+  }
+
+  static ReviewResponse validate(const std::string& action, const RuleCase& c) {
+    const HttpResponse http = servers_.at(action)->post(
+        "/validate",
+        makeReview(yamlToJson(c.manifest), "CREATE", "uid-" + c.name, "", c.namespaceName));
+    EXPECT_EQ(http.status, 200) << http.body;
+    return parseReviewResponse(http.body);
+  }
+
+  // Each violation is denied as the only one, with its field path and a fix,
+  // warned within the API server's limit, and let through when the rule is
+  // off; each near miss passes under every action.
+  static void expectViolationsFollowTheActionAndNearMissesPass(const RuleId rule,
+                                                               const std::vector<RuleCase>& cases) {
+    const std::string tag = "[" + rule.name() + "]";
+    ASSERT_FALSE(cases.empty()) << "no cases for " << rule.name();
+    bool sawViolation = false, sawNearMiss = false;
+    for (const RuleCase& c : cases) {
+      SCOPED_TRACE(rule.name() + " " + c.name);
+      const bool violates = !c.field.empty();
+      (violates ? sawViolation : sawNearMiss) = true;
+
+      const ReviewResponse denied = validate("deny", c);
+      if (violates) {
+        // The only violation, so rules do not report each other's problems.
+        EXPECT_FALSE(denied.allowed);
+        EXPECT_EQ(denied.statusCode, 403);
+        EXPECT_EQ(denied.statusReason, "Forbidden");
+        EXPECT_EQ(denied.message.rfind(tag + " " + c.field + ": ", 0), 0u) << denied.message;
+        EXPECT_EQ(denied.message.find('\n'), std::string::npos) << denied.message;
+        EXPECT_NE(denied.message.find("; "), std::string::npos) << "no fix: " << denied.message;
+      } else {
+        EXPECT_TRUE(denied.allowed) << denied.message;
+      }
+      EXPECT_TRUE(denied.warnings.empty()) << denied.warnings.front();
+
+      const ReviewResponse warned = validate("warn", c);
+      EXPECT_TRUE(warned.allowed) << warned.message;
+      if (violates) {
+        ASSERT_EQ(warned.warnings.size(), 1u);
+        EXPECT_EQ(warned.warnings[0].rfind("aiadmit: " + tag + " ", 0), 0u) << warned.warnings[0];
+        EXPECT_LE(warned.warnings[0].size(), kMaxWarningLength);
+        EXPECT_NE(warned.warnings[0].substr(warned.warnings[0].size() - 3), "...")
+            << "cut: " << warned.warnings[0];
+      } else {
+        EXPECT_TRUE(warned.warnings.empty()) << warned.warnings.front();
+      }
+
+      const ReviewResponse off = validate("off", c);
+      EXPECT_TRUE(off.allowed) << off.message;
+      EXPECT_TRUE(off.warnings.empty()) << off.warnings.front();
+    }
+    EXPECT_TRUE(sawViolation && sawNearMiss) << "each rule needs a violation and a near miss";
+  }
+
+  static inline std::map<std::string, std::unique_ptr<WebhookServer>> servers_;
+  static inline std::vector<std::unique_ptr<TempDir>> dirs_;
+};
+
+// Names an instantiation of RuleActionsTest by its rule ("AIA004").
+inline std::string ruleParamName(const ::testing::TestParamInfo<int>& info) {
+  return RuleId{info.param}.name();
+}
+
+}  // namespace aiadmit::testing
+
+// The rule test of one rule's file: RuleActionsTest instantiated for `rule`
+// only, so its name stays AllRules/RuleActionsTest.<test>/AIA0NN.
+#define AIADMIT_RULE_ACTIONS_TEST(rule, cases)                                          \
+  TEST_P(RuleActionsTest, ViolationsFollowTheActionAndNearMissesPass) {                 \
+    ASSERT_EQ(GetParam(), (rule).number);                                               \
+    expectViolationsFollowTheActionAndNearMissesPass(RuleId{GetParam()}, (cases));      \
+  }                                                                                     \
+  INSTANTIATE_TEST_SUITE_P(AllRules, RuleActionsTest, ::testing::Values((rule).number), \
+                           ::aiadmit::testing::ruleParamName)
