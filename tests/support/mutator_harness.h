@@ -13,8 +13,8 @@
 #include "mutators/mutator.h"
 #include "tests/support/test_support.h"
 #include "webhook/kube/json_patch.h"
-#include "webhook/policy/profile_loader.h"
 #include "webhook/kube/yaml_json.h"
+#include "webhook/policy/profile_loader.h"
 
 namespace aiadmit::testing {
 
@@ -74,19 +74,25 @@ struct MutationRun {
 };
 
 // Runs `mutators` in order on a copy of `object`, classified as the engine
-// classifies it, with `profile` as the selected profile.
+// classifies it, with `profile` as the selected profile; `cluster`, when
+// given, is the view its DRA claims resolve in.
 inline MutationRun runMutators(const std::vector<const Mutator*>& mutators, const JsonValue& object,
-                               const Profile& profile, std::string_view namespaceName = "default") {
+                               const Profile& profile, std::string_view namespaceName = "default",
+                               const ClusterView* cluster = nullptr) {
   MutationRun run;
   run.before = std::make_shared<JsonDocument>();
   run.before->CopyFrom(object, run.before->GetAllocator());
   run.after = std::make_shared<JsonDocument>();
   run.after->CopyFrom(object, run.after->GetAllocator());
   const WorkloadKind kind = workloadKindOfObject(object);
-  const Classification classification = classify(PodTemplateView::of(object, kind));
+  const PodTemplateView view = PodTemplateView::of(object, kind);
+  PodReader pod = PodReader::of(view);
+  pod.resolveClaimsIn(cluster, namespaceName);
+  const Classification classification = classify(view, pod);
   MutationContext context{
       *run.after, run.after->GetAllocator(), kind, classification, profile, namespaceName,
       run.changes};
+  context.cluster = cluster;
   for (const Mutator* mutator : mutators) run.changed = mutator->mutate(context) || run.changed;
   return run;
 }
@@ -105,7 +111,8 @@ inline MutationRun runMutator(const Mutator& mutator, const std::string& yaml,
 // object; and the mutator run again on that result changes nothing.
 inline void expectAppliedAndIdempotent(const std::vector<const Mutator*>& mutators,
                                        const MutationRun& run, const Profile& profile,
-                                       std::string_view namespaceName = "default") {
+                                       std::string_view namespaceName = "default",
+                                       const ClusterView* cluster = nullptr) {
   const std::string patch = run.patch();
   ASSERT_EQ(run.changed, !patch.empty()) << patch;
   ASSERT_EQ(run.changed, !run.changes.empty());
@@ -114,7 +121,7 @@ inline void expectAppliedAndIdempotent(const std::vector<const Mutator*>& mutato
     ASSERT_FALSE(patched.empty());
     EXPECT_EQ(*parseJson(patched), *run.after) << patch;
   }
-  const MutationRun again = runMutators(mutators, *run.after, profile, namespaceName);
+  const MutationRun again = runMutators(mutators, *run.after, profile, namespaceName, cluster);
   EXPECT_FALSE(again.changed) << again.patch();
   EXPECT_TRUE(again.changes.empty());
   EXPECT_EQ(again.patch(), "");
