@@ -56,6 +56,10 @@ bool addWantedGpus(MutationContext& context) {
   // A container that already names an accelerator, even wrongly, has said
   // what it wants; validation judges it.
   if (pod.firstAccelerator()) return false;
+  // Nor does a Pod that gets GPUs through DRA claims: an extended-resource
+  // limit on top would ask for a second set of GPUs from the device plugin.
+  const ClaimedDevices& claimed = pod.claimedDevices();
+  if (!claimed.gpus.empty()) return false;
   const std::string_view annotated = pod.annotation(kGpusAnnotation).value_or("");
   int64_t count = 0;
   std::string_view why;
@@ -65,8 +69,10 @@ bool addWantedGpus(MutationContext& context) {
     const auto quantity = Quantity::parse(annotated);
     count = quantity && !quantity->isNegative() ? quantity->wholeValue().value_or(0) : 0;
     why = "per annotation aiadmit.dev/gpus";
-  } else if (context.profile.gpu.defaultCount > 0 &&
+  } else if (context.profile.gpu.defaultCount > 0 && claimed.unresolved.empty() &&
              namespaceMayUseGpus(context.profile, context.namespaceName)) {
+    // A claim that could not be resolved may well hold the GPUs: a default
+    // nobody asked for is not added beside it.
     // A default nobody asked for must not turn an admissible workload into one
     // that the namespace rule (AIA012) refuses.
     count = context.profile.gpu.defaultCount;

@@ -11,7 +11,9 @@ namespace aiadmit {
 //   without a limit);
 // - a workload that asks for GPUs with the aiadmit.dev/gpus annotation, or
 //   whose profile gives a default GPU count, gets the limit on its main
-//   container when that container asks for no accelerator yet.
+//   container when that container asks for no accelerator yet and the Pod
+//   claims no GPU through DRA (the default also not beside a claim that
+//   cannot be resolved: it may hold the GPUs).
 class GpuLimitsMutator final : public Mutator {
  public:
   std::string_view name() const override { return "gpu-limits"; }

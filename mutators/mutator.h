@@ -46,6 +46,9 @@ struct MutationContext {
   // true): its own metadata is what its controller set, and aiadmit leaves it
   // alone; its pod templates carry what the controller's workload declared.
   bool madeByController = false;
+  // The cluster view the template's DRA claims resolve in (null: none), as
+  // classification resolved them.
+  const ClusterView* cluster = nullptr;
 
   PodTemplateView view() const {
     return place != nullptr && type != nullptr ? PodTemplateView::at(object, kind, *type, *place)
@@ -53,7 +56,11 @@ struct MutationContext {
   }
   // The pod reader over the copy as it is now. Its containers point into the
   // copy; a mutator that edits the pod spec reads again afterwards.
-  PodReader pod() const { return PodReader::of(view()); }
+  PodReader pod() const {
+    PodReader reader = PodReader::of(view());
+    reader.resolveClaimsIn(cluster, namespaceName);
+    return reader;
+  }
   // The pod spec, created when missing. The engine runs mutators only on
   // templates whose spec is an object, so a resolved one is always there.
   JsonValue& podSpec();

@@ -48,8 +48,8 @@ Workers builtInWorkers(const ValidationContext& context) {
 }
 
 // The GPU Pods of a custom resource: each template that asks for an
-// accelerator, times its Pod count ("Worker ×8"); the field is the largest
-// role's template. A role whose count the object does not say is left out.
+// accelerator (by extended resource or DRA claim), times its Pod count ("Worker ×8"); the field is
+// the largest role's template. A role whose count the object does not say is left out.
 Workers customResourceWorkers(const ValidationContext& context) {
   Workers workers;
   workers.count = 0;
@@ -57,7 +57,7 @@ Workers customResourceWorkers(const ValidationContext& context) {
   for (const TemplateReading& reading : context.templates) {
     if (reading.view.place == nullptr || !reading.view.place->replicas) continue;
     const int64_t pods = *reading.view.place->replicas;
-    if (pods <= 0 || !reading.pod.asksForAccelerator()) continue;
+    if (pods <= 0 || !reading.pod.asksForGpus()) continue;
     workers.count = pods > std::numeric_limits<int64_t>::max() - workers.count
                         ? std::numeric_limits<int64_t>::max()
                         : workers.count + pods;
@@ -71,11 +71,12 @@ Workers customResourceWorkers(const ValidationContext& context) {
   return workers;
 }
 
-bool asksForAccelerator(const ValidationContext& context) {
+// GPUs by extended resource or by DRA claim.
+bool asksForGpus(const ValidationContext& context) {
   for (const TemplateReading& reading : context.templates) {
-    if (reading.pod.asksForAccelerator()) return true;
+    if (reading.pod.asksForGpus()) return true;
   }
-  return context.pod.asksForAccelerator();
+  return context.pod.asksForGpus();
 }
 
 // Whether the workload asks for the gang scheduler: on a template, or on the
@@ -87,7 +88,7 @@ bool usesScheduler(const ValidationContext& context, std::string_view schedulerN
     return true;
   }
   for (const TemplateReading& reading : context.templates) {
-    if (reading.pod.asksForAccelerator() &&
+    if (reading.pod.asksForGpus() &&
         stringMember(reading.view.spec, "schedulerName") == schedulerName) {
       return true;
     }
@@ -110,7 +111,7 @@ void GangSchedulingValidator::check(const ValidationContext& context,
   }
   const Workers workers =
       context.view.isCustomResource() ? customResourceWorkers(context) : builtInWorkers(context);
-  if (workers.count <= 1 || !asksForAccelerator(context)) return;
+  if (workers.count <= 1 || !asksForGpus(context)) return;
 
   std::string fix;
   std::string means;  // the same, in a few words

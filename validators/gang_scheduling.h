@@ -5,7 +5,8 @@
 namespace aiadmit {
 
 // AIA010: distributed GPU training without gang scheduling can start in
-// part and hold GPUs while the rest waits, where the profile requires it.
+// part and hold GPUs while the rest waits, where the profile requires it. A
+// GPU worker asks for GPUs by extended resource or by DRA claim.
 class GangSchedulingValidator final : public Validator {
  public:
   RuleId rule() const override { return AIA010; }

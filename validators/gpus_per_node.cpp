@@ -1,18 +1,16 @@
 #include "validators/gpus_per_node.h"
 
+#include <limits>
+
 namespace aiadmit {
 
-void GpusPerNodeValidator::check(const ValidationContext& context,
-                                 std::vector<Violation>& out) const {
-  const Profile* profile = context.profile;
-  if (profile == nullptr) return;
-  const std::string& resource = profile->gpu.resourceName;
-  const int64_t perNode = profile->gpu.gpusPerNode;
-  const int64_t wanted = context.pod.podRequest(resource);
-  if (wanted <= perNode) return;
+namespace {
 
-  // Point at the one container that asks, when only one does.
-  std::string field = context.view.specFieldPath() + ".containers";
+// The field to point at: the one container that asks, when only one does;
+// the one claim, when only a claim does; else the Pod's containers.
+std::string askingField(const ValidationContext& context, const std::string& resource) {
+  const std::string podSpec(context.view.specFieldPath());
+  std::string field;
   int asking = 0;
   for (const PodContainer& container : context.pod.containers()) {
     if (PodReader::containerRequest(*container.json, resource) == 0) continue;
@@ -21,15 +19,54 @@ void GpusPerNodeValidator::check(const ValidationContext& context,
           containerFieldPath(context.view, container.list, container.index) + ".resources.limits";
     }
   }
-  if (asking > 1) field = context.view.specFieldPath() + ".containers";
+  for (const GpuClaim& gpu : context.pod.claimedDevices().gpus) {
+    if (gpu.devices > 0 && ++asking == 1) field = podSpec + "." + gpu.fieldPath;
+  }
+  return asking == 1 ? field : podSpec + ".containers";
+}
 
-  out.push_back({AIA006, std::move(field),
-                 "the Pod asks for " + std::to_string(wanted) + " \"" + resource +
-                     "\" but the largest node of the GPU pool has " + std::to_string(perNode) +
+// What the Pod asks for, as one phrase: `"nvidia.com/gpu"`, or with DRA
+// claims `GPUs (4 "nvidia.com/gpu", 4 by claim gpu of class gpu.nvidia.com)`.
+std::string whatIsAsked(const ValidationContext& context, const std::string& resource,
+                        int64_t extended) {
+  const std::vector<GpuClaim>& gpus = context.pod.claimedDevices().gpus;
+  if (context.pod.claimedGpuCount() == 0) return inQuotes(resource);
+  std::string parts;
+  if (extended > 0) parts = std::to_string(extended) + " " + inQuotes(resource);
+  for (const GpuClaim& gpu : gpus) {
+    if (gpu.devices == 0) continue;
+    if (!parts.empty()) parts += ", ";
+    parts += std::to_string(gpu.devices) + " by " +
+             (gpu.claim.empty() ? gpu.resourceName : "claim " + gpu.claim) + " of class " +
+             gpu.deviceClassName;
+  }
+  return "GPUs (" + parts + ")";
+}
+
+}  // namespace
+
+void GpusPerNodeValidator::check(const ValidationContext& context,
+                                 std::vector<Violation>& out) const {
+  const Profile* profile = context.profile;
+  if (profile == nullptr) return;
+  const std::string& resource = profile->gpu.resourceName;
+  const int64_t perNode = profile->gpu.gpusPerNode;
+  // GPUs by extended resource and by DRA claim land on the same node.
+  const int64_t extended = context.pod.podRequest(resource);
+  const int64_t claimed = context.pod.claimedGpuCount();
+  const int64_t wanted = extended > std::numeric_limits<int64_t>::max() - claimed
+                             ? std::numeric_limits<int64_t>::max()
+                             : extended + claimed;
+  if (wanted <= perNode) return;
+
+  const std::string what = whatIsAsked(context, resource, extended);
+  out.push_back({AIA006, askingField(context, resource),
+                 "the Pod asks for " + std::to_string(wanted) + " " + what +
+                     " but the largest node of the GPU pool has " + std::to_string(perNode) +
                      ", so it would stay Pending forever",
                  "ask for at most " + std::to_string(perNode) +
                      " per Pod and spread larger runs over several Pods",
-                 std::to_string(wanted) + " " + inQuotes(resource) +
+                 std::to_string(wanted) + " " + (claimed == 0 ? inQuotes(resource) : "GPUs") +
                      " in one Pod, but GPU nodes have " + std::to_string(perNode) +
                      "; ask for at most " + std::to_string(perNode)});
 }

@@ -5,7 +5,8 @@
 namespace aiadmit {
 
 // AIA006: a Pod cannot ask for more GPUs than the largest node of its pool
-// has; the scheduler would keep it Pending forever.
+// has (GPUs by extended resource and those its DRA claims certainly need);
+// the scheduler would keep it Pending forever.
 class GpusPerNodeValidator final : public Validator {
  public:
   RuleId rule() const override { return AIA006; }

@@ -211,8 +211,6 @@ spec:
       - name: main
         image: busybox
         resources:
-          limits:
-            nvidia.com/gpu: 1
           claims:
           - name: gpu
 )";

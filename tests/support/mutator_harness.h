@@ -149,19 +149,25 @@ struct MutationRun {
 };
 
 // Runs `mutators` in order on a copy of `object`, classified as the engine
-// classifies it, with `profile` as the selected profile.
+// classifies it, with `profile` as the selected profile; `cluster`, when
+// given, is the view its DRA claims resolve in.
 inline MutationRun runMutators(const std::vector<const Mutator*>& mutators, const JsonValue& object,
-                               const Profile& profile, std::string_view namespaceName = "default") {
+                               const Profile& profile, std::string_view namespaceName = "default",
+                               const ClusterView* cluster = nullptr) {
   MutationRun run;
   run.before = std::make_shared<JsonDocument>();
   run.before->CopyFrom(object, run.before->GetAllocator());
   run.after = std::make_shared<JsonDocument>();
   run.after->CopyFrom(object, run.after->GetAllocator());
   const WorkloadKind kind = workloadKindOfObject(object);
-  const Classification classification = classify(PodTemplateView::of(object, kind));
+  const PodTemplateView view = PodTemplateView::of(object, kind);
+  PodReader pod = PodReader::of(view);
+  pod.resolveClaimsIn(cluster, namespaceName);
+  const Classification classification = classify(view, pod);
   MutationContext context{
       *run.after, run.after->GetAllocator(), kind, classification, profile, namespaceName,
       run.changes};
+  context.cluster = cluster;
   for (const Mutator* mutator : mutators) run.changed = mutator->mutate(context) || run.changed;
   return run;
 }
@@ -180,7 +186,8 @@ inline MutationRun runMutator(const Mutator& mutator, const std::string& yaml,
 // object; and the mutator run again on that result changes nothing.
 inline void expectAppliedAndIdempotent(const std::vector<const Mutator*>& mutators,
                                        const MutationRun& run, const Profile& profile,
-                                       std::string_view namespaceName = "default") {
+                                       std::string_view namespaceName = "default",
+                                       const ClusterView* cluster = nullptr) {
   const std::string patch = run.patch();
   ASSERT_EQ(run.changed, !patch.empty()) << patch;
   ASSERT_EQ(run.changed, !run.changes.empty());
@@ -189,7 +196,7 @@ inline void expectAppliedAndIdempotent(const std::vector<const Mutator*>& mutato
     ASSERT_FALSE(patched.empty());
     EXPECT_EQ(*parseJson(patched), *run.after) << patch;
   }
-  const MutationRun again = runMutators(mutators, *run.after, profile, namespaceName);
+  const MutationRun again = runMutators(mutators, *run.after, profile, namespaceName, cluster);
   EXPECT_FALSE(again.changed) << again.patch();
   EXPECT_TRUE(again.changes.empty());
   EXPECT_EQ(again.patch(), "");

@@ -56,9 +56,11 @@ std::string objectLabel(const InputObject& input) {
 }
 
 std::string classReason(const Evaluation& evaluation) {
-  return evaluation.workloadClass == WorkloadClass::None
+  if (evaluation.workloadClass != WorkloadClass::None) return evaluation.classReason;
+  // A reason of an object that is no AI workload says what looked like one.
+  return evaluation.classReason.empty()
              ? "no aiadmit.dev/workload annotation and no accelerator request"
-             : evaluation.classReason;
+             : "no aiadmit.dev/workload annotation; " + evaluation.classReason;
 }
 
 // kubectl's line for a denial of `kubectl apply -f FILE`.

@@ -54,7 +54,7 @@ const WorkloadType* workloadTypeOf(const AdmissionSubject& subject,
 }
 
 Assessment assess(const JsonValue& object, const AdmissionSubject& subject,
-                  const ProfileSet& profiles) {
+                  const ProfileSet& profiles, const ClusterView* cluster) {
   Assessment assessment;
   assessment.type = workloadTypeOf(subject, profiles.workloadTypes());
   if (assessment.type == nullptr) return assessment;
@@ -76,6 +76,7 @@ Assessment assess(const JsonValue& object, const AdmissionSubject& subject,
   assessment.pods.reserve(assessment.views.size());
   for (const PodTemplateView& view : assessment.views) {
     assessment.pods.push_back(PodReader::of(view));
+    assessment.pods.back().resolveClaimsIn(cluster, subject.namespaceName);
   }
   assessment.workload = classifyWorkload(assessment.views, assessment.pods);
   const Classification& classification = assessment.workload.classification;

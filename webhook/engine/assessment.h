@@ -24,7 +24,7 @@ struct Assessment {
   // One view per pod template, in the table's order. Their `place` points
   // into `resolution`, so an Assessment is moved, never copied.
   std::vector<PodTemplateView> views;
-  std::vector<PodReader> pods;  // by look, one per view
+  std::vector<PodReader> pods;  // by look, one per view, claims resolved in the cluster view
   WorkloadClassification workload;
   ProfileSelection selection;  // empty for objects that are not AI workloads
 
@@ -42,8 +42,10 @@ struct Assessment {
 // The row of the subject's kind in `table`; null when none serves it.
 const WorkloadType* workloadTypeOf(const AdmissionSubject& subject, const WorkloadTypeTable& table);
 
+// `cluster`, when given, resolves the templates' DRA claims (their claim
+// templates and DeviceClasses) for classification; it is read, never waited on.
 Assessment assess(const JsonValue& object, const AdmissionSubject& subject,
-                  const ProfileSet& profiles);
+                  const ProfileSet& profiles, const ClusterView* cluster = nullptr);
 
 // "Worker ×8", "head ×1", "worker ×?" (a count the object does not say).
 std::string describeTemplate(const PodTemplateView& view);

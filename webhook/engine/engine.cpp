@@ -184,6 +184,7 @@ void collectViolations(const JsonValue& object, const Assessment& assessment,
   readings.reserve(assessment.views.size());
   for (const PodTemplateView& view : assessment.views) {
     readings.push_back({view, PodReader::of(view, accelerators)});
+    readings.back().pod.resolveClaimsIn(cluster, subject.namespaceName);
   }
   const size_t primary = assessment.workload.primaryTemplate() < readings.size()
                              ? assessment.workload.primaryTemplate()
@@ -250,7 +251,8 @@ bool Engine::mutateInto(const AdmissionSubject& subject, JsonDocument& mutated,
                         Evaluation* evaluation) const {
   if (!isAdmittable(subject)) return false;
   const auto profiles = this->profiles();
-  const Assessment assessment = assess(*subject.object, subject, *profiles);
+  const auto cluster = clusterView();
+  const Assessment assessment = assess(*subject.object, subject, *profiles, cluster.get());
   if (!isMutable(subject, assessment)) return false;
   Evaluation local;
   Evaluation& eval = evaluation != nullptr ? *evaluation : local;
@@ -286,6 +288,7 @@ bool Engine::mutateInto(const AdmissionSubject& subject, JsonDocument& mutated,
   context.type = assessment.type;
   context.severalTemplates = assessment.views.size() > 1;
   context.madeByController = madeByController(*subject.object);
+  context.cluster = cluster.get();
   bool changed = false;
   // Template by template, each in the fixed mutator order.
   const PodTemplateView* primary = assessment.primary();
@@ -331,7 +334,7 @@ AdmissionOutcome Engine::validate(const AdmissionSubject& subject, Evaluation* e
   const auto profiles = this->profiles();
   const auto cluster = clusterView();
 
-  const Assessment assessment = assess(*subject.object, subject, *profiles);
+  const Assessment assessment = assess(*subject.object, subject, *profiles, cluster.get());
   if (assessment.type == nullptr) return AdmissionOutcome::allowed();
   if (!assessment.resolution.ok()) {
     eval.inputError = assessment.resolution.error;
@@ -354,7 +357,7 @@ AdmissionOutcome Engine::validate(const AdmissionSubject& subject, Evaluation* e
   if (subject.operation == Operation::Update && subject.oldObject != nullptr &&
       !violations.empty()) {
     std::vector<Violation> existing;
-    const Assessment before = assess(*subject.oldObject, subject, *profiles);
+    const Assessment before = assess(*subject.oldObject, subject, *profiles, cluster.get());
     if (before.resolution.ok()) {
       collectViolations(*subject.oldObject, before, subject, *profiles, cluster.get(), existing);
     }

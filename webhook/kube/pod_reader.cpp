@@ -140,6 +140,123 @@ const PodClaims& PodReader::claims() const {
   return *claims_;
 }
 
+bool isGpuDeviceClass(std::string_view deviceClassName, const ClusterView* cluster) {
+  if (looksLikeAcceleratorDriver(deviceClassName)) return true;
+  return cluster != nullptr && cluster->isGpuDeviceClass(deviceClassName) == Presence::Yes;
+}
+
+namespace {
+
+// The devices one request of a claim needs, when it asks for GPUs at all:
+// nullopt when none of its alternatives is a GPU class, or it only watches
+// devices (adminAccess). Counts as GpuClaim::devices says.
+struct GpuRequest {
+  std::string deviceClassName;
+  int64_t devices = 0;
+  bool shares = false;
+};
+std::optional<GpuRequest> gpuRequestOf(const DeviceRequest& request, const ClusterView* cluster) {
+  std::optional<GpuRequest> gpu;
+  bool allGpus = true;
+  int64_t fewest = std::numeric_limits<int64_t>::max();
+  for (const DeviceAlternative& alternative : request.alternatives) {
+    if (alternative.adminAccess || !isGpuDeviceClass(alternative.deviceClassName, cluster)) {
+      allGpus = false;
+      continue;
+    }
+    if (!gpu) gpu = GpuRequest{alternative.deviceClassName, 0, false};
+    gpu->shares = gpu->shares || alternative.consumesShares();
+    fewest = alternative.mode == AllocationMode::All ? 0 : std::min(fewest, alternative.count);
+  }
+  if (gpu && allGpus) gpu->devices = fewest;
+  return gpu;
+}
+
+// The first container that uses `claim`, for messages.
+const ContainerClaimUse* firstUse(const PodClaims& claims, std::string_view claim) {
+  for (const ContainerClaimUse& use : claims.uses) {
+    if (use.claim == claim) return &use;
+  }
+  return nullptr;
+}
+
+void resolveSource(const PodClaims& claims, const PodClaimSource& source,
+                   const ClusterView* cluster, std::string_view namespaceName,
+                   ClaimedDevices& out) {
+  const std::string claimName = "claim " + source.name;
+  if (!source.resourceClaimName.empty()) {
+    // The view holds no ResourceClaims: a claim by name is made by someone
+    // else, and what it holds is not known here.
+    out.unresolved.push_back(claimName + ": ResourceClaim " + source.resourceClaimName +
+                             " is not known");
+    return;
+  }
+  if (source.resourceClaimTemplateName.empty()) return;  // malformed; AIA019 reads it
+  const ClaimTemplateRecord* record =
+      cluster != nullptr ? cluster->claimTemplate(namespaceName, source.resourceClaimTemplateName)
+                         : nullptr;
+  if (record == nullptr) {
+    out.unresolved.push_back(claimName + ": ResourceClaimTemplate " +
+                             source.resourceClaimTemplateName + " is not known");
+    return;
+  }
+  const ContainerClaimUse* use = firstUse(claims, source.name);
+  std::optional<GpuClaim> gpu;
+  for (const DeviceRequest& request : record->spec.requests) {
+    const std::optional<GpuRequest> asked = gpuRequestOf(request, cluster);
+    if (!asked) continue;
+    if (!gpu) {
+      gpu = GpuClaim{source.name,
+                     "",
+                     use ? use->container : "",
+                     use && use->initContainer,
+                     asked->deviceClassName,
+                     0,
+                     false,
+                     source.fieldPath};
+    }
+    gpu->devices += asked->devices;
+    gpu->shares = gpu->shares || asked->shares;
+  }
+  if (gpu) out.gpus.push_back(std::move(*gpu));
+}
+
+}  // namespace
+
+PodReader& PodReader::resolveClaimsIn(const ClusterView* cluster, std::string_view namespaceName) {
+  cluster_ = cluster;
+  namespaceName_ = namespaceName;
+  claimedDevices_.reset();
+  return *this;
+}
+
+const ClaimedDevices& PodReader::claimedDevices() const {
+  if (claimedDevices_) return *claimedDevices_;
+  ClaimedDevices out;
+  const PodClaims& podClaims = claims();
+  for (const PodClaimSource& source : podClaims.sources) {
+    resolveSource(podClaims, source, cluster_, namespaceName_, out);
+  }
+  for (const ContainerDeviceClassRequest& request : podClaims.deviceClassRequests) {
+    if (!isGpuDeviceClass(request.deviceClassName, cluster_)) continue;
+    out.gpus.push_back({"", std::string(kDeviceClassResourcePrefix) + request.deviceClassName,
+                        request.container, request.initContainer, request.deviceClassName,
+                        // An init container runs before the others and its devices
+                        // may be theirs afterwards: leaving them out keeps the count
+                        // one the Pod certainly needs.
+                        request.initContainer ? 0 : request.count.value_or(0), false,
+                        request.fieldPath});
+  }
+  claimedDevices_ = std::move(out);
+  return *claimedDevices_;
+}
+
+int64_t PodReader::claimedGpuCount() const {
+  int64_t devices = 0;
+  for (const GpuClaim& gpu : claimedDevices().gpus) devices = saturatingAdd(devices, gpu.devices);
+  return devices;
+}
+
 namespace {
 
 Toleration readToleration(const JsonValue& item) {

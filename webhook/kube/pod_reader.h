@@ -10,9 +10,11 @@
 #include <functional>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
+#include "webhook/kube/cluster_view.h"
 #include "webhook/kube/dra.h"
 #include "webhook/kube/json.h"
 #include "webhook/kube/scheduling.h"
@@ -56,6 +58,38 @@ enum class MainContainerBasis {
   Annotation,   // aiadmit.dev/gpu-container names it
   First,        // the first container
 };
+
+// A claim of the Pod (or a KEP-5004 name) that resolves to GPU devices: its
+// DeviceClass is a GPU class (isGpuDeviceClass).
+struct GpuClaim {
+  std::string claim;         // the spec.resourceClaims entry; "" for a KEP-5004 name
+  std::string resourceName;  // the KEP-5004 name; "" for a claim
+  std::string container;     // the first container that uses it; "" when none names it
+  bool initContainer = false;
+  std::string deviceClassName;
+  // Devices the Pod needs on one node for it, where the count is certain:
+  // ExactCount requests; the smallest alternative of a firstAvailable list
+  // whose alternatives are all GPUs. 0 otherwise (allocationMode All).
+  int64_t devices = 0;
+  // Consumable-capacity shares of devices (KEP-5075): devices are still
+  // placed whole on a node, but none is a fraction of a GPU count.
+  bool shares = false;
+  std::string fieldPath;  // relative to the PodSpec: "resourceClaims[0]"
+};
+
+// What the Pod's DRA claims come to: the GPU ones, and those that could not
+// be resolved (a template or claim the cluster view does not hold). An
+// unresolved claim is never taken for a GPU.
+struct ClaimedDevices {
+  std::vector<GpuClaim> gpus;
+  std::vector<std::string> unresolved;  // "claim gpu: ResourceClaimTemplate gpu-claim is not known"
+};
+
+// Whether `deviceClassName` hands out GPUs (or other accelerators): its name
+// looks like an accelerator driver's (gpu.nvidia.com, mig.nvidia.com,
+// gpu.amd.com, tpu.google.com), or `cluster` holds the class and its
+// selectors or extended resource name are an accelerator's.
+bool isGpuDeviceClass(std::string_view deviceClassName, const ClusterView* cluster);
 
 struct MainContainer {
   const PodContainer* container = nullptr;
@@ -108,6 +142,18 @@ class PodReader {
   // spec.resourceClaims, containers' resources.claims and KEP-5004
   // deviceclass.resource.kubernetes.io/<class> names. Read on first use.
   const PodClaims& claims() const;
+  // Where the Pod's claim templates and DeviceClasses are looked up: the
+  // cluster view of `serve` or `check` (null: none) and the namespace the
+  // object is admitted in. Without a view only KEP-5004 names resolve.
+  PodReader& resolveClaimsIn(const ClusterView* cluster, std::string_view namespaceName);
+  // The Pod's claims resolved against that view. Read on first use.
+  const ClaimedDevices& claimedDevices() const;
+  // Whether a claim of the Pod resolves to GPU devices.
+  bool claimsGpus() const { return !claimedDevices().gpus.empty(); }
+  // The GPU devices the Pod's claims certainly need on one node.
+  int64_t claimedGpuCount() const;
+  // Whether the Pod asks for GPUs at all: by extended resource or by claim.
+  bool asksForGpus() const { return asksForAccelerator() || claimsGpus(); }
 
   // --- Placement: where the Pod may land, as a pool that nodes are matched
   // against (ClusterView::nodeMatches): its nodeSelector, its tolerations
@@ -149,6 +195,9 @@ class PodReader {
   const AcceleratorNames* accelerators_;
   std::vector<PodContainer> containers_;
   mutable std::optional<PodClaims> claims_;
+  const ClusterView* cluster_ = nullptr;
+  std::string_view namespaceName_;
+  mutable std::optional<ClaimedDevices> claimedDevices_;
 };
 
 // ` in container "vllm"` when the Pod has several containers and this one has

@@ -31,6 +31,7 @@ bool ProfileAcceleratorNames::isAccelerator(std::string_view name) const {
 }
 
 bool usesProfilePool(const PodReader& pod, const Profile& profile) {
+  if (pod.claimsGpus()) return true;
   bool uses = false;
   pod.forEachResource([&](const ResourceEntry& entry) {
     if (uses || !profile.allowsResource(entry.name)) return;

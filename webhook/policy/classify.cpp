@@ -1,5 +1,7 @@
 #include "webhook/policy/classify.h"
 
+#include <vector>
+
 #include "webhook/kube/text.h"
 
 namespace aiadmit {
@@ -49,6 +51,37 @@ std::string acceleratorRequest(const PodTemplateView& view, const PodReader& pod
       std::string(first->container->name);
   if (view.isCustomResource()) request += " of " + std::string(view.role());
   return request + ")";
+}
+
+// "claims a gpu.nvidia.com device (claim gpu of container trainer)" for the
+// first claim that resolves to GPUs, or "".
+std::string gpuClaimRequest(const PodTemplateView& view, const PodReader& pod) {
+  const std::vector<GpuClaim>& gpus = pod.claimedDevices().gpus;
+  if (gpus.empty()) return {};
+  const GpuClaim& first = gpus.front();
+  std::string request = first.devices > 1 ? "claims " + std::to_string(first.devices) + " " +
+                                                first.deviceClassName + " devices"
+                                          : "claims a " + first.deviceClassName + " device";
+  request += first.claim.empty() ? " (" + first.resourceName : " (claim " + first.claim;
+  if (!first.container.empty()) {
+    request += first.initContainer ? " of init container " : " of container ";
+    request += first.container;
+  }
+  if (view.isCustomResource()) request += " of " + std::string(view.role());
+  return request + ")";
+}
+
+// Why a Pod that claims devices is still not an AI workload: none of its
+// claims could be resolved to a GPU. "" when it claims nothing unresolved.
+std::string unresolvedClaims(const PodReader& pod) {
+  const std::vector<std::string>& unresolved = pod.claimedDevices().unresolved;
+  if (unresolved.empty()) return {};
+  std::string reason = "claims devices through DRA, but ";
+  for (size_t i = 0; i < unresolved.size(); ++i) {
+    if (i > 0) reason += "; ";
+    reason += unresolved[i];
+  }
+  return reason + ", so no GPU is assumed";
 }
 
 }  // namespace
@@ -112,16 +145,22 @@ Classification classify(const PodTemplateView& view, const PodReader& pod) {
     }
   }
 
-  // 3. The kind, for objects that ask for an accelerator.
+  // 3. The kind, for objects that ask for an accelerator: by extended
+  // resource, by a DRA claim of a GPU class, or by annotation.
   std::string request = acceleratorRequest(view, pod);
+  if (!request.empty()) request = "requests " + request;
+  if (request.empty()) request = gpuClaimRequest(view, pod);
   if (request.empty()) {
     const auto gpus = pod.annotation(kGpusAnnotation);
-    if (!gpus || gpus->empty() || *gpus == "0") return result;
-    request = "GPUs by annotation aiadmit.dev/gpus=" + std::string(*gpus);
+    if (!gpus || gpus->empty() || *gpus == "0") {
+      result.reason = unresolvedClaims(pod);
+      return result;
+    }
+    request = "requests GPUs by annotation aiadmit.dev/gpus=" + std::string(*gpus);
   }
   result.workloadClass = classOfKind(view, &why);
   result.basis = ClassBasis::Kind;
-  result.reason = "requests " + request + " and " + why;
+  result.reason = request + " and " + why;
   return result;
 }
 
@@ -164,12 +203,15 @@ WorkloadClassification classifyWorkload(std::span<const PodTemplateView> templat
       one.unknownWorkloadValue = result.classification.unknownWorkloadValue;
       result.classification = std::move(one);
       result.decidingTemplate = i;
+    } else if (!result.classification.isAiWorkload() && result.classification.reason.empty()) {
+      // Why an object that is no AI workload was not taken for one.
+      result.classification.reason = std::move(one.reason);
     }
   }
   // The template that asks for an accelerator is the workload's main one:
   // profile selection reads its labels and annotations.
   for (size_t i = 0; i < pods.size(); ++i) {
-    if (pods[i].asksForAccelerator()) {
+    if (pods[i].asksForGpus()) {
       result.acceleratorTemplate = i;
       break;
     }
