@@ -2,7 +2,12 @@
 // violations deterministically.
 #include "validators/accelerator_name.h"
 #include "validators/annotation_values.h"
+#include "validators/claim_annotations.h"
+#include "validators/claim_device_capacity.h"
+#include "validators/claim_device_class_exists.h"
+#include "validators/claim_device_classes.h"
 #include "validators/claim_references.h"
+#include "validators/claim_validator.h"
 #include "validators/cluster_capacity.h"
 #include "validators/gang_scheduling.h"
 #include "validators/gpu_limits_match.h"
@@ -47,6 +52,18 @@ const std::vector<std::unique_ptr<const Validator>>& allValidators() {
     list.push_back(std::make_unique<PriorityClassExistsValidator>());  // AIA017
     list.push_back(std::make_unique<LocalQueueExistsValidator>());     // AIA018
     list.push_back(std::make_unique<ClaimReferencesValidator>());      // AIA019
+    return list;
+  }();
+  return validators;
+}
+
+const std::vector<std::unique_ptr<const ClaimValidator>>& allClaimValidators() {
+  static const std::vector<std::unique_ptr<const ClaimValidator>> validators = [] {
+    std::vector<std::unique_ptr<const ClaimValidator>> list;
+    list.push_back(std::make_unique<ClaimAnnotationsValidator>());        // AIA001
+    list.push_back(std::make_unique<ClaimDeviceClassExistsValidator>());  // AIA019
+    list.push_back(std::make_unique<ClaimDeviceClassesValidator>());      // AIA020
+    list.push_back(std::make_unique<ClaimDeviceCapacityValidator>());     // AIA020
     return list;
   }();
   return validators;

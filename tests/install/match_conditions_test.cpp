@@ -28,10 +28,16 @@ struct Resource {
 // The resource the API server names in the request: the table's row of the
 // object's group, version and kind.
 Resource resourceOf(const JsonValue* object) {
-  const WorkloadType* type = WorkloadTypeTable::builtIn()->findForObject(*object);
-  if (type == nullptr) return {"example.com", "v1", "others"};
   const std::string_view apiVersion = stringMember(object, "apiVersion");
   const size_t slash = apiVersion.find('/');
+  // DRA claim objects, which only applied.validate takes.
+  if (apiVersion.substr(0, slash) == "resource.k8s.io") {
+    const std::string_view kind = stringMember(object, "kind");
+    return {"resource.k8s.io", std::string(apiVersion.substr(slash + 1)),
+            kind == "ResourceClaimTemplate" ? "resourceclaimtemplates" : "resourceclaims"};
+  }
+  const WorkloadType* type = WorkloadTypeTable::builtIn()->findForObject(*object);
+  if (type == nullptr) return {"example.com", "v1", "others"};
   return {type->group,
           std::string(slash == std::string_view::npos ? apiVersion : apiVersion.substr(slash + 1)),
           type->resource};
@@ -516,6 +522,42 @@ TEST(MatchConditions, OperatorsKindsAreSentAndWhatOperatorsMakeIsMutatedBeforeIt
       {{"cpu-only deployment", ownedWorkload("apps/v1", "Deployment", "", kCpuContainer)}, "SSSS"},
   };
   expectOutcomes(expectations);
+}
+
+// ResourceClaims and ResourceClaimTemplates a person applies reach
+// applied.validate, at every version; a claim the resourceclaim controller
+// makes for a Pod (its controlling owner) does not, nor does any webhook
+// that mutates.
+TEST(MatchConditions, ClaimObjectsAppliedAreSentToValidationOnly) {
+  const Rendered base = render(manifestsDir() + "/base");
+  const std::string spec = R"({"spec":{"devices":{"requests":[{"name":"gpu","exactly":)"
+                           R"({"deviceClassName":"gpu.nvidia.comm","count":2}}]}}})";
+  const std::string claimSpec =
+      R"({"devices":{"requests":[{"name":"gpu","deviceClassName":"gpu.nvidia.com","count":2}]}})";
+  const std::vector<AdmissionCase> cases = {
+      {"template v1",
+       R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaimTemplate","metadata":)"
+       R"({"name":"t","namespace":"team-a"},"spec":)" +
+           spec + "}"},
+      {"claim v1beta1",
+       R"({"apiVersion":"resource.k8s.io/v1beta1","kind":"ResourceClaim","metadata":)"
+       R"({"name":"c","namespace":"team-a"},"spec":)" +
+           claimSpec + "}"},
+      {"claim of a pod",
+       R"({"apiVersion":"resource.k8s.io/v1beta2","kind":"ResourceClaim","metadata":)"
+       R"({"name":"p-gpu","namespace":"team-a","ownerReferences":[{"apiVersion":"v1",)"
+       R"("kind":"Pod","name":"p","uid":"1","controller":true}]},"spec":)" +
+           claimSpec + "}"},
+  };
+  const auto outcomes = evaluateMatching(base, cases);
+  for (const AdmissionCase& c : cases) {
+    SCOPED_TRACE(c.id);
+    const auto& outcome = outcomes.at(c.id);
+    EXPECT_EQ(outcome.at(kAppliedValidate), c.id == "claim of a pod" ? "skip" : "call");
+    EXPECT_EQ(outcome.at(kAppliedMutate), "skip");
+    EXPECT_EQ(outcome.at(kControlledMutate), "skip");
+    EXPECT_EQ(outcome.at(kControlledValidate), "skip");
+  }
 }
 
 }  // namespace

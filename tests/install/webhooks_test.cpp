@@ -2,7 +2,8 @@
 // `kubectl kustomize`): held to the safety properties that others learned
 // the hard way, called only in opted-in namespaces, and with rules that name
 // exactly the resources of the workload-type table, at the versions its rows
-// read and with the scope of each kind's CRD. The matchConditions are
+// read and with the scope of each kind's CRD (and, for validation only, DRA
+// claim objects). The matchConditions are
 // evaluated in match_conditions_test.cpp.
 #include <gtest/gtest.h>
 
@@ -166,6 +167,19 @@ Coverages workloadTypeTableCoverage() {
   return out;
 }
 
+// DRA claim objects, which applied.validate alone takes (they carry no Pod
+// and are never mutated): every version a cluster may serve.
+Coverages claimObjectCoverage() {
+  Coverages out;
+  for (const char* version : {"v1", "v1beta1", "v1beta2"}) {
+    for (const char* resource : {"resourceclaims", "resourceclaimtemplates"}) {
+      out["resource.k8s.io/" + std::string(version) + "/" + resource] = {{"CREATE", "UPDATE"},
+                                                                         "Namespaced"};
+    }
+  }
+  return out;
+}
+
 // Pods of any controller, and the workloads operators make, at creation.
 Coverages controlledCoverage(std::set<std::string> operations) {
   Coverages out;
@@ -187,11 +201,13 @@ TEST(Webhooks, AppliedRulesCoverExactlyTheWorkloadTypeTable) {
     SCOPED_TRACE(webhook.name());
     const Coverages rules = coverageOf(webhook.value);
     if (webhook.name() == kAppliedMutate || webhook.name() == kAppliedValidate) {
-      for (const auto& [key, coverage] : table) {
+      Coverages expected = table;
+      if (webhook.name() == kAppliedValidate) expected.merge(claimObjectCoverage());
+      for (const auto& [key, coverage] : expected) {
         EXPECT_EQ(rules.count(key) ? rules.at(key) : Coverage{}, coverage) << key;
       }
       for (const auto& [key, coverage] : rules) {
-        EXPECT_TRUE(table.count(key)) << key << " is not a row of the table";
+        EXPECT_TRUE(expected.count(key)) << key << " is neither a row of the table nor a claim";
       }
     }
   }

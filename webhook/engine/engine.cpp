@@ -6,6 +6,7 @@
 #include "mutators/mutator.h"
 #include "webhook/engine/assessment.h"
 #include "webhook/engine/audit_annotations.h"
+#include "webhook/engine/claim_objects.h"
 #include "webhook/kube/json_patch.h"
 #include "webhook/policy/accelerators.h"
 
@@ -245,6 +246,56 @@ void sortByAction(std::vector<Violation>& violations, const Profile* profile,
   }
 }
 
+// The answer to a validation: the violations sorted by action, warnings
+// for those that warn, one message for those that deny.
+AdmissionOutcome decide(std::vector<Violation>& violations, const Profile* profile,
+                        RuleAction enforcement, Evaluation& eval) {
+  sortByAction(violations, profile, enforcement, eval);
+  std::vector<std::string> warnings;
+  for (const Violation& violation : eval.warnings) {
+    warnings.push_back(violation.warning());
+  }
+  if (eval.denials.empty()) return AdmissionOutcome::allowed(std::move(warnings));
+  std::string message;
+  for (const Violation& violation : eval.denials) {
+    if (!message.empty()) message += "\n";
+    message += violation.format();
+  }
+  return AdmissionOutcome::denied(std::move(message), std::move(warnings));
+}
+
+// A ResourceClaim or ResourceClaimTemplate: no Pod, only device requests.
+// As for workloads, an UPDATE is not refused for what the old object already
+// had (a claim's spec is immutable: a label change must not start failing).
+AdmissionOutcome validateClaimObject(const AdmissionSubject& subject, const ProfileSet& profiles,
+                                     const ClusterView* cluster, RuleAction enforcement,
+                                     Evaluation& eval) {
+  const ClaimAssessment assessment = assessClaim(*subject.object, subject.namespaceName, profiles);
+  if (!assessment.readable) return AdmissionOutcome::allowed();
+  eval.workloadType = std::string(subject.kindName) + ".resource.k8s.io";
+  eval.workloadClass = assessment.workloadClass;
+  eval.classReason = assessment.classReason;
+  eval.profileError = assessment.selection.error;
+  const Profile* profile = assessment.selection.profile;
+  if (profile != nullptr) {
+    eval.profile = profile->name;
+    eval.profileReason = assessment.selection.reason;
+  }
+  std::vector<Violation> violations;
+  collectClaimViolations(assessment, subject.operation, cluster, violations);
+  if (subject.operation == Operation::Update && subject.oldObject != nullptr &&
+      !violations.empty()) {
+    std::vector<Violation> existing;
+    collectClaimViolations(assessClaim(*subject.oldObject, subject.namespaceName, profiles),
+                           subject.operation, cluster, existing);
+    std::erase_if(violations, [&](const Violation& v) {
+      return std::find(existing.begin(), existing.end(), v) != existing.end();
+    });
+  }
+  return decide(violations, profile != nullptr ? profile : assessment.selection.withoutAnnotation,
+                enforcement, eval);
+}
+
 }  // namespace
 
 bool Engine::mutateInto(const AdmissionSubject& subject, JsonDocument& mutated,
@@ -333,6 +384,9 @@ AdmissionOutcome Engine::validate(const AdmissionSubject& subject, Evaluation* e
   Evaluation& eval = evaluation != nullptr ? *evaluation : local;
   const auto profiles = this->profiles();
   const auto cluster = clusterView();
+  if (isClaimObject(subject)) {
+    return validateClaimObject(subject, *profiles, cluster.get(), enforcement_, eval);
+  }
 
   const Assessment assessment = assess(*subject.object, subject, *profiles, cluster.get());
   if (assessment.type == nullptr) return AdmissionOutcome::allowed();
@@ -366,19 +420,7 @@ AdmissionOutcome Engine::validate(const AdmissionSubject& subject, Evaluation* e
     });
   }
 
-  sortByAction(violations, assessment.selection.profile, enforcement_, eval);
-
-  std::vector<std::string> warnings;
-  for (const Violation& violation : eval.warnings) {
-    warnings.push_back(violation.warning());
-  }
-  if (eval.denials.empty()) return AdmissionOutcome::allowed(std::move(warnings));
-  std::string message;
-  for (const Violation& violation : eval.denials) {
-    if (!message.empty()) message += "\n";
-    message += violation.format();
-  }
-  return AdmissionOutcome::denied(std::move(message), std::move(warnings));
+  return decide(violations, assessment.selection.profile, enforcement_, eval);
 }
 
 ReviewAnswer answerReview(const Engine& engine, Endpoint endpoint, std::string_view body) {

@@ -30,6 +30,9 @@ struct GpuPool {
   int64_t gpusPerNode = 8;
   // Namespaces (globs) where GPUs may be requested; empty: every namespace (AIA012).
   std::vector<std::string> allowedNamespaces;
+  // DRA DeviceClasses whose devices a ResourceClaim or ResourceClaimTemplate
+  // may request, in order of preference for "did you mean" (AIA020).
+  std::vector<std::string> deviceClasses = {"gpu.nvidia.com", "mig.nvidia.com"};
 };
 
 struct GangScheduling {

@@ -244,7 +244,7 @@ void readScope(Reader& r, const YAML::Node& node, const std::string& field, Prof
 void readGpu(Reader& r, const YAML::Node& node, const std::string& field, Profile& p) {
   if (!r.mapping(node, field,
                  {"resourceName", "allowedResources", "sharingAllowed", "defaultCount",
-                  "gpusPerNode", "allowedNamespaces"})) {
+                  "gpusPerNode", "allowedNamespaces", "deviceClasses"})) {
     return;
   }
   GpuPool& gpu = p.gpu;
@@ -275,6 +275,12 @@ void readGpu(Reader& r, const YAML::Node& node, const std::string& field, Profil
     gpu.allowedNamespaces = r.strings(n, f, checkNamespacePattern);
     if (n.IsSequence() && n.size() == 0) {
       r.error(n, f, "must not be empty (leave it out to allow GPUs in every namespace)");
+    }
+  });
+  r.optional(node, "deviceClasses", field, [&](auto& n, auto& f) {
+    gpu.deviceClasses = r.strings(n, f, checkDnsSubdomain);
+    if (n.IsSequence() && n.size() == 0) {
+      r.error(n, f, "must not be empty (leave it out for gpu.nvidia.com and mig.nvidia.com)");
     }
   });
   if (gpu.defaultCount > gpu.gpusPerNode) {

@@ -1,4 +1,4 @@
-// The stable rule catalogue (AIA001-AIA019) and what a profile may do with each.
+// The stable rule catalogue (AIA001-AIA020) and what a profile may do with each.
 #pragma once
 
 #include <array>
@@ -24,7 +24,7 @@ struct RuleId {
 
 inline constexpr RuleId AIA001{1}, AIA002{2}, AIA003{3}, AIA004{4}, AIA005{5}, AIA006{6}, AIA007{7},
     AIA008{8}, AIA009{9}, AIA010{10}, AIA011{11}, AIA012{12}, AIA013{13}, AIA014{14}, AIA015{15},
-    AIA016{16}, AIA017{17}, AIA018{18}, AIA019{19};
+    AIA016{16}, AIA017{17}, AIA018{18}, AIA019{19}, AIA020{20};
 
 // The catalogue: every rule once, in ID order, with the action it has when a
 // profile says nothing and the title docs/rules.md gives it (a test holds the
@@ -57,6 +57,8 @@ inline constexpr RuleInfo kRuleCatalogue[] = {
     {AIA017, RuleAction::Deny, "priority class that does not exist"},
     {AIA018, RuleAction::Deny, "Kueue LocalQueue that does not exist"},
     {AIA019, RuleAction::Deny, "claim template or device class that does not exist"},
+    // Rules on DRA claim objects (ResourceClaim, ResourceClaimTemplate).
+    {AIA020, RuleAction::Deny, "device request a profile does not allow or no node can hold"},
 };
 
 constexpr int kFirstRule = 1;

@@ -1,0 +1,77 @@
+#include "webhook/engine/claim_objects.h"
+
+#include "webhook/engine/engine.h"
+
+namespace aiadmit {
+
+bool isClaimObject(const AdmissionSubject& subject) {
+  if (subject.group != "resource.k8s.io") return false;
+  return subject.kindName == "ResourceClaim" || subject.kindName == "ResourceClaimTemplate";
+}
+
+namespace {
+
+// The class whose profile judges the object, and why.
+WorkloadClass claimClass(const JsonValue& object, std::string_view namespaceName,
+                         const ProfileSet& profiles, ClaimAssessment& out) {
+  const JsonValue* metadata = member(&object, "metadata");
+  const JsonValue* annotations = member(metadata, "annotations");
+  const JsonValue* labels = member(metadata, "labels");
+  const std::string_view declared = stringMember(annotations, kWorkloadAnnotation);
+  if (const std::optional<WorkloadClass> stated = parseClass(declared)) {
+    out.classReason = std::string(kWorkloadAnnotation) + ": " + std::string(declared);
+    return *stated;
+  }
+  if (!declared.empty()) out.unknownWorkloadValue = std::string(declared);
+  const std::string_view named = stringMember(annotations, kProfileAnnotation);
+  if (const Profile* profile = profiles.find(named)) {
+    out.classReason = std::string(kProfileAnnotation) + ": " + profile->name;
+    return profile->workloadClass;
+  }
+  for (WorkloadClass candidate :
+       {WorkloadClass::Training, WorkloadClass::Batch, WorkloadClass::Realtime}) {
+    if (profiles.select(candidate, namespaceName, labels, nullptr, "").profile != nullptr) {
+      out.classReason = "a " + std::string(claimKindName(out.claim)) +
+                        " without aiadmit.dev/workload is judged by the first of training, " +
+                        "batch and realtime with a profile for namespace " +
+                        std::string(namespaceName);
+      return candidate;
+    }
+  }
+  return WorkloadClass::None;
+}
+
+}  // namespace
+
+ClaimAssessment assessClaim(const JsonValue& object, std::string_view namespaceName,
+                            const ProfileSet& profiles) {
+  ClaimAssessment out;
+  out.readable = readClaimObject(object, out.claim, nullptr);
+  if (!out.readable) return out;
+  out.workloadClass = claimClass(object, namespaceName, profiles, out);
+  if (out.workloadClass == WorkloadClass::None) return out;
+  const JsonValue* metadata = member(&object, "metadata");
+  out.selection =
+      profiles.select(out.workloadClass, namespaceName, member(metadata, "labels"), nullptr,
+                      stringMember(member(metadata, "annotations"), kProfileAnnotation));
+  return out;
+}
+
+void collectClaimViolations(const ClaimAssessment& assessment, Operation operation,
+                            const ClusterView* cluster, std::vector<Violation>& out) {
+  if (!assessment.readable) return;
+  // A profile named by annotation that cannot apply is judged by the one the
+  // object gets without it (AIA001 says so).
+  const Profile* profile = assessment.selection.profile != nullptr
+                               ? assessment.selection.profile
+                               : assessment.selection.withoutAnnotation;
+  const ClaimValidationContext context{
+      assessment.claim, profile, assessment.selection, assessment.unknownWorkloadValue,
+      operation,        cluster};
+  for (const auto& validator : allClaimValidators()) {
+    if (validator->needsProfile() && profile == nullptr) continue;
+    validator->check(context, out);
+  }
+}
+
+}  // namespace aiadmit
