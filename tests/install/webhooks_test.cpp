@@ -256,7 +256,9 @@ TEST(Webhooks, DocumentedKindOfYourOwnLoadsAndReachesBothAppliedWebhooks) {
   const CommandResult schema = validateSchemas(rendered.jsons());
   EXPECT_EQ(schema.exitCode, 0) << schema.out << schema.err;
   std::map<std::string, Coverages> base;
-  for (const Webhook& webhook : webhooksOf(render(manifestsDir() + "/base"))) {
+  // Held here: the webhooks point into the rendered documents.
+  const Rendered baseRendered = render(manifestsDir() + "/base");
+  for (const Webhook& webhook : webhooksOf(baseRendered)) {
     base[webhook.name()] = coverageOf(webhook.value);
   }
   const std::vector<Webhook> webhooks = webhooksOf(rendered);
