@@ -62,7 +62,10 @@ spec:
 CommandResult check(const TempDir& dir, const std::string& snapshot, const std::string& input,
                     std::vector<std::string> extra = {}) {
   writeFile(dir.file("input.yaml"), input);
-  std::vector<std::string> argv = {binaryPath(), "check", "--profiles", sourceDir() + "/profiles"};
+  // dra-example-driver's class is one the profiles allow, beside NVIDIA's.
+  const std::string profiles =
+      profilesAllowingDeviceClasses(dir, {"gpu.nvidia.com", "mig.nvidia.com", "gpu.example.com"});
+  std::vector<std::string> argv = {binaryPath(), "check", "--profiles", profiles};
   if (!snapshot.empty()) {
     writeFile(dir.file("cluster.yaml"), snapshot);
     argv.push_back("--cluster");

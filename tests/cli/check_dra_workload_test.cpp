@@ -46,8 +46,11 @@ struct CheckRun {
 CheckRun checkJson(const TempDir& dir, const std::string& input) {
   writeFile(dir.file("input.yaml"), input);
   CheckRun run;
-  run.result = runCommand({binaryPath(), "check", "--profiles", sourceDir() + "/profiles", "-o",
-                           "json", dir.file("input.yaml")});
+  // The class of Kueue's example driver is one the profiles allow.
+  const std::string profiles =
+      profilesAllowingDeviceClasses(dir, {"gpu.nvidia.com", "mig.nvidia.com", "gpu.example.com"});
+  run.result = runCommand(
+      {binaryPath(), "check", "--profiles", profiles, "-o", "json", dir.file("input.yaml")});
   run.report = parseJson(run.result.out);
   return run;
 }
@@ -283,6 +286,41 @@ TEST(CheckDraWorkload, WorkersThatClaimGpusNeedGangScheduling) {
   const CommandResult unknown = runCommand(
       {binaryPath(), "check", "--profiles", profilesDir, "-o", "json", dir.file("unknown.yaml")});
   EXPECT_EQ(unknown.out.find("AIA010"), std::string::npos) << unknown.out;
+}
+
+}  // namespace
+}  // namespace aiadmit
+
+namespace aiadmit {
+namespace {
+
+using namespace testing;
+
+// A claim template in the input is judged as the validating webhook judges
+// it: a class the profile does not allow is refused under AIA020, with the
+// class it was probably meant to be.
+TEST(CheckDraWorkload, AClaimTemplateOfTheInputIsValidatedLikeTheWebhookDoes) {
+  TempDir dir;
+  writeFile(dir.file("template.yaml"), R"(apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: gpus, namespace: ml}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly: {deviceClassName: gpu.nvidia.comm, count: 2}
+)");
+  const CommandResult run = runCommand(
+      {binaryPath(), "check", "--profiles", sourceDir() + "/profiles", dir.file("template.yaml")});
+  EXPECT_EQ(run.exitCode, 1) << run.out << run.err;
+  EXPECT_NE(run.out.find("resourceclaimtemplate/gpus (ns ml)"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("[AIA020] spec.spec.devices.requests[0].exactly.deviceClassName: "),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("did you mean \"gpu.nvidia.com\"?"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("1 object: 0 admitted (0 mutated), 1 denied"), std::string::npos)
+      << run.out;
 }
 
 }  // namespace

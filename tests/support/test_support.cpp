@@ -539,4 +539,23 @@ std::vector<CorpusObject> corpusObjects() {
   return objects;
 }
 
+std::string profilesAllowingDeviceClasses(const TempDir& dir,
+                                          const std::vector<std::string>& deviceClasses) {
+  std::string list;
+  for (const std::string& name : deviceClasses) list += (list.empty() ? "" : ", ") + name;
+  const std::string profiles = dir.file("profiles");
+  std::filesystem::create_directories(profiles);
+  for (const char* name : {"batch.yaml", "realtime.yaml", "training.yaml"}) {
+    std::string text = readFile(sourceDir() + "/profiles/" + name);
+    const std::string section = "\n  gpu:\n";
+    const size_t gpu = text.find(section);
+    EXPECT_NE(gpu, std::string::npos) << name;
+    if (gpu != std::string::npos) {
+      text.insert(gpu + section.size(), "    deviceClasses: [" + list + "]\n");
+    }
+    writeFile(profiles + "/" + name, text);
+  }
+  return profiles;
+}
+
 }  // namespace aiadmit::testing

@@ -63,6 +63,12 @@ class ProjectedVolume {
   std::vector<std::string> keys_;
 };
 
+// The shipped profiles, written into `dir` with gpu.deviceClasses of each
+// set to `deviceClasses` (a test driver's class, such as dra-example-driver's
+// gpu.example.com); returns the directory to pass as --profiles.
+std::string profilesAllowingDeviceClasses(const TempDir& dir,
+                                          const std::vector<std::string>& deviceClasses);
+
 // A development CA and serving certificate made by certs/gen-dev-certs.sh,
 // once per test process: ca.crt, tls.crt, tls.key.
 const TempDir& devCertificates();

@@ -18,6 +18,7 @@
 
 #include "webhook/cli/check_output.h"
 #include "webhook/cli/check_summary.h"
+#include "webhook/engine/claim_objects.h"
 #include "webhook/engine/engine.h"
 #include "webhook/kube/dra.h"
 #include "webhook/kube/yaml_json.h"
@@ -360,6 +361,14 @@ Record evaluate(const Engine& engine, const InputObject& input,
 
   subject.object = record.mutated.get();
   const AdmissionOutcome validation = engine.validate(subject, &record.validation);
+  // A DRA claim object is only validated: its class and profile are the
+  // validating webhook's.
+  if (isClaimObject(subject) && record.mutation.workloadClass == WorkloadClass::None) {
+    record.mutation.workloadClass = record.validation.workloadClass;
+    record.mutation.classReason = record.validation.classReason;
+    record.mutation.profile = record.validation.profile;
+    record.mutation.profileReason = record.validation.profileReason;
+  }
   appendWarnings(validation, record.warnings);
   if (!validation.isAllowed()) record.denial = validation.message();
   return record;
@@ -414,36 +423,25 @@ std::shared_ptr<const ClusterView> viewForInput(const std::shared_ptr<const Clus
   return std::move(builder).build();
 }
 
-}  // namespace
-
-int checkCommand(const Arguments& args) {
-  CheckOptions options;
-  if (const std::optional<int> exitCode = parseOptions(args, options)) return *exitCode;
-
-  const ProfileLoadResult loaded = loadProfileDirectory(options.profilesDir);
-  if (!loaded.ok()) {
-    std::cerr << "aiadmit check: the profiles in " << options.profilesDir << " cannot be used:\n";
-    for (const ProfileError& error : loaded.errors) std::cerr << error.format() << "\n";
-    return 2;
+// The snapshot of --cluster; false (with the reason on stderr) when unusable.
+bool loadSnapshot(const CheckOptions& options, std::shared_ptr<const ClusterView>& snapshot) {
+  if (options.clusterFile.empty()) return true;
+  ClusterSnapshot loadedSnapshot = loadClusterSnapshot(options.clusterFile);
+  if (!loadedSnapshot.error.empty() || !loadedSnapshot.view) {
+    std::cerr << "aiadmit check: the cluster snapshot cannot be used: " << loadedSnapshot.error
+              << "\n";
+    return false;
   }
-  std::shared_ptr<const ClusterView> snapshot;
-  if (!options.clusterFile.empty()) {
-    ClusterSnapshot loadedSnapshot = loadClusterSnapshot(options.clusterFile);
-    if (!loadedSnapshot.error.empty() || !loadedSnapshot.view) {
-      std::cerr << "aiadmit check: the cluster snapshot cannot be used: " << loadedSnapshot.error
-                << "\n";
-      return 2;
-    }
-    for (const std::string& kind : loadedSnapshot.skippedKinds) {
-      std::cerr << "aiadmit check: " << options.clusterFile << ": " << kind
-                << " objects are not read\n";
-    }
-    snapshot = std::move(loadedSnapshot.view);
+  for (const std::string& kind : loadedSnapshot.skippedKinds) {
+    std::cerr << "aiadmit check: " << options.clusterFile << ": " << kind
+              << " objects are not read\n";
   }
-  Engine engine(loaded.set, options.enforcement);
+  snapshot = std::move(loadedSnapshot.view);
+  return true;
+}
 
+std::vector<InputObject> readInput(const CheckOptions& options, std::vector<InputError>& errors) {
   std::vector<Source> sources;
-  std::vector<InputError> errors;
   for (const std::string& path : options.paths) {
     collectSources(path, options.recursive, sources);
   }
@@ -458,15 +456,21 @@ int checkCommand(const Arguments& args) {
   if (objects.empty() && errors.empty()) {
     errors.push_back({"", 0, 0, "no objects in the input"});
   }
-  engine.replaceClusterView(viewForInput(snapshot, objects, options.defaultNamespace));
+  return objects;
+}
 
+// Every object the webhooks would see, decided; the rest counted as skipped.
+std::vector<Record> decideAll(const Engine& engine, std::vector<InputObject>& objects,
+                              const CheckOptions& options, std::vector<InputError>& errors,
+                              Summary& summary) {
   std::vector<Record> records;
-  Summary summary;
-  const WorkloadTypeTable& workloadTypes = loaded.set->workloadTypes();
+  const WorkloadTypeTable& workloadTypes = engine.profiles()->workloadTypes();
   for (InputObject& object : objects) {
     // What no row of the workload-type table describes runs no Pods: a
-    // Service, a ConfigMap, a kind of an operator nobody added.
-    if (workloadTypes.findForObject(*object.json) == nullptr) {
+    // Service, a ConfigMap, a kind of an operator nobody added. DRA claim
+    // objects are checked too: the validating webhook judges their requests.
+    if (workloadTypes.findForObject(*object.json) == nullptr &&
+        !isClaimObject(AdmissionSubject::ofObject(*object.json, ""))) {
       ++summary.skipped;
       continue;
     }
@@ -486,6 +490,31 @@ int checkCommand(const Arguments& args) {
       ++summary.denied;
     }
   }
+  return records;
+}
+
+}  // namespace
+
+int checkCommand(const Arguments& args) {
+  CheckOptions options;
+  if (const std::optional<int> exitCode = parseOptions(args, options)) return *exitCode;
+
+  const ProfileLoadResult loaded = loadProfileDirectory(options.profilesDir);
+  if (!loaded.ok()) {
+    std::cerr << "aiadmit check: the profiles in " << options.profilesDir << " cannot be used:\n";
+    for (const ProfileError& error : loaded.errors) std::cerr << error.format() << "\n";
+    return 2;
+  }
+  std::shared_ptr<const ClusterView> snapshot;
+  if (!loadSnapshot(options, snapshot)) return 2;
+  Engine engine(loaded.set, options.enforcement);
+
+  std::vector<InputError> errors;
+  std::vector<InputObject> objects = readInput(options, errors);
+  engine.replaceClusterView(viewForInput(snapshot, objects, options.defaultNamespace));
+
+  Summary summary;
+  const std::vector<Record> records = decideAll(engine, objects, options, errors, summary);
   summary.errors = errors.size();
   for (const InputError& error : errors) std::cerr << "error: " << error.format() << "\n";
 
