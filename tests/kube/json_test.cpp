@@ -33,3 +33,22 @@ TEST(JsonMember, KeysWithNulAreComparedWhole) {
 
 }  // namespace
 }  // namespace aiadmit
+
+namespace aiadmit {
+namespace {
+
+// An empty view without a pointer (stringMember of an absent field) makes an
+// empty string: RapidJSON's copy must never be handed a null pointer.
+TEST(Json, AnEmptyViewWithoutAPointerMakesAnEmptyString) {
+  JsonDocument document;
+  document.SetObject();
+  const std::string_view absent = stringMember(&document, "name");
+  ASSERT_EQ(absent.data(), nullptr);
+  setString(document, "name", absent, document.GetAllocator());
+  ASSERT_TRUE(member(&document, "name")->IsString());
+  EXPECT_EQ(stringMember(&document, "name"), "");
+  EXPECT_EQ(makeString(std::string_view(), document.GetAllocator()).GetStringLength(), 0u);
+}
+
+}  // namespace
+}  // namespace aiadmit

@@ -40,6 +40,9 @@ bool isArray(const JsonValue* value) {
 }
 
 JsonValue makeString(std::string_view text, JsonAllocator& alloc) {
+  // An empty view may hold no pointer at all (stringMember of an absent
+  // field), and RapidJSON copies with memcpy, which must not be given null.
+  if (text.empty()) return JsonValue("", 0, alloc);
   return JsonValue(text.data(), static_cast<rapidjson::SizeType>(text.size()), alloc);
 }
 
