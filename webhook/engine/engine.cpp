@@ -31,14 +31,9 @@ AdmissionSubject AdmissionSubject::ofObject(const JsonValue& object,
   AdmissionSubject subject;
   subject.object = &object;
   subject.kind = workloadKindOfObject(object);
-  const std::string_view apiVersion = stringMember(&object, "apiVersion");
-  const size_t slash = apiVersion.find('/');
-  if (slash == std::string_view::npos) {
-    subject.version = apiVersion;
-  } else {
-    subject.group = apiVersion.substr(0, slash);
-    subject.version = apiVersion.substr(slash + 1);
-  }
+  const GroupVersion groupVersion = splitApiVersion(stringMember(&object, "apiVersion"));
+  subject.group = groupVersion.group;
+  subject.version = groupVersion.version;
   subject.kindName = stringMember(&object, "kind");
   subject.namespaceName = namespaceName;
   subject.operation = Operation::Create;

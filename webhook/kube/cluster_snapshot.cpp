@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "webhook/kube/cluster_view.h"
+#include "webhook/kube/json_pointer.h"
 #include "webhook/kube/yaml_json.h"
 
 namespace aiadmit {
@@ -12,8 +13,7 @@ namespace {
 
 // The API group each kind the view reads is served from.
 bool servedFrom(ClusterKind kind, std::string_view apiVersion) {
-  const size_t slash = apiVersion.find('/');
-  const std::string_view group = slash == std::string_view::npos ? "" : apiVersion.substr(0, slash);
+  const std::string_view group = splitApiVersion(apiVersion).group;
   switch (kind) {
     case ClusterKind::Node:
     case ClusterKind::Namespace:

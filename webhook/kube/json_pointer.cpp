@@ -74,6 +74,12 @@ const JsonValue* childAt(const JsonValue* value, std::string_view token) {
   return nullptr;
 }
 
+GroupVersion splitApiVersion(std::string_view apiVersion) {
+  const size_t slash = apiVersion.find('/');
+  if (slash == std::string_view::npos) return {{}, apiVersion};
+  return {apiVersion.substr(0, slash), apiVersion.substr(slash + 1)};
+}
+
 const JsonValue* valueAt(const JsonValue& root, std::string_view pointer) {
   const JsonValue* value = &root;
   for (const std::string& token : pointerTokens(pointer)) {

@@ -12,6 +12,14 @@
 
 namespace aiadmit {
 
+// An object's apiVersion as its parts: "apps/v1" is group "apps", version
+// "v1"; "v1" is the core group ("") at version "v1".
+struct GroupVersion {
+  std::string_view group;
+  std::string_view version;
+};
+GroupVersion splitApiVersion(std::string_view apiVersion);
+
 // The unescaped tokens of a pointer ("/a/b~1c" or, relative, "a/b~1c").
 std::vector<std::string> pointerTokens(std::string_view pointer);
 // Whether a token is a plain name a field path shows as ".name".

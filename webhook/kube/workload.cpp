@@ -36,11 +36,8 @@ WorkloadKind workloadKindOf(std::string_view group, std::string_view kind) {
 }
 
 WorkloadKind workloadKindOfObject(const JsonValue& object) {
-  const std::string_view apiVersion = stringMember(&object, "apiVersion");
-  const size_t slash = apiVersion.find('/');
-  const std::string_view group =
-      slash == std::string_view::npos ? std::string_view{} : apiVersion.substr(0, slash);
-  return workloadKindOf(group, stringMember(&object, "kind"));
+  return workloadKindOf(splitApiVersion(stringMember(&object, "apiVersion")).group,
+                        stringMember(&object, "kind"));
 }
 
 std::string_view kindName(WorkloadKind kind) {

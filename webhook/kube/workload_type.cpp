@@ -281,9 +281,8 @@ const WorkloadType* WorkloadTypeTable::findForObject(const JsonValue& object) co
   const std::string_view apiVersion = stringMember(&object, "apiVersion");
   const std::string_view kind = stringMember(&object, "kind");
   if (apiVersion.empty() || kind.empty()) return nullptr;
-  const size_t slash = apiVersion.find('/');
-  if (slash == std::string_view::npos) return find("", apiVersion, kind);
-  return find(apiVersion.substr(0, slash), apiVersion.substr(slash + 1), kind);
+  const GroupVersion groupVersion = splitApiVersion(apiVersion);
+  return find(groupVersion.group, groupVersion.version, kind);
 }
 
 // ---- Resolution ----
