@@ -6,9 +6,6 @@
 // the Pods an operator makes from the mutated templates need no patch.
 #include <gtest/gtest.h>
 
-#include <map>
-#include <sstream>
-
 #include "tests/support/test_support.h"
 #include "webhook/kube/pod_reader.h"
 #include "webhook/kube/scheduling.h"
@@ -18,32 +15,6 @@ namespace aiadmit {
 namespace {
 
 using namespace testing;
-
-std::string sharedCrds() {
-  return corpusDir() + "/../crds";
-}
-
-// "Kind/name" -> "ok", or what validate_crd.mjs says is wrong.
-std::map<std::string, std::string> validateAgainstCrds(const std::vector<std::string>& objects) {
-  TempDir dir;
-  std::string array = "[";
-  for (size_t i = 0; i < objects.size(); ++i) array += (i > 0 ? "," : "") + objects[i];
-  writeFile(dir.file("objects.json"), array + "]");
-  const CommandResult result = runCommand({"node", sourceDir() + "/tests/schema/validate_crd.mjs",
-                                           "--crds", sharedCrds(), dir.file("objects.json")});
-  EXPECT_TRUE(result.exitCode == 0 || result.exitCode == 1) << result.err;
-  std::map<std::string, std::string> out;
-  std::istringstream lines(result.out);
-  for (std::string line; std::getline(lines, line);) {
-    if (line.rfind("ok ", 0) == 0) {
-      out[line.substr(3)] = "ok";
-    } else if (line.rfind("FAIL ", 0) == 0) {
-      const size_t colon = line.find(": ");
-      out[line.substr(5, colon - 5)] = line.substr(colon + 2);
-    }
-  }
-  return out;
-}
 
 std::string keyOf(const JsonValue& object) {
   const JsonValue* metadata = member(&object, "metadata");
@@ -161,8 +132,8 @@ TEST(CustomResourceCorpus, MutatedValidAgainstTheirCrdsIdempotentAndPlaced) {
 
   // The patch keeps every object as valid against its CRD as it was: the
   // LWS example that its CRD already refuses fails the same way, no more.
-  const auto before = validateAgainstCrds(originals);
-  const auto after = validateAgainstCrds(mutatedObjects);
+  const auto before = validateCustomResources(originals);
+  const auto after = validateCustomResources(mutatedObjects);
   ASSERT_EQ(before.size(), mutatedObjects.size());
   for (const std::string& text : mutatedObjects) {
     const std::string key = keyOf(*parseJson(text));

@@ -20,38 +20,11 @@ namespace {
 using aiadmit::testing::CommandResult;
 using aiadmit::testing::corpusDir;
 using aiadmit::testing::runCommand;
+using aiadmit::testing::sharedCrds;
 using aiadmit::testing::sourceDir;
 using aiadmit::testing::TempDir;
+using aiadmit::testing::validateCustomResources;
 using aiadmit::testing::writeFile;
-
-std::string sharedCrds() {
-  return corpusDir() + "/../crds";
-}
-
-// "Kind/name" -> "ok" or the reasons after "FAIL Kind/name: ".
-std::map<std::string, std::string> validate(const std::vector<std::string>& objects,
-                                            const std::string& crds = sharedCrds()) {
-  TempDir dir;
-  std::string array = "[";
-  for (size_t i = 0; i < objects.size(); ++i) array += (i > 0 ? "," : "") + objects[i];
-  writeFile(dir.file("objects.json"), array + "]");
-  const CommandResult result = runCommand({"node", sourceDir() + "/tests/schema/validate_crd.mjs",
-                                           "--crds", crds, dir.file("objects.json")});
-  EXPECT_TRUE(result.exitCode == 0 || result.exitCode == 1) << result.err;
-  std::map<std::string, std::string> out;
-  std::istringstream lines(result.out);
-  for (std::string line; std::getline(lines, line);) {
-    if (line.rfind("ok ", 0) == 0) {
-      out[line.substr(3)] = "ok";
-    } else if (line.rfind("FAIL ", 0) == 0) {
-      const size_t colon = line.find(": ");
-      out[line.substr(5, colon - 5)] = line.substr(colon + 2);
-    }
-  }
-  const bool anyFailure = result.out.find("FAIL ") != std::string::npos;
-  EXPECT_EQ(result.exitCode, anyFailure ? 1 : 0) << result.out;
-  return out;
-}
 
 TEST(CrdSchema, EveryCorpusCustomResourceValidatesAgainstItsCrd) {
   std::vector<std::string> objects;
@@ -84,7 +57,7 @@ TEST(CrdSchema, EveryCorpusCustomResourceValidatesAgainstItsCrd) {
       {"KFService/tensorflow-gpu",
        "no served CRD version for serving.kubeflow.org/v1alpha1 KFService"},
   };
-  EXPECT_EQ(validate(objects), expected);
+  EXPECT_EQ(validateCustomResources(objects), expected);
 }
 
 const char* kPyTorchJob = R"({"apiVersion":"kubeflow.org/v1","kind":"PyTorchJob",
@@ -105,7 +78,7 @@ std::string pytorchJob(const std::string& name, const std::string& replicas,
 }
 
 TEST(CrdSchema, RefusesUnknownFieldsWrongTypesAndMissingRequiredFields) {
-  const std::map<std::string, std::string> results = validate({
+  const std::map<std::string, std::string> results = validateCustomResources({
       pytorchJob("valid", "2", "8"),
       pytorchJob("quoted-gpus", "2", "\"8\""),
       pytorchJob("unknown-field", "2", "8", R"(,"gpus":8)"),
@@ -217,7 +190,7 @@ TEST(CrdSchema, FollowsTheApiServerOnEachSchemaMarker) {
   };
   std::string unserved = widget("unserved", "{}");
   unserved.replace(unserved.find("VERSION"), 7, "v0");
-  const std::map<std::string, std::string> results = validate(
+  const std::map<std::string, std::string> results = validateCustomResources(
       {v1(widget("int", R"({"size":3})")), v1(widget("string", R"({"size":"3Gi"})")),
        v1(widget("bool-size", R"({"size":true})")),
        v1(widget("preserved", R"({"size":1,"config":{"mode":"fast","anything":{"x":1}}})")),

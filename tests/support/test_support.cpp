@@ -558,4 +558,32 @@ std::string profilesAllowingDeviceClasses(const TempDir& dir,
   return profiles;
 }
 
+std::string sharedCrds() {
+  return corpusDir() + "/../crds";
+}
+
+std::map<std::string, std::string> validateCustomResources(const std::vector<std::string>& objects,
+                                                           const std::string& crds) {
+  TempDir dir;
+  std::string array = "[";
+  for (size_t i = 0; i < objects.size(); ++i) array += (i > 0 ? "," : "") + objects[i];
+  writeFile(dir.file("objects.json"), array + "]");
+  const CommandResult result = runCommand({"node", sourceDir() + "/tests/schema/validate_crd.mjs",
+                                           "--crds", crds, dir.file("objects.json")});
+  EXPECT_TRUE(result.exitCode == 0 || result.exitCode == 1) << result.err;
+  std::map<std::string, std::string> out;
+  std::istringstream lines(result.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("ok ", 0) == 0) {
+      out[line.substr(3)] = "ok";
+    } else if (line.rfind("FAIL ", 0) == 0) {
+      const size_t colon = line.find(": ");
+      out[line.substr(5, colon - 5)] = line.substr(colon + 2);
+    }
+  }
+  const bool anyFailure = result.out.find("FAIL ") != std::string::npos;
+  EXPECT_EQ(result.exitCode, anyFailure ? 1 : 0) << result.out;
+  return out;
+}
+
 }  // namespace aiadmit::testing

@@ -63,6 +63,13 @@ class ProjectedVolume {
   std::vector<std::string> keys_;
 };
 
+// ../shared/crds: the real CRDs of the AI workload kinds.
+std::string sharedCrds();
+// Validates custom resources against their CRDs in `crds` with
+// tests/schema/validate_crd.mjs: "Kind/name" -> "ok", or what is wrong.
+std::map<std::string, std::string> validateCustomResources(const std::vector<std::string>& objects,
+                                                           const std::string& crds = sharedCrds());
+
 // The shipped profiles, written into `dir` with gpu.deviceClasses of each
 // set to `deviceClasses` (a test driver's class, such as dra-example-driver's
 // gpu.example.com); returns the directory to pass as --profiles.
