@@ -44,6 +44,29 @@ EXT
   return "$status"
 }
 
+# pki_new_client_cert KEY_OUT CERT_OUT CA_CERT CA_KEY DAYS COMMON_NAME [ORGANIZATION]
+# A client certificate as kube-apiserver reads one: the common name is the
+# user, the organization a group (system:masters for a cluster admin).
+pki_new_client_cert() {
+  local work status=0 subject="/CN=$6"
+  [ -z "${7:-}" ] || subject="/O=$7$subject"
+  work=$(mktemp -d)
+  cat >"$work/client.ext" <<EXT
+basicConstraints=critical,CA:FALSE
+keyUsage=critical,digitalSignature,keyEncipherment
+extendedKeyUsage=clientAuth
+subjectKeyIdentifier=hash
+authorityKeyIdentifier=keyid,issuer
+EXT
+  pki_quiet openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+    -keyout "$1" -out "$work/client.csr" -subj "$subject" &&
+    pki_quiet openssl x509 -req -in "$work/client.csr" -CA "$3" -CAkey "$4" \
+      -set_serial "0x$(openssl rand -hex 16)" -out "$2" -days "$5" \
+      -extfile "$work/client.ext" || status=$?
+  rm -rf "$work"
+  return "$status"
+}
+
 # pki_end_date CERT: the certificate's notAfter, as OpenSSL prints it.
 pki_end_date() {
   openssl x509 -in "$1" -noout -enddate | cut -d= -f2
