@@ -310,6 +310,18 @@ TEST(MatchConditions, MatchConditionsSkipWhatAiadmitHasNoReasonToSee) {
       {{"pod with a GPU init container",
         R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"initContainers":[{"name":"i","resources":{"limits":{"amd.com/gpu":"1"}}}],"containers":[{"name":"m"}]}})"},
        "CSCS"},
+      // Whether a DRA claim is a GPU's is for aiadmit to resolve (its
+      // template, its device class), so every claim is sent.
+      {{"pod claiming DRA devices",
+        R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"resourceClaims":[{"name":"gpu","resourceClaimTemplateName":"one-gpu"}],"containers":[{"name":"m","resources":{"claims":[{"name":"gpu"}]}}]}})"},
+       "CSCS"},
+      {{"deployment claiming DRA devices",
+        R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},"spec":{"selector":{"matchLabels":{"app":"d"}},"template":{"metadata":{"labels":{"app":"d"}},"spec":{"resourceClaims":[{"name":"gpu","resourceClaimTemplateName":"one-gpu"}],"containers":[{"name":"m","resources":{"claims":[{"name":"gpu"}]}}]}}}})"},
+       "CSCS"},
+      {{"cronjob claiming DRA devices",
+        R"({"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"c"},"spec":{"schedule":"@daily","jobTemplate":{"spec":{"template":{"spec":{"restartPolicy":"Never","resourceClaims":[{"name":"gpu","resourceClaimTemplateName":"one-gpu"}],"containers":[{"name":"m","resources":{"claims":[{"name":"gpu"}]}}]}}}}}})"},
+       "CSCS"},
+      {{"pod with an empty claim list", plainPod("", R"(,"resourceClaims":[])")}, "SSSS"},
       {{"pod annotated as a workload",
         plainPod(R"(,"annotations":{"aiadmit.dev/workload":"training"})")},
        "CSCS"},
