@@ -18,6 +18,30 @@ void cutUtf8(std::string& text, size_t size) {
   text.resize(size);
 }
 
+// "<role>: <line>" when the workload has several templates: each is edited
+// in turn, and the line says which one it is about.
+std::string forTemplate(const MutationContext& context, std::string line) {
+  if (context.severalTemplates && context.place != nullptr)
+    line = context.place->role + ": " + line;
+  return line;
+}
+
+// `line` shortened so that the warning the engine makes of it,
+// "aiadmit: <line> (profile <name>)", fits the API server's 120-character line.
+std::string fitted(const Profile& profile, std::string line) {
+  const size_t frame =
+      kWarningPrefix.size() + kProfileOpen.size() + profile.name.size() + kProfileClose.size();
+  // Profile names are at most 63 characters, so there is always room left.
+  const size_t budget = kMaxWarningLength > frame + kEllipsis.size() + 16
+                            ? kMaxWarningLength - frame
+                            : kEllipsis.size() + 16;
+  if (line.size() > budget) {
+    cutUtf8(line, budget - kEllipsis.size());
+    line += kEllipsis;
+  }
+  return line;
+}
+
 }  // namespace
 
 JsonValue& MutationContext::podSpec() {
@@ -29,23 +53,15 @@ JsonValue& MutationContext::podSpec() {
 }
 
 void MutationContext::report(std::string change) {
-  // Each template of a workload is edited in turn: say which one changed.
-  if (severalTemplates && place != nullptr) change = place->role + ": " + change;
-  reportForWorkload(std::move(change));
+  reportForWorkload(forTemplate(*this, std::move(change)));
 }
 
 void MutationContext::reportForWorkload(std::string change) {
-  const size_t frame =
-      kWarningPrefix.size() + kProfileOpen.size() + profile.name.size() + kProfileClose.size();
-  // Profile names are at most 63 characters, so there is always room left.
-  const size_t budget = kMaxWarningLength > frame + kEllipsis.size() + 16
-                            ? kMaxWarningLength - frame
-                            : kEllipsis.size() + 16;
-  if (change.size() > budget) {
-    cutUtf8(change, budget - kEllipsis.size());
-    change += kEllipsis;
-  }
-  changes.push_back(std::move(change));
+  changes.push_back(fitted(profile, std::move(change)));
+}
+
+void MutationContext::notice(std::string text) {
+  notices.push_back(fitted(profile, forTemplate(*this, std::move(text))));
 }
 
 }  // namespace aiadmit

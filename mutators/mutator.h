@@ -29,6 +29,11 @@ struct MutationContext {
   // One short line per change ("added toleration accelerator=gpu:NoSchedule");
   // the engine prefixes "aiadmit: " and appends the profile.
   std::vector<std::string>& changes;
+  // One short line per thing the profile asks for that a mutator left out
+  // on purpose, and why ("no PriorityClass ai-batch, not set; ..."). Not a
+  // change: it makes no patch, and the engine sends it as a warning whether
+  // or not anything else changed, so the user learns what is missing.
+  std::vector<std::string>& notices;
   // An UPDATE that left the workload's template as it was: only mutators that
   // run on unchanged templates run, and they edit the object's own metadata.
   bool templateUnchanged = false;
@@ -46,8 +51,9 @@ struct MutationContext {
   // true): its own metadata is what its controller set, and aiadmit leaves it
   // alone; its pod templates carry what the controller's workload declared.
   bool madeByController = false;
-  // The cluster view the template's DRA claims resolve in (null: none), as
-  // classification resolved them.
+  // The cluster view (null: none): the template's DRA claims resolve in it,
+  // as classification resolved them, and mutators do not inject what it
+  // says the cluster lacks.
   const ClusterView* cluster = nullptr;
 
   PodTemplateView view() const {
@@ -77,6 +83,8 @@ struct MutationContext {
   // The same for a change to the workload as a whole (its Job settings),
   // which names no template.
   void reportForWorkload(std::string change);
+  // Records one notice, named and shortened as report() does a change.
+  void notice(std::string text);
 };
 
 class Mutator {

@@ -260,14 +260,18 @@ TEST(MutatorPipeline, ChangeSummariesAreShortenedWithoutSplittingCharacters) {
   Profile profile;
   profile.name = "training";
   std::vector<std::string> changes;
+  std::vector<std::string> notices;
   MutationContext context{
-      object, object.GetAllocator(), WorkloadKind::Pod, classification, profile, "default",
-      changes};
+      object, object.GetAllocator(), WorkloadKind::Pod, classification, profile, "default", changes,
+      notices};
   context.report("short");
   std::string longChange = "added label team=";
   for (int i = 0; i < 60; ++i) longChange += "\u00e9";  // two bytes each
   context.report(longChange);
   ASSERT_EQ(changes.size(), 2u);
+  // A notice becomes a warning of the same form, shortened alike.
+  context.notice(longChange);
+  EXPECT_EQ(notices, std::vector<std::string>{changes[1]});
   EXPECT_EQ(changes[0], "short");
   const std::string warning = "aiadmit: " + changes[1] + " (profile training)";
   EXPECT_LE(warning.size(), 120u);

@@ -139,6 +139,7 @@ struct MutationRun {
   std::shared_ptr<JsonDocument> after;
   bool changed = false;
   std::vector<std::string> changes;
+  std::vector<std::string> notices;  // what was left out on purpose; no change
 
   std::string patch() const { return diffToJsonPatch(*before, *after); }
   const JsonValue& podSpec() const {
@@ -164,26 +165,30 @@ inline MutationRun runMutators(const std::vector<const Mutator*>& mutators, cons
   PodReader pod = PodReader::of(view);
   pod.resolveClaimsIn(cluster, namespaceName);
   const Classification classification = classify(view, pod);
-  MutationContext context{
-      *run.after, run.after->GetAllocator(), kind, classification, profile, namespaceName,
-      run.changes};
+  MutationContext context{*run.after,  run.after->GetAllocator(),
+                          kind,        classification,
+                          profile,     namespaceName,
+                          run.changes, run.notices};
   context.cluster = cluster;
   for (const Mutator* mutator : mutators) run.changed = mutator->mutate(context) || run.changed;
   return run;
 }
 
 inline MutationRun runMutator(const Mutator& mutator, const JsonValue& object,
-                              const Profile& profile, std::string_view namespaceName = "default") {
-  return runMutators({&mutator}, object, profile, namespaceName);
+                              const Profile& profile, std::string_view namespaceName = "default",
+                              const ClusterView* cluster = nullptr) {
+  return runMutators({&mutator}, object, profile, namespaceName, cluster);
 }
 
 inline MutationRun runMutator(const Mutator& mutator, const std::string& yaml,
-                              const Profile& profile, std::string_view namespaceName = "default") {
-  return runMutator(mutator, *manifest(yaml), profile, namespaceName);
+                              const Profile& profile, std::string_view namespaceName = "default",
+                              const ClusterView* cluster = nullptr) {
+  return runMutator(mutator, *manifest(yaml), profile, namespaceName, cluster);
 }
 
 // The run's patch, applied by kubectl to the original, gives the mutated
-// object; and the mutator run again on that result changes nothing.
+// object; and the mutator run again on that result changes nothing and
+// says the same about what it left out.
 inline void expectAppliedAndIdempotent(const std::vector<const Mutator*>& mutators,
                                        const MutationRun& run, const Profile& profile,
                                        std::string_view namespaceName = "default",
@@ -199,13 +204,16 @@ inline void expectAppliedAndIdempotent(const std::vector<const Mutator*>& mutato
   const MutationRun again = runMutators(mutators, *run.after, profile, namespaceName, cluster);
   EXPECT_FALSE(again.changed) << again.patch();
   EXPECT_TRUE(again.changes.empty());
+  EXPECT_EQ(again.notices, run.notices);
   EXPECT_EQ(again.patch(), "");
 }
 
 inline void expectAppliedAndIdempotent(const Mutator& mutator, const MutationRun& run,
                                        const Profile& profile,
-                                       std::string_view namespaceName = "default") {
-  expectAppliedAndIdempotent(std::vector<const Mutator*>{&mutator}, run, profile, namespaceName);
+                                       std::string_view namespaceName = "default",
+                                       const ClusterView* cluster = nullptr) {
+  expectAppliedAndIdempotent(std::vector<const Mutator*>{&mutator}, run, profile, namespaceName,
+                             cluster);
 }
 
 // The value at a JSON Pointer ("/spec/template/spec/nodeSelector"), or nullptr.

@@ -330,9 +330,9 @@ void parseSource(const Source& source, std::vector<InputObject>& objects,
 
 // --------------------------------------------------------------- decisions
 
-void appendWarnings(const AdmissionOutcome& outcome, std::vector<std::string>& out) {
+void appendWarnings(const std::vector<std::string>& warnings, std::vector<std::string>& out) {
   // Each webhook's warnings are trimmed as its answer carries them.
-  for (std::string& warning : fitWarnings(outcome.warnings())) out.push_back(std::move(warning));
+  for (std::string& warning : fitWarnings(warnings)) out.push_back(std::move(warning));
 }
 
 // The mutating webhook, then the validating webhook on the mutated object,
@@ -352,11 +352,12 @@ Record evaluate(const Engine& engine, const InputObject& input,
   const AdmissionOutcome mutation = engine.mutate(subject, &record.mutation, mutated.get());
   if (mutation.decision() == Decision::Patched) {
     // A patched answer's warnings are the class and the injected changes,
-    // which the record shows as such.
+    // which the record shows as such, and the notices, which it does not.
     record.patch = mutation.patch();
     record.mutated = std::move(mutated);
+    appendWarnings(noticeWarnings(record.mutation), record.warnings);
   } else {
-    appendWarnings(mutation, record.warnings);
+    appendWarnings(mutation.warnings(), record.warnings);
   }
 
   subject.object = record.mutated.get();
@@ -369,7 +370,7 @@ Record evaluate(const Engine& engine, const InputObject& input,
     record.mutation.profile = record.validation.profile;
     record.mutation.profileReason = record.validation.profileReason;
   }
-  appendWarnings(validation, record.warnings);
+  appendWarnings(validation.warnings(), record.warnings);
   if (!validation.isAllowed()) record.denial = validation.message();
   return record;
 }

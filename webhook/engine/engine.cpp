@@ -65,8 +65,9 @@ std::shared_ptr<const ClusterView> Engine::clusterView() const {
 
 namespace {
 
-std::string changeWarning(const std::string& change, const std::string& profile) {
-  return "aiadmit: " + change + " (profile " + profile + ")";
+// A change or a notice, which the profile asked for.
+std::string profileWarning(const std::string& line, const std::string& profile) {
+  return "aiadmit: " + line + " (profile " + profile + ")";
 }
 
 std::string classWarning(WorkloadClass workloadClass, const std::string& reason) {
@@ -323,14 +324,11 @@ bool Engine::mutateInto(const AdmissionSubject& subject, JsonDocument& mutated,
   eval.profileReason = selection.reason;
 
   mutated.CopyFrom(*subject.object, mutated.GetAllocator());
-  MutationContext context{mutated,
-                          mutated.GetAllocator(),
-                          assessment.kind,
-                          classification,
-                          *selection.profile,
-                          subject.namespaceName,
-                          eval.changes,
-                          templateUnchanged(subject, assessment)};
+  MutationContext context{
+      mutated,        mutated.GetAllocator(), assessment.kind,
+      classification, *selection.profile,     subject.namespaceName,
+      eval.changes,   eval.notices,           templateUnchanged(subject, assessment),
+  };
   context.type = assessment.type;
   context.severalTemplates = assessment.views.size() > 1;
   context.madeByController = madeByController(*subject.object);
@@ -357,20 +355,30 @@ AdmissionOutcome Engine::mutate(const AdmissionSubject& subject, Evaluation* eva
   JsonDocument& mutated = mutatedOut != nullptr ? *mutatedOut : scratch;
   if (!mutateInto(subject, mutated, &eval)) {
     if (!eval.inputError.empty()) return AdmissionOutcome::badRequest(eval.inputError);
-    std::vector<std::string> warnings;
+    std::vector<std::string> warnings = noticeWarnings(eval);
     // Say why an AI workload got nothing: the selection failed or no profile applies.
     if (!eval.profileError.empty())
       warnings.push_back("aiadmit: nothing injected: " + eval.profileError);
     return AdmissionOutcome::allowed(std::move(warnings));
   }
   std::string patch = diffToJsonPatch(*subject.object, mutated);
-  if (patch.empty()) return AdmissionOutcome::allowed();
+  if (patch.empty()) return AdmissionOutcome::allowed(noticeWarnings(eval));
 
   std::vector<std::string> warnings;
   warnings.push_back(classWarning(eval.workloadClass, eval.classReason));
+  // Notices before changes: the budget drops the last lines first, and what
+  // was left out is what the user has to act on.
+  for (std::string& notice : noticeWarnings(eval)) warnings.push_back(std::move(notice));
   for (const std::string& change : eval.changes)
-    warnings.push_back(changeWarning(change, eval.profile));
+    warnings.push_back(profileWarning(change, eval.profile));
   return AdmissionOutcome::patched(std::move(patch), std::move(warnings));
+}
+
+std::vector<std::string> noticeWarnings(const Evaluation& evaluation) {
+  std::vector<std::string> warnings;
+  for (const std::string& notice : evaluation.notices)
+    warnings.push_back(profileWarning(notice, evaluation.profile));
+  return warnings;
 }
 
 AdmissionOutcome Engine::validate(const AdmissionSubject& subject, Evaluation* evaluation) const {

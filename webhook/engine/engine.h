@@ -51,8 +51,9 @@ struct Evaluation {
   // `check` and the log; empty for objects the table does not describe.
   std::string workloadType;
   std::vector<std::string> templates;
-  bool customResource = false;  // a kind of an operator, not Pod or a built-in controller
+  bool customResource = false;       // a kind of an operator, not Pod or a built-in controller
   std::vector<std::string> changes;  // injected, one line each
+  std::vector<std::string> notices;  // left out on purpose (a class the cluster lacks)
   std::vector<Violation> denials;    // violations whose action is deny
   std::vector<Violation> warnings;   // violations whose action is warn
   std::vector<Violation> audited;    // violations whose action is audit: recorded only
@@ -120,5 +121,9 @@ struct ReviewAnswer {
 };
 
 ReviewAnswer answerReview(const Engine& engine, Endpoint endpoint, std::string_view body);
+
+// The warnings of the evaluation's notices as /mutate sends them:
+// "aiadmit: <notice> (profile <name>)".
+std::vector<std::string> noticeWarnings(const Evaluation& evaluation);
 
 }  // namespace aiadmit
