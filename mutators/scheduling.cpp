@@ -4,12 +4,15 @@
 #include <string>
 
 #include "mutators/template_parts.h"
+#include "webhook/kube/cluster_view.h"
 
 namespace aiadmit {
 
 namespace {
 
 constexpr std::string_view kApiDefaultScheduler = "default-scheduler";
+// Where the install keeps the PriorityClasses of the shipped profiles.
+constexpr std::string_view kPriorityClassesComponent = "manifests/components/priority-classes";
 
 bool setPriorityClass(MutationContext& context) {
   const std::string& wanted = context.profile.scheduling.priorityClassName;
@@ -17,6 +20,14 @@ bool setPriorityClass(MutationContext& context) {
   const JsonValue* spec = context.view().spec;
   if (!stringMember(spec, "priorityClassName").empty()) return false;
   if (context.kind == WorkloadKind::Pod && !isUnset(member(spec, "priority"))) return false;
+  // The API server refuses a Pod whose class does not exist: injecting it
+  // would turn an admissible workload into one whose every Pod is refused.
+  // Only a definite "no" counts; a view that cannot tell keeps the profile.
+  if (context.cluster != nullptr && context.cluster->hasPriorityClass(wanted) == Presence::No) {
+    context.notice("no PriorityClass " + wanted + ", not set; see " +
+                   std::string(kPriorityClassesComponent));
+    return false;
+  }
   setString(context.podSpec(), "priorityClassName", wanted, context.alloc);
   context.report("set priorityClassName " + wanted);
   return true;

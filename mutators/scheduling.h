@@ -19,6 +19,10 @@ namespace aiadmit {
 //   change the priority the scheduler uses, so a Pod that already carries a
 //   resolved priority gets no class. Pods created from a template that has
 //   the class are resolved with it.
+//
+// A priority class the cluster view says does not exist is not injected
+// (the API server would refuse every Pod that names it); a notice says so.
+// A view that cannot tell, or none, leaves the profile's class to be set.
 class SchedulingMutator final : public Mutator {
  public:
   std::string_view name() const override { return "scheduling"; }

@@ -6,9 +6,7 @@ void PriorityClassExistsValidator::check(const ValidationContext& context,
                                          std::vector<Violation>& out) const {
   if (context.cluster == nullptr) return;
   const std::string_view name = stringMember(context.view.spec, "priorityClassName");
-  // The two system classes exist in every cluster, listed or not.
-  if (name.empty() || name == "system-cluster-critical" || name == "system-node-critical") return;
-  if (context.cluster->hasPriorityClass(name) != Presence::No) return;
+  if (name.empty() || context.cluster->hasPriorityClass(name) != Presence::No) return;
   out.push_back({AIA017, context.view.specFieldPath() + ".priorityClassName",
                  "PriorityClass " + inQuotes(name) +
                      " does not exist in the cluster, so the API server refuses the Pods",

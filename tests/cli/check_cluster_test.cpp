@@ -170,6 +170,42 @@ TEST(CheckCluster, APriorityClassThatDoesNotExistIsRefused) {
   EXPECT_EQ(fixed.exitCode, 0) << fixed.out << fixed.err;
 }
 
+TEST(CheckCluster, APriorityClassTheSnapshotLacksIsNotInjected) {
+  // The batch profile's ai-batch is not in the snapshot: the Job gets no
+  // class, so nothing names a missing one and AIA017 has nothing to refuse.
+  const std::string snapshot = list({priorityClass("ai-training", 10000)});
+  const std::string warning =
+      "Warning: aiadmit: no PriorityClass ai-batch, not set; see "
+      "manifests/components/priority-classes (profile batch)";
+  TempDir dir;
+  const CommandResult run = check(dir, snapshot, kEightGpuJob);
+  EXPECT_EQ(run.exitCode, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find(warning), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find("set priorityClassName"), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find("AIA017"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("admitted, mutated"), std::string::npos) << run.out;
+
+  const CommandResult yaml = check(dir, snapshot, kEightGpuJob, {"-o", "yaml"});
+  ASSERT_EQ(yaml.exitCode, 0) << yaml.out << yaml.err;
+  EXPECT_EQ(yaml.out.find("priorityClassName"), std::string::npos) << yaml.out;
+  EXPECT_NE(yaml.err.find(warning), std::string::npos) << yaml.err;
+
+  // What the webhook returned, sent again: no patch, and the same warning.
+  TempDir again;
+  const CommandResult second = check(again, snapshot, yaml.out);
+  EXPECT_EQ(second.exitCode, 0) << second.out << second.err;
+  EXPECT_NE(second.out.find("  admitted\n"), std::string::npos) << second.out;
+  EXPECT_NE(second.out.find(warning), std::string::npos) << second.out;
+
+  TempDir created;
+  const CommandResult withClass =
+      check(created, list({priorityClass("ai-batch", 1000)}), kEightGpuJob);
+  EXPECT_EQ(withClass.exitCode, 0) << withClass.out << withClass.err;
+  EXPECT_NE(withClass.out.find("set priorityClassName ai-batch"), std::string::npos)
+      << withClass.out;
+  EXPECT_EQ(withClass.out.find("no PriorityClass"), std::string::npos) << withClass.out;
+}
+
 TEST(CheckCluster, AQueueLabelNamingNoLocalQueueOfTheNamespaceIsRefused) {
   TempDir dir;
   // gpu-queue exists, but in another namespace.

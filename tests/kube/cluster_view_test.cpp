@@ -307,6 +307,9 @@ spec:
   const auto empty = std::move(ClusterView::Builder{}).build();
   EXPECT_FALSE(empty->synced());
   EXPECT_EQ(empty->hasPriorityClass("ai-training"), Presence::Unknown);
+  // The API server keeps the system classes in every cluster, listed or not.
+  EXPECT_EQ(empty->hasPriorityClass("system-node-critical"), Presence::Yes);
+  EXPECT_EQ(view->hasPriorityClass("system-cluster-critical"), Presence::Yes);
   EXPECT_EQ(empty->isGpuDeviceClass("gpu.nvidia.com"), Presence::Unknown);
 }
 

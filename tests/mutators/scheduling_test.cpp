@@ -2,6 +2,7 @@
 // the profile, only where the workload has not chosen.
 #include "mutators/scheduling.h"
 #include "tests/support/mutator_harness.h"
+#include "webhook/kube/cluster_view.h"
 
 namespace aiadmit {
 namespace {
@@ -227,6 +228,83 @@ TEST(SchedulingMutator, ShippedProfilesSetTheirClassesPriority) {
     EXPECT_EQ(stringOf(at(*run.after, "/spec/template/spec/priorityClassName")),
               std::string("ai-") + name);
   }
+}
+
+// A cluster view that lists PriorityClasses and holds `names`.
+std::shared_ptr<const ClusterView> viewWithPriorityClasses(const std::vector<std::string>& names) {
+  ClusterView::Builder builder;
+  for (const std::string& name : names) builder.add(PriorityClassRecord{name, 1000, false});
+  builder.markListed(ClusterKind::PriorityClass);
+  return std::move(builder).build();
+}
+
+TEST(SchedulingMutator, AClassTheClusterLacksIsNotSetAndANoticeSaysSo) {
+  // The API server would refuse every Pod of the Job for the class.
+  const auto view = viewWithPriorityClasses({"ai-batch"});
+  const MutationRun run = runMutator(kMutator, kJob, gang(), "default", view.get());
+  EXPECT_EQ(at(*run.after, "/spec/template/spec/priorityClassName"), nullptr) << run.patch();
+  EXPECT_EQ(
+      run.notices,
+      (std::vector<std::string>{
+          "no PriorityClass ai-training, not set; see manifests/components/priority-classes"}));
+  // The rest of the profile's scheduling still applies.
+  EXPECT_EQ(run.changes, (std::vector<std::string>{
+                             "set schedulerName volcano",
+                             "added label kueue.x-k8s.io/queue-name=team-a",
+                             "added annotation scheduling.k8s.io/group-name=team-a",
+                         }));
+  expectAppliedAndIdempotent(kMutator, run, gang(), "default", view.get());
+}
+
+TEST(SchedulingMutator, ANoticeAloneIsNoChange) {
+  const auto view = viewWithPriorityClasses({});
+  const MutationRun run =
+      runMutator(kMutator, kJob, shippedProfile("batch"), "default", view.get());
+  EXPECT_FALSE(run.changed) << run.patch();
+  EXPECT_TRUE(run.changes.empty());
+  ASSERT_EQ(run.notices.size(), 1u);
+  EXPECT_NE(run.notices[0].find("ai-batch"), std::string::npos) << run.notices[0];
+  // "aiadmit: <notice> (profile batch)" fits one warning line.
+  EXPECT_LE(run.notices[0].size() + std::string("aiadmit:  (profile batch)").size(),
+            kMaxWarningLength);
+  expectAppliedAndIdempotent(kMutator, run, shippedProfile("batch"), "default", view.get());
+}
+
+TEST(SchedulingMutator, AClassTheClusterHasIsSet) {
+  const auto view = viewWithPriorityClasses({"ai-training"});
+  const MutationRun run = runMutator(kMutator, kJob, gang(), "default", view.get());
+  EXPECT_EQ(stringOf(at(*run.after, "/spec/template/spec/priorityClassName")), "ai-training");
+  EXPECT_TRUE(run.notices.empty());
+  expectAppliedAndIdempotent(kMutator, run, gang(), "default", view.get());
+}
+
+TEST(SchedulingMutator, AViewThatCannotTellKeepsTheProfilesClass) {
+  // PriorityClasses not listed (not yet synced, or stale): unknown, not absent.
+  ClusterView::Builder builder;
+  builder.markListed(ClusterKind::Node);
+  const auto unlisted = std::move(builder).build();
+  for (const ClusterView* view : {unlisted.get(), static_cast<const ClusterView*>(nullptr)}) {
+    const MutationRun run = runMutator(kMutator, kJob, gang(), "default", view);
+    EXPECT_EQ(stringOf(at(*run.after, "/spec/template/spec/priorityClassName")), "ai-training");
+    EXPECT_TRUE(run.notices.empty());
+  }
+}
+
+TEST(SchedulingMutator, TheSystemClassesAlwaysExist) {
+  const auto profiles = profilesFromYaml(R"(
+apiVersion: aiadmit.dev/v1
+kind: Profile
+metadata: {name: critical}
+spec:
+  class: training
+  scheduling: {priorityClassName: system-node-critical}
+)");
+  const auto view = viewWithPriorityClasses({"ai-training"});
+  const MutationRun run =
+      runMutator(kMutator, kJob, *profiles->find("critical"), "default", view.get());
+  EXPECT_EQ(stringOf(at(*run.after, "/spec/template/spec/priorityClassName")),
+            "system-node-critical");
+  EXPECT_TRUE(run.notices.empty());
 }
 
 TEST(SchedulingMutator, ProfileTurnsItOff) {

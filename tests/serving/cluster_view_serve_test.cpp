@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <functional>
@@ -192,6 +193,42 @@ TEST_F(ServeClusterView, EveryPublishedViewReachesTheRequestPath) {
     admitted = validate(*server, "after").allowed;
   }
   EXPECT_TRUE(admitted);
+}
+
+TEST_F(ServeClusterView, APriorityClassTheClusterLacksIsNotInjectedUntilItExists) {
+  // The stand-in lists PriorityClasses and has none: the batch profile's
+  // ai-batch would make the API server refuse the Pod.
+  auto server = serve({"--kubeconfig", dir_.file("kubeconfig")});
+  ASSERT_TRUE(server->waitForOutput("\"msg\":\"cluster view: synced\"", kDeadlineSeconds))
+      << server->output();
+  const auto mutate = [&](const std::string& uid) {
+    const HttpResponse response = server->post("/mutate", makeReview(kEightGpuPod, "CREATE", uid));
+    EXPECT_EQ(response.status, 200) << response.body;
+    return parseReviewResponse(response.body);
+  };
+  const ReviewResponse missing = mutate("missing");
+  EXPECT_TRUE(missing.allowed);
+  EXPECT_EQ(missing.patch.find("priorityClassName"), std::string::npos) << missing.patch;
+  EXPECT_NE(std::find(missing.warnings.begin(), missing.warnings.end(),
+                      "aiadmit: no PriorityClass ai-batch, not set; see "
+                      "manifests/components/priority-classes (profile batch)"),
+            missing.warnings.end())
+      << ::testing::PrintToString(missing.warnings);
+
+  // The class is created: the watch brings it, and the next Pod gets it.
+  api_.put("/apis/scheduling.k8s.io/v1/priorityclasses",
+           R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass",)"
+           R"("metadata":{"name":"ai-batch"},"value":1000})");
+  ReviewResponse created;
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(kDeadlineSeconds);
+  do {
+    created = mutate("created");
+  } while (created.patch.find("priorityClassName") == std::string::npos &&
+           std::chrono::steady_clock::now() < deadline);
+  EXPECT_NE(created.patch.find(R"("path":"/spec/priorityClassName","value":"ai-batch")"),
+            std::string::npos)
+      << created.patch;
 }
 
 // A port that is taken and never listened on: every connection is refused.

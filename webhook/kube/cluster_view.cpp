@@ -150,6 +150,7 @@ Presence ClusterView::hasClaimTemplate(std::string_view ns, std::string_view nam
   return presence(knows(ClusterKind::ResourceClaimTemplate), claimTemplate(ns, name));
 }
 Presence ClusterView::hasPriorityClass(std::string_view name) const {
+  if (name == "system-cluster-critical" || name == "system-node-critical") return Presence::Yes;
   return presence(knows(ClusterKind::PriorityClass), priorityClass(name));
 }
 Presence ClusterView::hasLocalQueue(std::string_view ns, std::string_view name) const {

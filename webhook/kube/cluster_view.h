@@ -194,6 +194,8 @@ class ClusterView {
 
   Presence hasDeviceClass(std::string_view name) const;
   Presence hasClaimTemplate(std::string_view ns, std::string_view name) const;
+  // Yes for system-cluster-critical and system-node-critical whatever the
+  // view holds: the API server creates them and recreates them when deleted.
   Presence hasPriorityClass(std::string_view name) const;
   Presence hasLocalQueue(std::string_view ns, std::string_view name) const;
 
