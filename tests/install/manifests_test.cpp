@@ -67,28 +67,6 @@ std::string base64Encode(std::string_view bytes) {
   return out;
 }
 
-// What kustomize reads of a checkout: manifests/ and the profiles/ it generates from.
-void copyCheckout(const TempDir& dir) {
-  fs::copy(manifestsDir(), dir.file("manifests"), fs::copy_options::recursive);
-  fs::copy(sourceDir() + "/profiles", dir.file("profiles"), fs::copy_options::recursive);
-}
-
-// A copy of manifests/ with a certificate from certs/webhook-certs.sh in the
-// script-certs overlay, as an admin's checkout would have after running it.
-struct ScriptCertsCheckout {
-  TempDir dir;
-  std::string overlay;
-  std::string pki;
-  ScriptCertsCheckout() {
-    copyCheckout(dir);
-    overlay = dir.file("manifests/overlays/script-certs");
-    pki = dir.file("pki");
-    const CommandResult result = runCommand(
-        {sourceDir() + "/certs/webhook-certs.sh", "--secret", overlay + "/tls-secret.yaml", pki});
-    EXPECT_EQ(result.exitCode, 0) << result.out << result.err;
-  }
-};
-
 TEST(Manifests, BaseRendersTheWholeInstallInItsNamespace) {
   const Rendered base = render(manifestsDir() + "/base");
   ASSERT_FALSE(base.objects.empty());

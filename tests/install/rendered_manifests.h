@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -158,6 +159,30 @@ inline bool boolMember(const JsonValue* object, std::string_view key) {
   const JsonValue* value = member(object, key);
   return value != nullptr && value->IsBool() && value->GetBool();
 }
+
+// What kustomize reads of a checkout: manifests/ and the profiles/ it generates from.
+inline void copyCheckout(const TempDir& dir) {
+  std::filesystem::copy(manifestsDir(), dir.file("manifests"),
+                        std::filesystem::copy_options::recursive);
+  std::filesystem::copy(sourceDir() + "/profiles", dir.file("profiles"),
+                        std::filesystem::copy_options::recursive);
+}
+
+// A copy of manifests/ with a certificate from certs/webhook-certs.sh in the
+// script-certs overlay, as an admin's checkout would have after running it.
+struct ScriptCertsCheckout {
+  TempDir dir;
+  std::string overlay;
+  std::string pki;
+  ScriptCertsCheckout() {
+    copyCheckout(dir);
+    overlay = dir.file("manifests/overlays/script-certs");
+    pki = dir.file("pki");
+    const CommandResult result = runCommand(
+        {sourceDir() + "/certs/webhook-certs.sh", "--secret", overlay + "/tls-secret.yaml", pki});
+    EXPECT_EQ(result.exitCode, 0) << result.out << result.err;
+  }
+};
 
 // The ```yaml block of docs/install.md that follows `marker`.
 inline std::string documentedYaml(std::string_view marker) {
