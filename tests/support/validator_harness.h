@@ -274,14 +274,30 @@ inline std::string ruleParamName(const ::testing::TestParamInfo<int>& info) {
   return RuleId{info.param}.name();
 }
 
+// The cases each rule's file registers (AIADMIT_RULE_ACTIONS_TEST), by rule
+// number; a list, so that a rule registered by two files shows.
+inline std::map<int, std::vector<const std::vector<RuleCase>*>>& ruleActionCases() {
+  static std::map<int, std::vector<const std::vector<RuleCase>*>> cases;
+  return cases;
+}
+
+inline bool registerRuleActionCases(const RuleId rule, const std::vector<RuleCase>& cases) {
+  ruleActionCases()[rule.number].push_back(&cases);
+  return true;
+}
+
+inline std::vector<int> rulesWithActionCases() {
+  std::vector<int> rules;
+  for (const auto& [rule, cases] : ruleActionCases()) rules.push_back(rule);
+  return rules;
+}
+
 }  // namespace aiadmit::testing
 
-// The rule test of one rule's file: RuleActionsTest instantiated for `rule`
-// only, so its name stays AllRules/RuleActionsTest.<test>/AIA0NN.
-#define AIADMIT_RULE_ACTIONS_TEST(rule, cases)                                          \
-  TEST_P(RuleActionsTest, ViolationsFollowTheActionAndNearMissesPass) {                 \
-    ASSERT_EQ(GetParam(), (rule).number);                                               \
-    expectViolationsFollowTheActionAndNearMissesPass(RuleId{GetParam()}, (cases));      \
-  }                                                                                     \
-  INSTANTIATE_TEST_SUITE_P(AllRules, RuleActionsTest, ::testing::Values((rule).number), \
-                           ::aiadmit::testing::ruleParamName)
+// The rule test of one rule's file: registers `cases` for `rule`.
+// tests/validators/rule_actions_test.cpp instantiates RuleActionsTest once
+// for every registered rule, in the one executable of tests/validators, so
+// each rule's test is AllRules/RuleActionsTest.<test>/AIA0NN.
+#define AIADMIT_RULE_ACTIONS_TEST(rule, cases)      \
+  [[maybe_unused]] const bool kRuleActionCasesAdded = \
+      ::aiadmit::testing::registerRuleActionCases((rule), (cases))
