@@ -175,10 +175,8 @@ for e in r["errorSamples"]:
   aiadmit_metrics "$out.aiadmit-after.prom"
   # The Pods are never bound to a Node (no scheduler serves their
   # schedulerName), so the namespace controller removes them at once, a
-  # collection at a time. bench_delete_namespace would first force-delete
-  # them one by one through kubectl, at client-go's default 5 requests a
-  # second: over 3 minutes per 1,000 Pods.
-  "$KUBECTL" delete namespace "$ns" --wait=false >/dev/null
+  # collection at a time; this waits for that before the next round.
+  bench_delete_namespace "$ns"
   bench_wait $((120 + count / 10)) "namespace $ns and its Pods to be deleted" namespace_gone "$ns" ||
     fail "namespace $ns was not deleted in time ($("$KUBECTL" get pods -n "$ns" --no-headers 2>/dev/null | wc -l) Pods left)"
   current_ns=""

@@ -15,9 +15,9 @@ cd "$(dirname "$0")/.."
 source bench/e2e-lib.sh
 
 bench_e2e_up
-bench_namespace sched-without false
-bench_namespace sched-with true
-export KUBECTL
+export SCHED_WITHOUT=sched-without-$$ SCHED_WITH=sched-with-$$ KUBECTL
+bench_namespace "$SCHED_WITHOUT" false
+bench_namespace "$SCHED_WITH" true
 python3 bench/e2e_scheduling.py
-bench_delete_namespace sched-without
-bench_delete_namespace sched-with
+bench_delete_namespace "$SCHED_WITHOUT"
+bench_delete_namespace "$SCHED_WITH"

@@ -62,6 +62,15 @@ def objects_of(path):
     return objects, ""
 
 
+def api_error(stderr):
+    """The API server's (or kubectl's) reason, without kubectl's preamble."""
+    for marker in ("strict decoding error: ", "no matches for kind "):
+        if marker in stderr:
+            return marker.rstrip(": ") + ": " + stderr.split(marker, 1)[1].splitlines()[0]
+    lines = stderr.strip().splitlines() or ["?"]
+    return lines[-1].split('": ', 1)[-1]
+
+
 def display_name(item):
     group = item["apiVersion"].split("/")[0] if "/" in item["apiVersion"] else ""
     kind = item["kind"].lower() + ("." + group if group else "")
@@ -95,7 +104,7 @@ def apply_all(namespace):
         objects, error = objects_of(os.path.join(CORPUS, manifest))
         source = os.path.basename(manifest)
         if objects is None:
-            workloads.append({"file": source, "name": source, "refused": "kubectl: " + error.splitlines()[0]})
+            workloads.append({"file": source, "name": source, "refused": api_error(error), "by": "kubectl"})
             continue
         for item in objects:
             if item["kind"] in ("Service", "ConfigMap", "Secret", "PersistentVolumeClaim"):
@@ -109,7 +118,8 @@ def apply_all(namespace):
                 entry["name"] = display_name(stored)
             else:
                 rules = sorted(set(re.findall(r"\[(AIA\d{3})\]", done.stderr)))
-                entry["refused"] = ", ".join(rules) if rules else done.stderr.strip().splitlines()[-1]
+                entry["refused"] = ", ".join(rules) if rules else api_error(done.stderr)
+                entry["by"] = "aiadmit" if rules else "the API server"
             workloads.append(entry)
     return workloads
 
@@ -156,7 +166,11 @@ def pod_outcomes(namespace):
             outcomes[uid]["on a GPU node" if node.startswith("gpu-node-") else "on a CPU node"] += 1
             continue
         message = next((c.get("message", "") for c in pod.get("status", {}).get("conditions", [])
-                        if c["type"] == "PodScheduled"), "not tried yet")
+                        if c["type"] == "PodScheduled"), None)
+        if message is None:
+            # The scheduler only tries a Pod once its claims exist.
+            message = ("never tried: waits for its ResourceClaims" if pod["spec"].get("resourceClaims")
+                       else "not tried yet")
         outcomes[uid]["Pending: " + shorten(message)] += 1
     return outcomes
 
@@ -187,7 +201,7 @@ def why_no_pods(namespace):
 
 def describe(entry, outcomes, reasons):
     if "refused" in entry:
-        return "refused at apply: " + entry["refused"]
+        return f"refused at apply by {entry['by']}: " + entry["refused"]
     pods = outcomes.get(entry["uid"])
     if not pods:
         if entry["kind"] not in RUNS_PODS:
@@ -200,7 +214,8 @@ def totals(workloads, outcomes):
     counted = collections.Counter()
     for entry in workloads:
         if "refused" in entry:
-            counted["workloads refused at apply"] += 1
+            counted["workloads refused at apply by " + ("aiadmit" if entry["by"] == "aiadmit"
+                                                        else "the API server or kubectl")] += 1
             continue
         pods = outcomes.get(entry["uid"], {})
         if not pods:
@@ -211,7 +226,7 @@ def totals(workloads, outcomes):
 
 
 def main():
-    runs = {"without aiadmit": "sched-without", "with aiadmit": "sched-with"}
+    runs = {"without aiadmit": os.environ["SCHED_WITHOUT"], "with aiadmit": os.environ["SCHED_WITH"]}
     applied = {mode: apply_all(namespace) for mode, namespace in runs.items()}
     settle(list(runs.values()))
     outcomes = {mode: pod_outcomes(namespace) for mode, namespace in runs.items()}
@@ -224,8 +239,8 @@ def main():
           f"accelerator=nvidia, {gpus} nvidia.com/gpu in all; {len(nodes) - gpu_nodes} CPU nodes)\n")
     print("| | without aiadmit | with aiadmit |")
     print("|---|---|---|")
-    keys = ["Pods on a GPU node", "Pods on a CPU node", "Pods Pending", "workloads refused at apply",
-            "workloads stored without Pods"]
+    keys = ["Pods on a GPU node", "Pods on a CPU node", "Pods Pending", "workloads refused at apply by aiadmit",
+            "workloads refused at apply by the API server or kubectl", "workloads stored without Pods"]
     sums = {mode: totals(applied[mode], outcomes[mode]) for mode in runs}
     for key in keys:
         print(f"| {key} | {sums['without aiadmit'][key]} | {sums['with aiadmit'][key]} |")
