@@ -4,11 +4,16 @@
 // lists, watches from the list's resourceVersion, bookmarks, dropped and
 // stalled streams, 410 Expired at watch start and as an ERROR event, a
 // rotated token, a CRD that is not installed, and an API that cannot be
-// reached. Every wait is on a condition with a deadline.
+// reached. Every wait is on a condition with a deadline, and stop() ends
+// every watch.
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <future>
 #include <mutex>
+#include <thread>
 
 #include "tests/support/api_standin.h"
 #include "tests/support/test_support.h"
@@ -47,6 +52,25 @@ std::vector<std::string> goldenObjects(const std::string& name) {
 std::string gpuNode(const std::string& name, int gpus) {
   return R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + name +
          R"("},"status":{"allocatable":{"nvidia.com/gpu":")" + std::to_string(gpus) + R"("}}})";
+}
+
+// Fails when `action` has not returned within `bound`, so that a hang shows
+// as itself and not as ctest's timeout ten minutes later. The process ends
+// there: the stuck thread still uses the test's objects.
+void expectReturnsWithin(std::chrono::milliseconds bound, const std::string& what,
+                         const std::function<void()>& action) {
+  std::promise<void> returned;
+  std::future<void> done = returned.get_future();
+  std::thread runner([&] {
+    action();
+    returned.set_value();
+  });
+  if (done.wait_for(bound) != std::future_status::ready) {
+    ADD_FAILURE() << what << " has not returned within " << bound.count() << " ms";
+    std::fflush(nullptr);
+    std::_Exit(1);
+  }
+  runner.join();
 }
 
 int64_t largestGpuNode(const ClusterWatcher& watcher) {
@@ -107,11 +131,17 @@ class ClusterWatch : public ::testing::Test {
     return options;
   }
 
-  // `steady`: streams the server does not end by itself during the test, for
-  // tests that act on the open watches.
+  // `steady`: streams that neither the server ends nor the client drops as
+  // stalled during the test, for tests that act on the open watches. The
+  // stand-in sends nothing on a quiet watch, so with the 500 ms stall timeout
+  // a stream would be replaced by a new one twice a second, and what a test
+  // sends to the open watches could reach one the client has just left.
   std::unique_ptr<ClusterWatcher> started(std::vector<ClusterKind> kinds, bool steady = false) {
     ClusterWatchOptions chosen = options(std::move(kinds));
-    if (steady) chosen.reflector.watchTimeout = std::chrono::minutes(10);
+    if (steady) {
+      chosen.reflector.watchTimeout = std::chrono::minutes(10);
+      chosen.reflector.stallTimeout = std::chrono::minutes(10);
+    }
     auto watcher = std::make_unique<ClusterWatcher>(config(), chosen);
     std::string error;
     EXPECT_TRUE(watcher->start(&error)) << error;
@@ -214,7 +244,7 @@ TEST_F(ClusterWatch, ABookmarkMovesTheResourceVersionTheNextWatchStartsFrom) {
 }
 
 TEST_F(ClusterWatch, ADroppedStreamResumesFromTheLastEvent) {
-  auto watcher = started({ClusterKind::Node});
+  auto watcher = started({ClusterKind::Node}, true);
   ASSERT_TRUE(api_.waitForOpenWatches(1, kDeadline, kNodes));
   api_.put(kNodes, gpuNode("before", 2));
   EXPECT_TRUE(
@@ -225,7 +255,7 @@ TEST_F(ClusterWatch, ADroppedStreamResumesFromTheLastEvent) {
   EXPECT_TRUE(
       watcher->waitFor([&](const auto&) { return largestGpuNode(*watcher) == 3; }, kDeadline));
   const auto watches = watchRequests(kNodes);
-  ASSERT_GE(watches.size(), 2u);
+  ASSERT_EQ(watches.size(), 2u);
   EXPECT_EQ(watches.back().params.at("resourceVersion"), seen);
   EXPECT_EQ(stateOf(*watcher, ClusterKind::Node).lists, 1u);
 }
@@ -327,6 +357,32 @@ TEST_F(ClusterWatch, AnInstalledQueueCrdIsReadInTheVersionItServes) {
   // No version of resourceclaimtemplates is served: DRA is off, so none exist.
   EXPECT_TRUE(stateOf(*watcher, ClusterKind::ResourceClaimTemplate).absent);
   EXPECT_EQ(watcher->view()->hasClaimTemplate("team-a", "gpu"), Presence::No);
+}
+
+TEST_F(ClusterWatch, StopEndsWatchesTheServerKeepsOpenSilently) {
+  auto watcher = started({ClusterKind::Node, ClusterKind::ResourceSlice}, true);
+  ASSERT_TRUE(api_.waitForOpenWatches(1, kDeadline, kNodes));
+  ASSERT_TRUE(api_.waitForOpenWatches(1, kDeadline, kSlices));
+  // Nothing ends these streams for ten minutes but stop().
+  expectReturnsWithin(5000ms, "stop() with silent watches open", [&] { watcher->stop(); });
+}
+
+TEST_F(ClusterWatch, StopRightAfterSyncEndsTheWatchesBeingOpened) {
+  for (int round = 0; round < 5; ++round) {
+    auto watcher = started({ClusterKind::Node, ClusterKind::ResourceSlice}, true);
+    expectReturnsWithin(5000ms, "stop() as the watches open", [&] { watcher->stop(); });
+  }
+}
+
+TEST_F(ClusterWatch, AWaitWhoseConditionNeverHoldsEndsAtItsDeadline) {
+  auto watcher = started({ClusterKind::Node}, true);
+  expectReturnsWithin(5000ms, "waitFor() past its deadline", [&] {
+    EXPECT_FALSE(watcher->waitFor([](const auto&) { return false; }, 100ms));
+  });
+  watcher->stop();
+  expectReturnsWithin(5000ms, "waitFor() on a stopped watcher", [&] {
+    EXPECT_FALSE(watcher->waitFor([](const auto&) { return false; }, kDeadline));
+  });
 }
 
 TEST_F(ClusterWatch, AnExpiredContinueTokenRestartsTheList) {

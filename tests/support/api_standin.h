@@ -75,6 +75,9 @@ class ApiStandIn {
   std::vector<Request> requests() const;
   size_t openWatches() const;
   // Waits for `count` open watches of `path` ("" for any); false at the deadline.
+  // A watch the client has left still counts until the stand-in next writes to
+  // it or its timeoutSeconds pass: a quiet stream cannot tell that its
+  // connection closed.
   bool waitForOpenWatches(size_t count, std::chrono::milliseconds timeout,
                           const std::string& path = "") const;
 

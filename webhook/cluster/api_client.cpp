@@ -104,9 +104,17 @@ ApiResponse ApiClient::stream(const std::string& target, std::chrono::millisecon
 }
 
 void ApiClient::stopAll() {
+  std::unique_lock<std::mutex> lock(activeMutex_);
   stopped_ = true;
-  std::lock_guard<std::mutex> lock(activeMutex_);
-  for (httplib::ClientImpl* client : active_) client->stop();
+  // httplib's stop() shuts down the socket a request has open (or, while it
+  // connects, the one it is about to use), but on a client that has not yet
+  // begun to connect it does nothing, and the request would then run until its
+  // read timeout. Such a request has its socket a moment later: interrupt
+  // every request again until each has ended.
+  while (!active_.empty()) {
+    for (httplib::ClientImpl* client : active_) client->stop();
+    ended_.wait_for(lock, std::chrono::milliseconds(10), [&] { return active_.empty(); });
+  }
 }
 
 ApiResponse ApiClient::send(const std::string& target, std::chrono::milliseconds readTimeout,
@@ -164,6 +172,7 @@ ApiResponse ApiClient::send(const std::string& target, std::chrono::milliseconds
       std::lock_guard<std::mutex> lock(activeMutex_);
       active_.erase(client.get());
     }
+    ended_.notify_all();
     if (tooLarge) {
       response.error = streaming ? "a watch event is larger than the limit"
                                  : "the response is larger than the limit";

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -62,7 +63,8 @@ class ApiClient {
   ApiResponse stream(const std::string& target, std::chrono::milliseconds readTimeout,
                      const std::function<bool(std::string_view)>& onLine,
                      const std::function<void()>& onOpen = nullptr);
-  // Interrupts every request in flight and refuses new ones (shutdown).
+  // Interrupts every request in flight and refuses new ones (shutdown);
+  // returns when every request has ended.
   void stopAll();
   // Every 401 the API answered, those a re-read token then cured included.
   uint64_t unauthorizedAnswers() const { return unauthorized_.load(); }
@@ -80,6 +82,7 @@ class ApiClient {
   std::unique_ptr<Credentials> credentials_;
   std::mutex activeMutex_;
   std::set<httplib::ClientImpl*> active_;
+  std::condition_variable ended_;  // a request left active_
   std::atomic<bool> stopped_{false};
   std::atomic<uint64_t> unauthorized_{0};
 };

@@ -188,16 +188,19 @@ bool ClusterWatcher::waitFor(const std::function<bool(const ClusterWatchState&)>
                              std::chrono::milliseconds timeout) const {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (true) {
+    // state() takes mutex_: never call it (or `ready`) with the lock held.
     if (ready(state())) return true;
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return false;
     std::unique_lock<std::mutex> lock(mutex_);
+    if (stopping_) break;  // nothing will change any more
     const uint64_t seen = publishes_;
     // Reflector state changes without a publish too (a failure, a stall):
     // look again at least every 20 ms.
-    const auto wakeAt =
-        std::min(deadline, std::chrono::steady_clock::now() + std::chrono::milliseconds(20));
-    published_.wait_until(lock, wakeAt, [&] { return publishes_ != seen || stopping_; });
-    if (std::chrono::steady_clock::now() >= deadline) return ready(state());
+    published_.wait_until(lock, std::min(deadline, now + std::chrono::milliseconds(20)),
+                          [&] { return publishes_ != seen || stopping_; });
   }
+  return ready(state());
 }
 
 }  // namespace aiadmit

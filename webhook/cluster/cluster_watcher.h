@@ -71,8 +71,9 @@ class ClusterWatcher {
   // so every question it is asked answers "unknown".
   std::shared_ptr<const ClusterView> view() const { return view_.load(); }
   ClusterWatchState state() const;
-  // Waits until `ready(state())` holds, or `timeout` passes (false). Wakes on
-  // every publish; for start-up logging and tests.
+  // Waits until `ready(state())` holds, or `timeout` passes or the watcher is
+  // stopped (false, unless it holds then). Wakes on every publish; for
+  // start-up logging and tests.
   bool waitFor(const std::function<bool(const ClusterWatchState&)>& ready,
                std::chrono::milliseconds timeout) const;
 
