@@ -114,6 +114,7 @@ class ServeClusterView : public ::testing::Test {
     api_.serve("/apis/scheduling.k8s.io/v1/priorityclasses", "scheduling.k8s.io/v1",
                "PriorityClass");
     api_.serve("/api/v1/namespaces", "v1", "Namespace");
+    api_.serve("/apis/node.k8s.io/v1/runtimeclasses", "node.k8s.io/v1", "RuntimeClass");
     api_.put("/api/v1/namespaces",
              R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"default"}})");
     api_.put(kNodes, recordedPoolNode("gpu-a", 4));

@@ -76,6 +76,7 @@ const std::vector<ResourceType>& clusterResourceTypes() {
        {"v1beta2", "v1beta1"},
        "localqueues",
        Absent::Unknown},
+      {ClusterKind::RuntimeClass, "node.k8s.io", {"v1"}, "runtimeclasses", Absent::Error},
   };
   return types;
 }

@@ -20,6 +20,7 @@ constexpr std::pair<ClusterKind, std::string_view> kKindNames[] = {
     {ClusterKind::PriorityClass, "PriorityClass"},
     {ClusterKind::Namespace, "Namespace"},
     {ClusterKind::LocalQueue, "LocalQueue"},
+    {ClusterKind::RuntimeClass, "RuntimeClass"},
 };
 
 std::map<std::string, std::string> stringMap(const JsonValue* object) {
@@ -101,6 +102,17 @@ void readNode(const JsonValue& object, ClusterNode& node) {
     const std::optional<Quantity> quantity = Quantity::fromJson(entry.value);
     const std::optional<int64_t> count = quantity ? quantity->wholeValue() : std::nullopt;
     if (count && *count >= 0) node.allocatable.emplace(std::string(name), *count);
+  }
+}
+
+void readRuntimeClass(const JsonValue& object, RuntimeClassRecord& record) {
+  record.handler = std::string(stringMember(&object, "handler"));
+  const JsonValue* scheduling = member(&object, "scheduling");
+  record.nodeSelector = stringMap(member(scheduling, "nodeSelector"));
+  const JsonValue* tolerations = member(scheduling, "tolerations");
+  if (!isArray(tolerations)) return;
+  for (const JsonValue& item : tolerations->GetArray()) {
+    if (item.IsObject()) record.tolerations.push_back(tolerationFromJson(item));
   }
 }
 
@@ -381,6 +393,13 @@ bool readClusterObject(ClusterKind kind, std::string_view apiVersion, const Json
     case ClusterKind::LocalQueue: {
       out = LocalQueueRecord{namespaceName, name,
                              std::string(stringMember(member(&object, "spec"), "clusterQueue"))};
+      return true;
+    }
+    case ClusterKind::RuntimeClass: {
+      RuntimeClassRecord record;
+      record.name = name;
+      readRuntimeClass(object, record);
+      out = std::move(record);
       return true;
     }
   }

@@ -26,6 +26,8 @@ bool servedFrom(ClusterKind kind, std::string_view apiVersion) {
       return group == "scheduling.k8s.io";
     case ClusterKind::LocalQueue:
       return group == "kueue.x-k8s.io";
+    case ClusterKind::RuntimeClass:
+      return group == "node.k8s.io";
   }
   return false;
 }

@@ -70,8 +70,11 @@ std::shared_ptr<const ClusterView> ClusterView::Builder::build() && {
             view->priorityClasses_[record.name] = std::move(record);
           } else if constexpr (std::is_same_v<T, NamespaceRecord>) {
             view->namespaces_[record.name] = std::move(record);
-          } else {
+          } else if constexpr (std::is_same_v<T, LocalQueueRecord>) {
             view->localQueues_[record.namespaceName + "/" + record.name] = std::move(record);
+          } else {
+            static_assert(std::is_same_v<T, RuntimeClassRecord>);
+            view->runtimeClasses_[record.name] = std::move(record);
           }
         },
         std::move(object));
@@ -104,6 +107,7 @@ ClusterView::Builder ClusterView::extended() const {
   for (const auto& [name, record] : priorityClasses_) builder.add(record);
   for (const auto& [name, record] : namespaces_) builder.add(record);
   for (const auto& [key, record] : localQueues_) builder.add(record);
+  for (const auto& [name, record] : runtimeClasses_) builder.add(record);
   return builder;
 }
 
@@ -142,6 +146,9 @@ const NamespaceRecord* ClusterView::namespaceNamed(std::string_view name) const 
 const LocalQueueRecord* ClusterView::localQueue(std::string_view ns, std::string_view name) const {
   return find(localQueues_, namespacedKey(ns, name));
 }
+const RuntimeClassRecord* ClusterView::runtimeClass(std::string_view name) const {
+  return find(runtimeClasses_, name);
+}
 
 Presence ClusterView::hasDeviceClass(std::string_view name) const {
   return presence(knows(ClusterKind::DeviceClass), deviceClass(name));
@@ -155,6 +162,9 @@ Presence ClusterView::hasPriorityClass(std::string_view name) const {
 }
 Presence ClusterView::hasLocalQueue(std::string_view ns, std::string_view name) const {
   return presence(knows(ClusterKind::LocalQueue), localQueue(ns, name));
+}
+Presence ClusterView::hasRuntimeClass(std::string_view name) const {
+  return presence(knows(ClusterKind::RuntimeClass), runtimeClass(name));
 }
 
 Presence ClusterView::isGpuDeviceClass(std::string_view name) const {

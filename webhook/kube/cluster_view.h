@@ -1,8 +1,9 @@
 // An immutable picture of the cluster objects that decide whether a workload
 // can ever run: Nodes, ResourceSlices, DeviceClasses, ResourceClaimTemplates,
-// PriorityClasses, Namespaces and Kueue LocalQueues. The same code reads a
-// snapshot file (`aiadmit check --cluster FILE`) and the API's watch caches,
-// so both answer alike. Nothing here blocks or talks to the network.
+// PriorityClasses, Namespaces, Kueue LocalQueues and RuntimeClasses. The
+// same code reads a snapshot file (`aiadmit check --cluster FILE`) and the
+// API's watch caches, so both answer alike. Nothing here blocks or talks to
+// the network.
 #pragma once
 
 #include <cstdint>
@@ -29,12 +30,14 @@ enum class ClusterKind {
   PriorityClass,
   Namespace,
   LocalQueue,
+  RuntimeClass,
 };
+// In the order of ClusterObject's alternatives (kindOf() relies on it).
 inline constexpr ClusterKind kAllClusterKinds[] = {
     ClusterKind::Node,          ClusterKind::ResourceSlice,
     ClusterKind::DeviceClass,   ClusterKind::ResourceClaimTemplate,
     ClusterKind::PriorityClass, ClusterKind::Namespace,
-    ClusterKind::LocalQueue};
+    ClusterKind::LocalQueue,    ClusterKind::RuntimeClass};
 std::string_view kindName(ClusterKind kind);  // "Node", "ResourceSlice", ...
 std::optional<ClusterKind> clusterKindOf(std::string_view kind);
 
@@ -121,9 +124,19 @@ struct LocalQueueRecord {
   std::string clusterQueue;
 };
 
+// node.k8s.io/v1 RuntimeClass: the API server's RuntimeClass admission adds
+// its scheduling.nodeSelector and scheduling.tolerations to every Pod that
+// names it, so a pod template that names one gets them too once it is a Pod.
+struct RuntimeClassRecord {
+  std::string name;
+  std::string handler;
+  std::map<std::string, std::string> nodeSelector;  // scheduling.nodeSelector
+  std::vector<Toleration> tolerations;              // scheduling.tolerations
+};
+
 using ClusterObject =
     std::variant<ClusterNode, ResourceSliceRecord, DeviceClassRecord, ClaimTemplateRecord,
-                 PriorityClassRecord, NamespaceRecord, LocalQueueRecord>;
+                 PriorityClassRecord, NamespaceRecord, LocalQueueRecord, RuntimeClassRecord>;
 ClusterKind kindOf(const ClusterObject& object);
 // "NAMESPACE/NAME" or "NAME": the cache key of an object.
 std::string keyOf(const ClusterObject& object);
@@ -191,6 +204,7 @@ class ClusterView {
   const PriorityClassRecord* priorityClass(std::string_view name) const;
   const NamespaceRecord* namespaceNamed(std::string_view name) const;
   const LocalQueueRecord* localQueue(std::string_view ns, std::string_view name) const;
+  const RuntimeClassRecord* runtimeClass(std::string_view name) const;
 
   Presence hasDeviceClass(std::string_view name) const;
   Presence hasClaimTemplate(std::string_view ns, std::string_view name) const;
@@ -198,6 +212,7 @@ class ClusterView {
   // view holds: the API server creates them and recreates them when deleted.
   Presence hasPriorityClass(std::string_view name) const;
   Presence hasLocalQueue(std::string_view ns, std::string_view name) const;
+  Presence hasRuntimeClass(std::string_view name) const;
 
   // A GPU class: one whose selectors name an accelerator driver, or whose
   // name or extended resource name is an accelerator's. Unknown when the
@@ -241,13 +256,14 @@ class ClusterView {
   std::map<std::string, PriorityClassRecord, std::less<>> priorityClasses_;
   std::map<std::string, NamespaceRecord, std::less<>> namespaces_;
   std::map<std::string, LocalQueueRecord, std::less<>> localQueues_;  // "ns/name"
+  std::map<std::string, RuntimeClassRecord, std::less<>> runtimeClasses_;
 };
 
 // A cluster snapshot as `kubectl get nodes,resourceslices,deviceclasses,
-// priorityclasses,localqueues -A -o yaml` prints it: a v1 List (YAML or
-// JSON), or several documents of objects or Lists. Kinds the view does not
-// read are skipped and named in `skippedKinds`; a kind with at least one
-// object counts as listed.
+// priorityclasses,localqueues,runtimeclasses -A -o yaml` prints it: a v1
+// List (YAML or JSON), or several documents of objects or Lists. Kinds the
+// view does not read are skipped and named in `skippedKinds`; a kind with at
+// least one object counts as listed.
 struct ClusterSnapshot {
   std::shared_ptr<const ClusterView> view;
   std::string error;  // "FILE:LINE: message" when the view could not be made

@@ -257,20 +257,6 @@ int64_t PodReader::claimedGpuCount() const {
   return devices;
 }
 
-namespace {
-
-Toleration readToleration(const JsonValue& item) {
-  Toleration toleration;
-  toleration.key = std::string(stringMember(&item, "key"));
-  const std::string_view op = stringMember(&item, "operator");
-  toleration.op = op.empty() ? "Equal" : std::string(op);
-  toleration.value = std::string(stringMember(&item, "value"));
-  toleration.effect = std::string(stringMember(&item, "effect"));
-  return toleration;
-}
-
-}  // namespace
-
 Placement PodReader::placement() const {
   Placement placement;
   if (const JsonValue* selector = member(spec_, "nodeSelector");
@@ -284,7 +270,7 @@ Placement PodReader::placement() const {
   }
   if (const JsonValue* tolerations = member(spec_, "tolerations"); isArray(tolerations)) {
     for (const JsonValue& item : tolerations->GetArray()) {
-      if (item.IsObject()) placement.tolerations.push_back(readToleration(item));
+      if (item.IsObject()) placement.tolerations.push_back(tolerationFromJson(item));
     }
   }
   const JsonValue* terms = member(member(member(member(spec_, "affinity"), "nodeAffinity"),

@@ -30,6 +30,20 @@ bool anyTolerationCovers(const JsonValue* tolerations, const Toleration& wanted)
   return false;
 }
 
+Toleration tolerationFromJson(const JsonValue& item) {
+  Toleration toleration;
+  toleration.key = std::string(stringMember(&item, "key"));
+  const std::string_view op = stringMember(&item, "operator");
+  toleration.op = op.empty() ? "Equal" : std::string(op);
+  toleration.value = std::string(stringMember(&item, "value"));
+  toleration.effect = std::string(stringMember(&item, "effect"));
+  if (const JsonValue* seconds = member(&item, "tolerationSeconds");
+      seconds != nullptr && seconds->IsInt64()) {
+    toleration.tolerationSeconds = seconds->GetInt64();
+  }
+  return toleration;
+}
+
 JsonValue tolerationToJson(const Toleration& toleration, JsonAllocator& alloc) {
   JsonValue item(rapidjson::kObjectType);
   if (!toleration.key.empty()) setString(item, "key", toleration.key, alloc);

@@ -45,6 +45,10 @@ bool tolerationCovers(const JsonValue& existing, const Toleration& wanted);
 // Whether any toleration in `tolerations` (a PodSpec's list) covers `wanted`.
 bool anyTolerationCovers(const JsonValue* tolerations, const Toleration& wanted);
 
+// A PodSpec (or RuntimeClass scheduling) toleration list item as written;
+// an absent operator is Equal, as the API defaults it.
+Toleration tolerationFromJson(const JsonValue& item);
+
 // The toleration as a PodSpec list item.
 JsonValue tolerationToJson(const Toleration& toleration, JsonAllocator& alloc);
 

@@ -1,0 +1,90 @@
+// The kinds that only say what exists, kept from the API as the other kinds
+// are: RuntimeClasses listed and watched from node.k8s.io/v1, and a cluster
+// that does not serve them is an error (every supported cluster does), not
+// "none exist".
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "tests/support/api_standin.h"
+#include "tests/support/test_support.h"
+#include "webhook/cluster/cluster_watcher.h"
+
+namespace aiadmit {
+namespace {
+
+using namespace testing;
+using namespace std::chrono_literals;
+
+constexpr const char* kRuntimeClasses = "/apis/node.k8s.io/v1/runtimeclasses";
+constexpr auto kDeadline = 20s;
+
+class ViewKindsWatch : public ::testing::Test {
+ protected:
+  void SetUp() override { writeFile(dir_.file("token"), "token-1\n"); }
+
+  std::unique_ptr<ClusterWatcher> start(std::vector<ClusterKind> kinds) {
+    ApiServerConfig config;
+    config.host = "127.0.0.1";
+    config.port = api_.port();
+    config.caPem = api_.caPem();
+    config.tokenFile = dir_.file("token");
+    config.source = "test";
+    ClusterWatchOptions options;
+    options.kinds = std::move(kinds);
+    options.reflector.backoffInitial = 20ms;
+    options.reflector.backoffMax = 200ms;
+    options.reflector.absentRecheck = 200ms;
+    options.publishInterval = 5ms;
+    auto watcher = std::make_unique<ClusterWatcher>(config, options);
+    std::string error;
+    EXPECT_TRUE(watcher->start(&error)) << error;
+    return watcher;
+  }
+
+  ApiStandIn api_;
+  TempDir dir_;
+};
+
+std::string runtimeClass(const std::string& name, const std::string& toleratedKey) {
+  return R"({"apiVersion":"node.k8s.io/v1","kind":"RuntimeClass","metadata":{"name":")" + name +
+         R"("},"handler":"nvidia","scheduling":{"nodeSelector":{"pool":"h100"},)"
+         R"("tolerations":[{"key":")" +
+         toleratedKey + R"(","operator":"Exists","effect":"NoSchedule"}]}})";
+}
+
+TEST_F(ViewKindsWatch, RuntimeClassesAreListedAndWatched) {
+  api_.serve(kRuntimeClasses, "node.k8s.io/v1", "RuntimeClass");
+  api_.put(kRuntimeClasses, runtimeClass("nvidia", "nvidia.com/gpu"));
+  auto watcher = start({ClusterKind::RuntimeClass});
+  ASSERT_TRUE(watcher->waitFor([](const ClusterWatchState& s) { return s.synced; }, kDeadline));
+  const auto view = watcher->view();
+  EXPECT_EQ(view->hasRuntimeClass("nvidia"), Presence::Yes);
+  EXPECT_EQ(view->hasRuntimeClass("kata"), Presence::No);
+  ASSERT_NE(view->runtimeClass("nvidia"), nullptr);
+  EXPECT_EQ(view->runtimeClass("nvidia")->nodeSelector.at("pool"), "h100");
+  ASSERT_EQ(view->runtimeClass("nvidia")->tolerations.size(), 1u);
+
+  api_.put(kRuntimeClasses, runtimeClass("nvidia", "dedicated"));
+  EXPECT_TRUE(watcher->waitFor(
+      [&](const auto&) {
+        const RuntimeClassRecord* record = watcher->view()->runtimeClass("nvidia");
+        return record != nullptr && record->tolerations.at(0).key == "dedicated";
+      },
+      kDeadline));
+}
+
+TEST_F(ViewKindsWatch, AClusterThatServesNoRuntimeClassesIsFailingNotEmpty) {
+  auto watcher = start({ClusterKind::RuntimeClass});
+  ASSERT_TRUE(watcher->waitFor(
+      [](const ClusterWatchState& s) {
+        const ResourceState* state = s.resource(ClusterKind::RuntimeClass);
+        return state != nullptr && state->failing;
+      },
+      kDeadline));
+  EXPECT_FALSE(watcher->state().synced);
+  EXPECT_EQ(watcher->view()->hasRuntimeClass("nvidia"), Presence::Unknown);
+}
+
+}  // namespace
+}  // namespace aiadmit
