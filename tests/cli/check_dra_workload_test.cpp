@@ -323,5 +323,70 @@ spec:
       << run.out;
 }
 
+// A Pod that names a ResourceClaim someone else made (resourceClaimName),
+// as a shared GPU claim is used: the claim of the same input says what it
+// holds, as a claim template does.
+const char* kSharedClaim = R"(apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata:
+  name: shared-gpu
+  namespace: default
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly:
+        deviceClassName: gpu.nvidia.com
+        count: 2
+)";
+
+const char* kPodNamingTheClaim = R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: notebook
+  namespace: default
+spec:
+  restartPolicy: Always
+  resourceClaims:
+  - name: gpus
+    resourceClaimName: shared-gpu
+  containers:
+  - name: jupyter
+    image: quay.io/jupyter/pytorch-notebook:cuda12-latest
+    resources:
+      claims:
+      - name: gpus
+)";
+
+TEST(CheckDraWorkload, APodNamingAClaimOfTheInputIsAGpuWorkload) {
+  TempDir dir;
+  const CheckRun run = checkJson(dir, std::string(kSharedClaim) + "---\n" + kPodNamingTheClaim);
+  const JsonValue* pod = recordOf(*run.report, "Pod");
+  ASSERT_NE(pod, nullptr) << run.result.out;
+  EXPECT_EQ(stringMember(pod, "class"), "realtime") << run.result.out;
+  EXPECT_NE(stringMember(pod, "reason")
+                .find("claims 2 gpu.nvidia.com devices (claim gpus of container jupyter)"),
+            std::string_view::npos)
+      << stringMember(pod, "reason");
+  const std::vector<std::string> injected = strings(member(pod, "injected"));
+  EXPECT_TRUE(anyContains(injected, "added toleration accelerator=gpu:NoSchedule"))
+      << run.result.out;
+  EXPECT_FALSE(anyContains(injected, "nvidia.com/gpu")) << run.result.out;
+}
+
+TEST(CheckDraWorkload, WithoutTheClaimItNamesThePodIsNotClassifiedAndSaysWhy) {
+  TempDir dir;
+  const CheckRun run = checkJson(dir, kPodNamingTheClaim);
+  EXPECT_EQ(run.result.exitCode, 0) << run.result.out << run.result.err;
+  const JsonValue* pod = recordOf(*run.report, "Pod");
+  ASSERT_NE(pod, nullptr) << run.result.out;
+  EXPECT_EQ(stringMember(pod, "class"), "none");
+  EXPECT_NE(stringMember(pod, "reason")
+                .find("claim gpus: ResourceClaim shared-gpu is not known, so no GPU is assumed"),
+            std::string_view::npos)
+      << stringMember(pod, "reason");
+  EXPECT_FALSE(member(pod, "mutated")->GetBool());
+}
+
 }  // namespace
 }  // namespace aiadmit

@@ -1,6 +1,7 @@
-// The kinds of the cluster view that only say what exists and what the API
-// server adds to a Pod: RuntimeClasses, read from a snapshot as kubectl
-// prints them, kept by extended(), and unknown when the snapshot has none.
+// The kinds of the cluster view that only say what exists, what the API
+// server adds to a Pod and what a Pod's claims hold: RuntimeClasses and
+// ResourceClaims, read from a snapshot as kubectl prints them, kept by
+// extended(), and unknown when the snapshot has none.
 #include <gtest/gtest.h>
 
 #include "webhook/kube/cluster_view.h"
@@ -115,6 +116,62 @@ handler: nvidia
 )",
                                                        "cluster.yaml");
   EXPECT_EQ(snapshot.error, "cluster.yaml:1: RuntimeClass: metadata.name is required");
+}
+
+// ResourceClaims in two versions' shapes, as `kubectl get resourceclaims -A
+// -o yaml` prints them from clusters that serve them.
+constexpr const char* kClaims = R"(apiVersion: v1
+kind: List
+items:
+- apiVersion: resource.k8s.io/v1
+  kind: ResourceClaim
+  metadata: {name: shared-gpu, namespace: ml}
+  spec:
+    devices:
+      requests:
+      - name: gpus
+        exactly: {deviceClassName: gpu.nvidia.com, count: 4}
+- apiVersion: resource.k8s.io/v1beta1
+  kind: ResourceClaim
+  metadata: {name: old-shape, namespace: ml}
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        deviceClassName: gpu.nvidia.com
+        count: 2
+)";
+
+TEST(ClusterViewResourceClaim, KeepsEachClaimsRequestsInTheShapeOfItsVersion) {
+  const auto view = viewOf(kClaims);
+  EXPECT_TRUE(view->knows(ClusterKind::ResourceClaim));
+  const ClaimRecord* shared = view->claim("ml", "shared-gpu");
+  ASSERT_NE(shared, nullptr);
+  ASSERT_EQ(shared->spec.requests.size(), 1u);
+  EXPECT_EQ(shared->spec.requests[0].alternatives.at(0).deviceClassName, "gpu.nvidia.com");
+  EXPECT_EQ(shared->spec.requests[0].alternatives.at(0).count, 4);
+  const ClaimRecord* old = view->claim("ml", "old-shape");
+  ASSERT_NE(old, nullptr);
+  EXPECT_EQ(old->spec.requests.at(0).alternatives.at(0).count, 2);
+  EXPECT_TRUE(old->spec.problems.empty());
+  // Claims are not templates: neither answers for the other.
+  EXPECT_EQ(view->hasClaimTemplate("ml", "shared-gpu"), Presence::Unknown);
+}
+
+TEST(ClusterViewResourceClaim, ExistsIsNoOnlyWhenClaimsWereListed) {
+  const auto view = viewOf(kClaims);
+  EXPECT_EQ(view->hasClaim("ml", "shared-gpu"), Presence::Yes);
+  EXPECT_EQ(view->hasClaim("default", "shared-gpu"), Presence::No);
+  EXPECT_EQ(view->extended().build()->hasClaim("ml", "old-shape"), Presence::Yes);
+  EXPECT_EQ(viewOf(kRuntimeClasses)->hasClaim("ml", "shared-gpu"), Presence::Unknown);
+  const ClusterSnapshot noNamespace = readClusterSnapshot(R"(apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: shared-gpu}
+spec: {}
+)",
+                                                          "cluster.yaml");
+  EXPECT_EQ(noNamespace.error,
+            "cluster.yaml:1: ResourceClaim shared-gpu: metadata.namespace is required");
 }
 
 }  // namespace

@@ -210,6 +210,58 @@ TEST(DraWorkload, WhatIsNotKnownIsUnresolvedNeverAGpu) {
             std::vector<std::string>{"claim gpus: ResourceClaim shared-gpu is not known"});
 }
 
+// A view that holds ResourceClaims made by someone else, which Pods name
+// with resourceClaimName.
+std::shared_ptr<const ClusterView> viewWithClaims() {
+  ClusterView::Builder builder;
+  for (const char* text : {R"(apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: shared-gpu, namespace: ml}
+spec:
+  devices:
+    requests:
+    - name: gpus
+      exactly: {deviceClassName: gpu.nvidia.com, count: 2}
+)",
+                           R"(apiVersion: resource.k8s.io/v1beta1
+kind: ResourceClaim
+metadata: {name: nic, namespace: ml}
+spec:
+  devices:
+    requests:
+    - name: nic
+      deviceClassName: rdma.mellanox.com
+)"}) {
+    const auto object = yaml(text);
+    ClaimObject claim;
+    std::string error;
+    EXPECT_TRUE(readClaimObject(*object, claim, &error)) << error;
+    builder.add(ClaimRecord{claim.namespaceName, claim.name, std::move(claim.spec)});
+  }
+  builder.markListed(ClusterKind::ResourceClaim);
+  return std::move(builder).build();
+}
+
+TEST(DraWorkload, AClaimByNameResolvesThroughTheViewLikeATemplate) {
+  const auto cluster = viewWithClaims();
+  const ClaimedDevices claimed = resolved("resourceClaimName: shared-gpu", cluster.get());
+  ASSERT_EQ(claimed.gpus.size(), 1u);
+  EXPECT_TRUE(claimed.unresolved.empty());
+  EXPECT_EQ(claimed.gpus.front().claim, "gpus");
+  EXPECT_EQ(claimed.gpus.front().container, "trainer");
+  EXPECT_EQ(claimed.gpus.front().deviceClassName, "gpu.nvidia.com");
+  EXPECT_EQ(claimed.gpus.front().devices, 2);
+
+  const ClaimedDevices nic = resolved("resourceClaimName: nic", cluster.get());
+  EXPECT_TRUE(nic.gpus.empty());
+  EXPECT_TRUE(nic.unresolved.empty());
+  // A claim of another name, or a template of the claim's name: not known.
+  EXPECT_EQ(resolved("resourceClaimName: other", cluster.get()).unresolved,
+            std::vector<std::string>{"claim gpus: ResourceClaim other is not known"});
+  EXPECT_EQ(resolved("resourceClaimTemplateName: shared-gpu", cluster.get()).unresolved,
+            std::vector<std::string>{"claim gpus: ResourceClaimTemplate shared-gpu is not known"});
+}
+
 TEST(DraWorkload, Kep5004NamesResolveWithoutAView) {
   const auto pod = yaml(R"(apiVersion: v1
 kind: Pod

@@ -399,11 +399,11 @@ void printReport(const std::vector<InputObject>& objects, const std::vector<Reco
   }
 }
 
-// The view `check` decides with: the snapshot (or nothing), and the claim
-// templates of the input itself, so that a file holding a template and the
-// Job that uses it reads as it will once both are applied. Kinds the
-// snapshot did not list stay unknown: a template of the input is known to
-// exist, the absence of one is not known to mean anything.
+// The view `check` decides with: the snapshot (or nothing), and the claims
+// and claim templates of the input itself, so that a file holding a template
+// (or a claim) and the Job (or Pod) that uses it reads as it will once both
+// are applied. Kinds the snapshot did not list stay unknown: a claim of the
+// input is known to exist, the absence of one is not known to mean anything.
 std::shared_ptr<const ClusterView> viewForInput(const std::shared_ptr<const ClusterView>& snapshot,
                                                 const std::vector<InputObject>& objects,
                                                 const std::string& defaultNamespace) {
@@ -411,15 +411,16 @@ std::shared_ptr<const ClusterView> viewForInput(const std::shared_ptr<const Clus
   if (!snapshot) builder.markSynced(false);
   for (const InputObject& object : objects) {
     ClaimObject claim;
-    if (object.kind != WorkloadKind::Other || !readClaimObject(*object.json, claim, nullptr) ||
-        !claim.isTemplate) {
+    if (object.kind != WorkloadKind::Other || !readClaimObject(*object.json, claim, nullptr)) {
       continue;
     }
-    ClaimTemplateRecord record;
-    record.namespaceName = claim.namespaceName.empty() ? defaultNamespace : claim.namespaceName;
-    record.name = claim.name;
-    record.spec = std::move(claim.spec);
-    builder.add(std::move(record));
+    std::string namespaceName =
+        claim.namespaceName.empty() ? defaultNamespace : claim.namespaceName;
+    if (claim.isTemplate) {
+      builder.add(ClaimTemplateRecord{std::move(namespaceName), claim.name, std::move(claim.spec)});
+    } else {
+      builder.add(ClaimRecord{std::move(namespaceName), claim.name, std::move(claim.spec)});
+    }
   }
   return std::move(builder).build();
 }

@@ -69,6 +69,7 @@ const std::vector<ResourceType>& clusterResourceTypes() {
       {ClusterKind::DeviceClass, "resource.k8s.io", dra, "deviceclasses", Absent::Empty},
       {ClusterKind::ResourceClaimTemplate, "resource.k8s.io", dra, "resourceclaimtemplates",
        Absent::Empty},
+      {ClusterKind::ResourceClaim, "resource.k8s.io", dra, "resourceclaims", Absent::Empty},
       {ClusterKind::PriorityClass, "scheduling.k8s.io", {"v1"}, "priorityclasses", Absent::Error},
       {ClusterKind::Namespace, "", {"v1"}, "namespaces", Absent::Error},
       {ClusterKind::LocalQueue,

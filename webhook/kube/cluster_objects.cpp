@@ -21,6 +21,7 @@ constexpr std::pair<ClusterKind, std::string_view> kKindNames[] = {
     {ClusterKind::Namespace, "Namespace"},
     {ClusterKind::LocalQueue, "LocalQueue"},
     {ClusterKind::RuntimeClass, "RuntimeClass"},
+    {ClusterKind::ResourceClaim, "ResourceClaim"},
 };
 
 std::map<std::string, std::string> stringMap(const JsonValue* object) {
@@ -337,8 +338,8 @@ bool readClusterObject(ClusterKind kind, std::string_view apiVersion, const Json
     if (error) *error = "metadata.name is required";
     return false;
   }
-  const bool namespaced =
-      kind == ClusterKind::ResourceClaimTemplate || kind == ClusterKind::LocalQueue;
+  const bool namespaced = kind == ClusterKind::ResourceClaimTemplate ||
+                          kind == ClusterKind::ResourceClaim || kind == ClusterKind::LocalQueue;
   if (namespaced && namespaceName.empty()) {
     if (error) *error = "metadata.namespace is required";
     return false;
@@ -365,17 +366,19 @@ bool readClusterObject(ClusterKind kind, std::string_view apiVersion, const Json
       out = std::move(deviceClass);
       return true;
     }
-    case ClusterKind::ResourceClaimTemplate: {
+    case ClusterKind::ResourceClaimTemplate:
+    case ClusterKind::ResourceClaim: {
       const std::optional<ClaimShape> shape = claimShapeOf(apiVersion);
       if (!shape) {
         if (error) *error = "unserved apiVersion \"" + std::string(apiVersion) + "\"";
         return false;
       }
-      ClaimTemplateRecord record;
-      record.namespaceName = namespaceName;
-      record.name = name;
-      record.spec = readClaimSpec(member(member(&object, "spec"), "spec"), *shape);
-      out = std::move(record);
+      const JsonValue* spec = member(&object, "spec");
+      if (kind == ClusterKind::ResourceClaim) {
+        out = ClaimRecord{namespaceName, name, readClaimSpec(spec, *shape)};
+      } else {
+        out = ClaimTemplateRecord{namespaceName, name, readClaimSpec(member(spec, "spec"), *shape)};
+      }
       return true;
     }
     case ClusterKind::PriorityClass: {

@@ -21,6 +21,7 @@ bool servedFrom(ClusterKind kind, std::string_view apiVersion) {
     case ClusterKind::ResourceSlice:
     case ClusterKind::DeviceClass:
     case ClusterKind::ResourceClaimTemplate:
+    case ClusterKind::ResourceClaim:
       return group == "resource.k8s.io";
     case ClusterKind::PriorityClass:
       return group == "scheduling.k8s.io";

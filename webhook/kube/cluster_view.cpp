@@ -66,6 +66,8 @@ std::shared_ptr<const ClusterView> ClusterView::Builder::build() && {
             view->deviceClasses_[record.name] = std::move(record);
           } else if constexpr (std::is_same_v<T, ClaimTemplateRecord>) {
             view->claimTemplates_[record.namespaceName + "/" + record.name] = std::move(record);
+          } else if constexpr (std::is_same_v<T, ClaimRecord>) {
+            view->claims_[record.namespaceName + "/" + record.name] = std::move(record);
           } else if constexpr (std::is_same_v<T, PriorityClassRecord>) {
             view->priorityClasses_[record.name] = std::move(record);
           } else if constexpr (std::is_same_v<T, NamespaceRecord>) {
@@ -104,6 +106,7 @@ ClusterView::Builder ClusterView::extended() const {
   for (const ResourceSliceRecord& slice : slices_) builder.add(slice);
   for (const auto& [name, record] : deviceClasses_) builder.add(record);
   for (const auto& [key, record] : claimTemplates_) builder.add(record);
+  for (const auto& [key, record] : claims_) builder.add(record);
   for (const auto& [name, record] : priorityClasses_) builder.add(record);
   for (const auto& [name, record] : namespaces_) builder.add(record);
   for (const auto& [key, record] : localQueues_) builder.add(record);
@@ -137,6 +140,9 @@ const ClaimTemplateRecord* ClusterView::claimTemplate(std::string_view ns,
                                                       std::string_view name) const {
   return find(claimTemplates_, namespacedKey(ns, name));
 }
+const ClaimRecord* ClusterView::claim(std::string_view ns, std::string_view name) const {
+  return find(claims_, namespacedKey(ns, name));
+}
 const PriorityClassRecord* ClusterView::priorityClass(std::string_view name) const {
   return find(priorityClasses_, name);
 }
@@ -155,6 +161,9 @@ Presence ClusterView::hasDeviceClass(std::string_view name) const {
 }
 Presence ClusterView::hasClaimTemplate(std::string_view ns, std::string_view name) const {
   return presence(knows(ClusterKind::ResourceClaimTemplate), claimTemplate(ns, name));
+}
+Presence ClusterView::hasClaim(std::string_view ns, std::string_view name) const {
+  return presence(knows(ClusterKind::ResourceClaim), claim(ns, name));
 }
 Presence ClusterView::hasPriorityClass(std::string_view name) const {
   if (name == "system-cluster-critical" || name == "system-node-critical") return Presence::Yes;

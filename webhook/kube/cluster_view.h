@@ -1,6 +1,7 @@
 // An immutable picture of the cluster objects that decide whether a workload
 // can ever run: Nodes, ResourceSlices, DeviceClasses, ResourceClaimTemplates,
-// PriorityClasses, Namespaces, Kueue LocalQueues and RuntimeClasses. The
+// PriorityClasses, Namespaces, Kueue LocalQueues, RuntimeClasses and
+// ResourceClaims. The
 // same code reads a snapshot file (`aiadmit check --cluster FILE`) and the
 // API's watch caches, so both answer alike. Nothing here blocks or talks to
 // the network.
@@ -31,13 +32,15 @@ enum class ClusterKind {
   Namespace,
   LocalQueue,
   RuntimeClass,
+  ResourceClaim,
 };
 // In the order of ClusterObject's alternatives (kindOf() relies on it).
 inline constexpr ClusterKind kAllClusterKinds[] = {
     ClusterKind::Node,          ClusterKind::ResourceSlice,
     ClusterKind::DeviceClass,   ClusterKind::ResourceClaimTemplate,
     ClusterKind::PriorityClass, ClusterKind::Namespace,
-    ClusterKind::LocalQueue,    ClusterKind::RuntimeClass};
+    ClusterKind::LocalQueue,    ClusterKind::RuntimeClass,
+    ClusterKind::ResourceClaim};
 std::string_view kindName(ClusterKind kind);  // "Node", "ResourceSlice", ...
 std::optional<ClusterKind> clusterKindOf(std::string_view kind);
 
@@ -107,6 +110,14 @@ struct ClaimTemplateRecord {
   ClaimSpec spec;
 };
 
+// A ResourceClaim that Pods name with resourceClaimName: its device requests
+// as a template keeps them (the claim's own spec, not a template's spec.spec).
+struct ClaimRecord {
+  std::string namespaceName;
+  std::string name;
+  ClaimSpec spec;
+};
+
 struct PriorityClassRecord {
   std::string name;
   int64_t value = 0;
@@ -134,9 +145,9 @@ struct RuntimeClassRecord {
   std::vector<Toleration> tolerations;              // scheduling.tolerations
 };
 
-using ClusterObject =
-    std::variant<ClusterNode, ResourceSliceRecord, DeviceClassRecord, ClaimTemplateRecord,
-                 PriorityClassRecord, NamespaceRecord, LocalQueueRecord, RuntimeClassRecord>;
+using ClusterObject = std::variant<ClusterNode, ResourceSliceRecord, DeviceClassRecord,
+                                   ClaimTemplateRecord, PriorityClassRecord, NamespaceRecord,
+                                   LocalQueueRecord, RuntimeClassRecord, ClaimRecord>;
 ClusterKind kindOf(const ClusterObject& object);
 // "NAMESPACE/NAME" or "NAME": the cache key of an object.
 std::string keyOf(const ClusterObject& object);
@@ -190,8 +201,8 @@ class ClusterView {
   bool synced() const { return synced_; }
 
   // A builder that holds everything this view holds (objects, listed kinds,
-  // synced), to add what else the same input says: `check` adds the claim
-  // templates of the files it checks to the snapshot it was given.
+  // synced), to add what else the same input says: `check` adds the claims
+  // and claim templates of the files it checks to the snapshot it was given.
   Builder extended() const;
 
   // Whether the objects of `kind` are all known (listed and kept in sync).
@@ -201,6 +212,7 @@ class ClusterView {
   const std::vector<ResourceSliceRecord>& resourceSlices() const { return slices_; }
   const DeviceClassRecord* deviceClass(std::string_view name) const;
   const ClaimTemplateRecord* claimTemplate(std::string_view ns, std::string_view name) const;
+  const ClaimRecord* claim(std::string_view ns, std::string_view name) const;
   const PriorityClassRecord* priorityClass(std::string_view name) const;
   const NamespaceRecord* namespaceNamed(std::string_view name) const;
   const LocalQueueRecord* localQueue(std::string_view ns, std::string_view name) const;
@@ -208,6 +220,7 @@ class ClusterView {
 
   Presence hasDeviceClass(std::string_view name) const;
   Presence hasClaimTemplate(std::string_view ns, std::string_view name) const;
+  Presence hasClaim(std::string_view ns, std::string_view name) const;
   // Yes for system-cluster-critical and system-node-critical whatever the
   // view holds: the API server creates them and recreates them when deleted.
   Presence hasPriorityClass(std::string_view name) const;
@@ -253,6 +266,7 @@ class ClusterView {
   std::set<std::string, std::less<>> incompleteDrivers_;  // with a pool still being published
   std::map<std::string, DeviceClassRecord, std::less<>> deviceClasses_;
   std::map<std::string, ClaimTemplateRecord, std::less<>> claimTemplates_;  // "ns/name"
+  std::map<std::string, ClaimRecord, std::less<>> claims_;                  // "ns/name"
   std::map<std::string, PriorityClassRecord, std::less<>> priorityClasses_;
   std::map<std::string, NamespaceRecord, std::less<>> namespaces_;
   std::map<std::string, LocalQueueRecord, std::less<>> localQueues_;  // "ns/name"

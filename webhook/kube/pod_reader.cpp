@@ -180,29 +180,41 @@ const ContainerClaimUse* firstUse(const PodClaims& claims, std::string_view clai
   return nullptr;
 }
 
+// The spec of the claim `source` names, from the view: a ResourceClaim by
+// resourceClaimName, or the template of resourceClaimTemplateName. Null,
+// with the reason in `out.unresolved`, when the view does not hold it.
+const ClaimSpec* claimSpecOf(const PodClaimSource& source, const ClusterView* cluster,
+                             std::string_view namespaceName, ClaimedDevices& out) {
+  const bool byName = !source.resourceClaimName.empty();
+  const ClaimSpec* spec = nullptr;
+  if (byName && cluster != nullptr) {
+    const ClaimRecord* record = cluster->claim(namespaceName, source.resourceClaimName);
+    spec = record != nullptr ? &record->spec : nullptr;
+  } else if (!byName && cluster != nullptr) {
+    const ClaimTemplateRecord* record =
+        cluster->claimTemplate(namespaceName, source.resourceClaimTemplateName);
+    spec = record != nullptr ? &record->spec : nullptr;
+  }
+  if (spec == nullptr) {
+    out.unresolved.push_back("claim " + source.name + ": " +
+                             (byName
+                                  ? "ResourceClaim " + source.resourceClaimName
+                                  : "ResourceClaimTemplate " + source.resourceClaimTemplateName) +
+                             " is not known");
+  }
+  return spec;
+}
+
 void resolveSource(const PodClaims& claims, const PodClaimSource& source,
                    const ClusterView* cluster, std::string_view namespaceName,
                    ClaimedDevices& out) {
-  const std::string claimName = "claim " + source.name;
-  if (!source.resourceClaimName.empty()) {
-    // The view holds no ResourceClaims: a claim by name is made by someone
-    // else, and what it holds is not known here.
-    out.unresolved.push_back(claimName + ": ResourceClaim " + source.resourceClaimName +
-                             " is not known");
-    return;
-  }
-  if (source.resourceClaimTemplateName.empty()) return;  // malformed; AIA019 reads it
-  const ClaimTemplateRecord* record =
-      cluster != nullptr ? cluster->claimTemplate(namespaceName, source.resourceClaimTemplateName)
-                         : nullptr;
-  if (record == nullptr) {
-    out.unresolved.push_back(claimName + ": ResourceClaimTemplate " +
-                             source.resourceClaimTemplateName + " is not known");
-    return;
-  }
+  // Neither name, or both: malformed; AIA019 reads it.
+  if (source.resourceClaimName.empty() == source.resourceClaimTemplateName.empty()) return;
+  const ClaimSpec* spec = claimSpecOf(source, cluster, namespaceName, out);
+  if (spec == nullptr) return;
   const ContainerClaimUse* use = firstUse(claims, source.name);
   std::optional<GpuClaim> gpu;
-  for (const DeviceRequest& request : record->spec.requests) {
+  for (const DeviceRequest& request : spec->requests) {
     const std::optional<GpuRequest> asked = gpuRequestOf(request, cluster);
     if (!asked) continue;
     if (!gpu) {

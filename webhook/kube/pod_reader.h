@@ -142,7 +142,7 @@ class PodReader {
   // spec.resourceClaims, containers' resources.claims and KEP-5004
   // deviceclass.resource.kubernetes.io/<class> names. Read on first use.
   const PodClaims& claims() const;
-  // Where the Pod's claim templates and DeviceClasses are looked up: the
+  // Where the Pod's claims, claim templates and DeviceClasses are looked up: the
   // cluster view of `serve` or `check` (null: none) and the namespace the
   // object is admitted in. Without a view only KEP-5004 names resolve.
   PodReader& resolveClaimsIn(const ClusterView* cluster, std::string_view namespaceName);
