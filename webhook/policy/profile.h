@@ -28,6 +28,12 @@ struct GpuPool {
   int64_t defaultCount = 0;
   // GPUs on the largest node of the pool (AIA006).
   int64_t gpusPerNode = 8;
+  // Set when an autoscaler (Cluster Autoscaler, Karpenter, node
+  // auto-provisioning) adds the pool's nodes on demand: the most GPUs of
+  // resourceName on a node it can add. AIA016 then judges a Pod against the
+  // larger of this and the nodes there are now, since a pool scaled to zero
+  // or to smaller nodes is not what it can become.
+  std::optional<int64_t> maxNodeGpus;
   // Namespaces (globs) where GPUs may be requested; empty: every namespace (AIA012).
   std::vector<std::string> allowedNamespaces;
   // DRA DeviceClasses whose devices a ResourceClaim or ResourceClaimTemplate

@@ -244,11 +244,11 @@ void readScope(Reader& r, const YAML::Node& node, const std::string& field, Prof
 void readGpu(Reader& r, const YAML::Node& node, const std::string& field, Profile& p) {
   if (!r.mapping(node, field,
                  {"resourceName", "allowedResources", "sharingAllowed", "defaultCount",
-                  "gpusPerNode", "allowedNamespaces", "deviceClasses"})) {
+                  "gpusPerNode", "maxNodeGpus", "allowedNamespaces", "deviceClasses"})) {
     return;
   }
   GpuPool& gpu = p.gpu;
-  YAML::Node resourceNode, defaultCountNode;
+  YAML::Node resourceNode, defaultCountNode, maxNodeGpusNode;
   bool resourceValid = true;
   r.optional(node, "resourceName", field, [&](auto& n, auto& f) {
     resourceNode = n;
@@ -267,6 +267,10 @@ void readGpu(Reader& r, const YAML::Node& node, const std::string& field, Profil
              [&](auto& n, auto& f) { gpu.sharingAllowed = r.boolean(n, f).value_or(false); });
   r.optional(node, "gpusPerNode", field,
              [&](auto& n, auto& f) { gpu.gpusPerNode = r.count(n, f, 1, 1024).value_or(8); });
+  r.optional(node, "maxNodeGpus", field, [&](auto& n, auto& f) {
+    maxNodeGpusNode = n;
+    gpu.maxNodeGpus = r.count(n, f, 1, 1024);
+  });
   r.optional(node, "defaultCount", field, [&](auto& n, auto& f) {
     defaultCountNode = n;
     gpu.defaultCount = r.count(n, f, 0, 1024).value_or(0);
@@ -287,6 +291,14 @@ void readGpu(Reader& r, const YAML::Node& node, const std::string& field, Profil
     r.error(defaultCountNode, field + ".defaultCount",
             "is more than gpusPerNode (" + std::to_string(gpu.gpusPerNode) +
                 "): such a pod could never be scheduled");
+  }
+  // gpusPerNode is the pool's largest node, the ones the autoscaler adds
+  // included: AIA006 would refuse what AIA016 lets through otherwise.
+  if (gpu.maxNodeGpus && *gpu.maxNodeGpus > gpu.gpusPerNode) {
+    r.error(maxNodeGpusNode, field + ".maxNodeGpus",
+            "is more than gpusPerNode (" + std::to_string(gpu.gpusPerNode) +
+                "), the GPUs of the pool's largest node; raise gpusPerNode to " +
+                std::to_string(*gpu.maxNodeGpus) + " too");
   }
   if (!gpu.sharingAllowed) {
     if (resourceValid && isSharedGpuResource(gpu.resourceName)) {
