@@ -1,18 +1,22 @@
 #include "validators/cluster_capacity.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
+
+#include "validators/admitted_placement.h"
 
 namespace aiadmit {
 
 namespace {
 
-// Devices of each class that the Pod's claims need on one node, where the
-// count is certain: `exactly` requests (or v1beta1's inline ones) with an
-// exact count. A firstAvailable request may be met by its smallest
-// alternative and `All` takes whatever a node has, so neither adds a need.
-// A consumable-capacity request still asks for whole devices (a share of
-// each), so its count is what the node must have.
+// Devices of each class that the Pod needs on one node, where the count is
+// certain: `exactly` requests (or v1beta1's inline ones) of its claim
+// templates with an exact count, and KEP-5004 deviceclass names. A
+// firstAvailable request may be met by its smallest alternative and `All`
+// takes whatever a node has, so neither adds a need. A consumable-capacity
+// request still asks for whole devices (a share of each), so its count is
+// what the node must have.
 struct DeviceClassNeed {
   int64_t devices = 0;
   std::string field;  // the first request that asked, relative to the PodSpec
@@ -41,28 +45,79 @@ std::map<std::string, DeviceClassNeed> deviceClassNeeds(const ValidationContext&
       addNeed(needs, only.deviceClassName, only.count, source.fieldPath);
     }
   }
+  // A KEP-5004 name is a resource of the Pod like any other: init containers
+  // that are not sidecars reuse the devices of the containers that run after
+  // them, so the scheduler needs the larger of the two, not their sum.
+  std::set<std::string, std::less<>> counted;
   for (const ContainerDeviceClassRequest& request : claims.deviceClassRequests) {
-    if (request.count) addNeed(needs, request.deviceClassName, *request.count, request.fieldPath);
+    if (!counted.insert(request.deviceClassName).second) continue;
+    const int64_t devices =
+        context.pod.podRequest(std::string(kDeviceClassResourcePrefix) + request.deviceClassName);
+    if (devices > 0) addNeed(needs, request.deviceClassName, devices, request.fieldPath);
   }
   return needs;
 }
 
-std::string onNode(const NodeCapacity& capacity) {
-  return capacity.node.empty() ? "" : " (node " + capacity.node + ")";
+// What a need is held against: the largest matching node there is now and,
+// on a pool the profile says is autoscaled, the largest node its autoscaler
+// can add.
+struct Ceiling {
+  NodeCapacity current;
+  std::optional<int64_t> autoscaled;  // spec.gpu.maxNodeGpus
+  const Profile* profile = nullptr;
+
+  int64_t most() const { return std::max(current.devices, autoscaled.value_or(0)); }
+};
+
+// nullopt when the view gives no definite, lasting answer. `poolGpus` says
+// whether what is counted is the profile's GPU resource (or devices of a
+// class that stands for it), the one unit maxNodeGpus is given in.
+std::optional<Ceiling> ceilingOf(const std::optional<NodeCapacity>& capacity,
+                                 const Profile* profile, bool poolGpus) {
+  if (!capacity) return std::nullopt;  // Nodes, slices or the class not known
+  if (profile != nullptr && profile->gpu.maxNodeGpus) {
+    // The autoscaler's nodes are known by their GPUs alone: what else they
+    // would bring (MIG slices, other devices) cannot be bounded.
+    if (!poolGpus) return std::nullopt;
+    return Ceiling{*capacity, profile->gpu.maxNodeGpus, profile};
+  }
+  // No node with any of it: a pool scaled to zero (its CPU nodes still
+  // match), or a driver whose ResourceSlices are missing for a while (an
+  // upgrade, a plugin not yet registered). Both grow back.
+  if (capacity->matchingNodes == 0 || capacity->devices == 0) return std::nullopt;
+  return Ceiling{*capacity, std::nullopt, profile};
+}
+
+std::string nodesNow(const Ceiling& ceiling) {
+  const NodeCapacity& now = ceiling.current;
+  if (now.matchingNodes == 0) return "none of the nodes it may land on exists now";
+  return "the largest of the " + std::to_string(now.matchingNodes) + " nodes it may land on has " +
+         std::to_string(now.devices) + (now.node.empty() ? "" : " (node " + now.node + ")");
 }
 
 Violation tooMany(std::string field, int64_t wanted, const std::string& what,
-                  const NodeCapacity& capacity) {
-  const std::string most = std::to_string(capacity.devices);
-  return {AIA016, std::move(field),
-          "the Pod asks for " + std::to_string(wanted) + " " + what + " on one node, but the " +
-              "largest of the " + std::to_string(capacity.matchingNodes) +
-              " nodes it may land on has " + most + onNode(capacity) +
-              ", so it would stay Pending forever",
-          "ask for at most " + most + " per Pod and spread larger runs over several Pods, or " +
-              "aim the Pod at nodes that have more",
-          std::to_string(wanted) + " " + what + " in one Pod, but the largest node has " + most +
-              "; ask for at most " + most};
+                  const Ceiling& ceiling) {
+  const std::string most = std::to_string(ceiling.most());
+  std::string problem = "the Pod asks for " + std::to_string(wanted) + " " + what +
+                        " on one node, but " + nodesNow(ceiling);
+  std::string fix = "ask for at most " + most +
+                    " per Pod and spread larger runs over several Pods, or aim the Pod at " +
+                    "nodes that have more";
+  std::string brief = std::to_string(wanted) + " " + what + " in one Pod, but ";
+  brief += ceiling.current.matchingNodes == 0
+               ? std::string("no node has it now")
+               : "the largest node has " + std::to_string(ceiling.current.devices);
+  if (ceiling.autoscaled) {
+    const std::string added = std::to_string(*ceiling.autoscaled);
+    const std::string profile = ceiling.profile->name;
+    problem += " and the nodes its autoscaler adds have at most " + added +
+               " (spec.gpu.maxNodeGpus of profile " + profile + ")";
+    fix += "; if the autoscaler can add larger nodes, raise maxNodeGpus in profile " + profile;
+    brief += " and the autoscaler adds at most " + added;
+  }
+  problem += ", so it would stay Pending forever";
+  brief += "; ask for at most " + most;
+  return {AIA016, std::move(field), std::move(problem), std::move(fix), std::move(brief)};
 }
 
 }  // namespace
@@ -71,8 +126,10 @@ void ClusterCapacityValidator::check(const ValidationContext& context,
                                      std::vector<Violation>& out) const {
   const ClusterView* cluster = context.cluster;
   if (cluster == nullptr) return;
-  const Placement placement = context.pod.placement();
+  const Placement placement = admittedPlacement(context.pod, cluster);
   const std::string podSpec(context.view.specFieldPath());
+  const Profile* profile = context.profile;
+  const std::string poolResource = profile != nullptr ? profile->gpu.resourceName : "";
 
   std::set<std::string, std::less<>> resources;
   std::map<std::string, std::string, std::less<>> fields;
@@ -88,19 +145,21 @@ void ClusterCapacityValidator::check(const ValidationContext& context,
   for (const std::string& resource : resources) {
     const int64_t wanted = context.pod.podRequest(resource);
     if (wanted <= 0) continue;
-    const std::optional<NodeCapacity> capacity =
-        cluster->largestNodeForResource(resource, placement);
-    // No matching node is no answer: a pool scaled to zero grows on demand.
-    if (!capacity || capacity->matchingNodes == 0 || wanted <= capacity->devices) continue;
-    out.push_back(tooMany(fields[resource], wanted, inQuotes(resource), *capacity));
+    const std::optional<Ceiling> ceiling = ceilingOf(
+        cluster->largestNodeForResource(resource, placement), profile, resource == poolResource);
+    if (!ceiling || wanted <= ceiling->most()) continue;
+    out.push_back(tooMany(fields[resource], wanted, inQuotes(resource), *ceiling));
   }
 
   for (const auto& [deviceClass, need] : deviceClassNeeds(context, *cluster)) {
-    const std::optional<NodeCapacity> capacity =
-        cluster->largestNodeForDeviceClass(deviceClass, placement);
-    if (!capacity || capacity->matchingNodes == 0 || need.devices <= capacity->devices) continue;
+    const DeviceClassRecord* record = cluster->deviceClass(deviceClass);
+    const bool poolGpus =
+        record != nullptr && !poolResource.empty() && record->extendedResourceName == poolResource;
+    const std::optional<Ceiling> ceiling =
+        ceilingOf(cluster->largestNodeForDeviceClass(deviceClass, placement), profile, poolGpus);
+    if (!ceiling || need.devices <= ceiling->most()) continue;
     out.push_back(tooMany(podSpec + "." + need.field, need.devices,
-                          "devices of class " + inQuotes(deviceClass), *capacity));
+                          "devices of class " + inQuotes(deviceClass), *ceiling));
   }
 }
 
