@@ -8,15 +8,17 @@
 namespace aiadmit::e2e {
 namespace {
 
-// A MIG slice that no node of the pool offers: refused by AIA016 once the
-// view holds the GPU nodes, admitted while it holds none (nothing to judge).
-constexpr const char* kMigProbe = R"({
+// One GPU more than the 8-GPU nodes have: AIA006 refuses it from the
+// profile alone, and AIA016 too once the view holds the GPU nodes (while it
+// holds none there is nothing to judge). A resource no node offers would not
+// do: AIA016 takes a pool with none of it for one that may yet grow.
+constexpr const char* kViewProbe = R"({
   "apiVersion": "v1", "kind": "Pod",
   "metadata": {"name": "view-probe", "namespace": "e2e-ready",
                "annotations": {"aiadmit.dev/workload": "batch"}},
   "spec": {"restartPolicy": "Never",
            "containers": [{"name": "main", "image": "busybox",
-                           "resources": {"limits": {"nvidia.com/mig-1g.10gb": "1"}}}]}})";
+                           "resources": {"limits": {"nvidia.com/gpu": "9"}}}]}})";
 
 // A platform team's Kueue objects: GPU quota for the cluster and a queue in
 // one namespace. Besides what tests do with it, a snapshot of the cluster
@@ -95,7 +97,7 @@ TEST(E2eSetup, SmallGpuClusterInTheApiAndInAiadmitsView) {
   std::string last;
   EXPECT_TRUE(waitUntil(
       [&] {
-        const CommandResult probe = kubectl({"create", "--dry-run=server", "-f", "-"}, kMigProbe);
+        const CommandResult probe = kubectl({"create", "--dry-run=server", "-f", "-"}, kViewProbe);
         last = probe.err;
         return probe.exitCode != 0 && probe.err.find("[AIA016]") != std::string::npos;
       },
