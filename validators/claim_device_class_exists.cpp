@@ -33,6 +33,7 @@ void ClaimDeviceClassExistsValidator::check(const ClaimValidationContext& contex
                      "DeviceClass " + quoted + " does not exist" +
                          (suggestion.empty() ? "; name one that exists"
                                              : "; did you mean " + inQuotes(suggestion) + "?")});
+      out.back().absent = ClusterRef{ClusterKind::DeviceClass, "", name};
     }
   }
 }

@@ -6,13 +6,16 @@ namespace {
 
 Violation missingDeviceClass(std::string field, std::string_view deviceClass,
                              std::string_view via) {
-  return {AIA019, std::move(field),
-          "DeviceClass " + inQuotes(deviceClass) + std::string(via) +
-              " does not exist in the cluster, so no claim for it can be allocated and the Pod " +
-              "stays Pending",
-          "name a DeviceClass that `kubectl get deviceclasses` lists (the GPU driver installs " +
-              std::string("them, such as gpu.nvidia.com)"),
-          "DeviceClass " + inQuotes(deviceClass) + " does not exist; name one that exists"};
+  Violation violation{
+      AIA019, std::move(field),
+      "DeviceClass " + inQuotes(deviceClass) + std::string(via) +
+          " does not exist in the cluster, so no claim for it can be allocated and the Pod " +
+          "stays Pending",
+      "name a DeviceClass that `kubectl get deviceclasses` lists (the GPU driver installs " +
+          std::string("them, such as gpu.nvidia.com)"),
+      "DeviceClass " + inQuotes(deviceClass) + " does not exist; name one that exists"};
+  violation.absent = ClusterRef{ClusterKind::DeviceClass, "", std::string(deviceClass)};
+  return violation;
 }
 
 }  // namespace
@@ -37,6 +40,7 @@ void ClaimReferencesValidator::check(const ValidationContext& context,
                          "` lists",
                      "ResourceClaimTemplate " + inQuotes(name) + " does not exist in " + ns +
                          "; create it or name one that exists"});
+      out.back().absent = ClusterRef{ClusterKind::ResourceClaimTemplate, ns, name};
       continue;
     }
     const ClaimTemplateRecord* record = cluster->claimTemplate(context.namespaceName, name);

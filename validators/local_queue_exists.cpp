@@ -24,6 +24,7 @@ void LocalQueueExistsValidator::check(const ValidationContext& context,
                      "` lists, or create one that points at a ClusterQueue",
                  "LocalQueue " + inQuotes(queue) + " does not exist in namespace " + ns +
                      "; name one that exists"});
+  out.back().absent = ClusterRef{ClusterKind::LocalQueue, ns, std::string(queue)};
 }
 
 }  // namespace aiadmit

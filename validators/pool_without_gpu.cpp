@@ -73,8 +73,9 @@ void PoolWithoutGpuValidator::check(const ValidationContext& context,
     const JsonValue* labels = member(member(&context.object, "metadata"), "labels");
     const JsonValue* templateLabels = member(context.view.metadata, "labels");
     context.profiles.forEachForNamespace(context.namespaceName, [&](const Profile& candidate) {
-      if (aim.profile != nullptr && actionSeverity(candidate.rules.of(AIA007)) <=
-                                        actionSeverity(aim.profile->rules.of(AIA007))) {
+      if (aim.profile != nullptr &&
+          actionSeverity(candidate.rules.of(AIA007, context.target)) <=
+              actionSeverity(aim.profile->rules.of(AIA007, context.target))) {
         return;
       }
       if (!ProfileSet::scopeMatches(candidate, context.namespaceName, labels, templateLabels,

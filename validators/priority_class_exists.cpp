@@ -13,6 +13,7 @@ void PriorityClassExistsValidator::check(const ValidationContext& context,
                  "create the PriorityClass, or name one that `kubectl get priorityclasses` lists",
                  "PriorityClass " + inQuotes(name) + " does not exist; create it or name one " +
                      "that exists"});
+  out.back().absent = ClusterRef{ClusterKind::PriorityClass, "", std::string(name)};
 }
 
 }  // namespace aiadmit

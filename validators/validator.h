@@ -4,11 +4,13 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "webhook/kube/cluster_ref.h"
 #include "webhook/kube/cluster_view.h"
 #include "webhook/kube/json.h"
 #include "webhook/kube/pod_reader.h"
@@ -39,6 +41,12 @@ struct Violation {
   // PodSpec. warning() names the role and gives the field relative to it.
   std::string role{};
   std::string templateField{};
+  // The object whose absence from the cluster view the violation rests on
+  // (AIA017-AIA019): before it denies, the server asks the API whether the
+  // object exists after all, and drops the violation unless the answer is No.
+  std::optional<ClusterRef> absent{};
+  // The API could not say whether `absent` exists: the violation warns at most.
+  bool unconfirmed = false;
 
   // "[AIA004] spec.containers[0].resources.limits: <problem>; <fix>"
   std::string format() const;
@@ -85,6 +93,9 @@ struct ValidationContext {
   const ClusterView* cluster = nullptr;
   // Every template of the workload, in the table's order.
   std::span<const TemplateReading> templates = {};
+  // A bare Pod, or a controller's object: the default actions of some rules
+  // differ between the two (webhook/policy/rules.h).
+  RuleTarget target = RuleTarget::Controller;
 };
 
 class Validator {

@@ -68,8 +68,12 @@ TEST(ProfileLoader, ShippedProfilesFollowTheSeedCluster) {
     EXPECT_EQ(profile->scheduling.priorityClassName, classAndPriority.second);
     EXPECT_FALSE(profile->allowsPriorityClass("ai-critical"));
     for (int rule = kFirstRule; rule <= kLastRule; ++rule) {
-      EXPECT_EQ(profile->rules.of(RuleId{rule}),
+      EXPECT_EQ(profile->rules.of(RuleId{rule}, RuleTarget::BarePod),
                 rule == AIA015.number ? RuleAction::Warn : RuleAction::Deny)
+          << RuleId{rule}.name();
+      const bool existence = rule >= AIA017.number && rule <= AIA019.number;
+      EXPECT_EQ(profile->rules.of(RuleId{rule}, RuleTarget::Controller),
+                rule == AIA015.number || existence ? RuleAction::Warn : RuleAction::Deny)
           << RuleId{rule}.name();
     }
   }
@@ -125,8 +129,8 @@ TEST(ProfileLoader, DocumentedCompleteExampleLoadsAndSetsEveryField) {
   EXPECT_TRUE(p->sharedMemory.enabled);
   EXPECT_FALSE(p->sharedMemory.sizeLimit.empty());
   EXPECT_FALSE(p->mutations.sharedMemory);
-  EXPECT_EQ(p->rules.of(AIA010), RuleAction::Warn);
-  EXPECT_EQ(p->rules.of(AIA015), RuleAction::Off);
+  EXPECT_EQ(p->rules.of(AIA010, RuleTarget::Controller), RuleAction::Warn);
+  EXPECT_EQ(p->rules.of(AIA015, RuleTarget::Controller), RuleAction::Off);
   // The realtime example shows the probe fields.
   const Profile* serving = result.set->find("realtime-llm");
   ASSERT_NE(serving, nullptr);

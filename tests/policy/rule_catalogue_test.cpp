@@ -18,11 +18,26 @@ using testing::sourceDir;
 TEST(RuleCatalogue, DefaultsComeFromTheCatalogue) {
   const RuleActions defaults;
   for (const RuleInfo& rule : kRuleCatalogue) {
-    EXPECT_EQ(defaults.of(rule.id), rule.defaultAction) << rule.id.name();
+    EXPECT_EQ(defaults.of(rule.id, RuleTarget::BarePod), rule.defaultAction) << rule.id.name();
+    EXPECT_EQ(defaults.of(rule.id, RuleTarget::Controller),
+              rule.controllerDefault.value_or(rule.defaultAction))
+        << rule.id.name();
+    EXPECT_FALSE(defaults.isSet(rule.id));
     EXPECT_EQ(RuleId::parse(rule.id.name()), rule.id);
   }
   EXPECT_FALSE(RuleId::parse(RuleId{kLastRule + 1}.name())) << "no rule past the catalogue";
   EXPECT_FALSE(RuleId::parse("AIA000"));
+}
+
+TEST(RuleCatalogue, ExistenceRulesWarnOnControllersAndDenyBarePods) {
+  for (const RuleId rule : {AIA017, AIA018, AIA019}) {
+    EXPECT_EQ(ruleInfo(rule).defaultFor(RuleTarget::BarePod), RuleAction::Deny) << rule.name();
+    EXPECT_EQ(ruleInfo(rule).defaultFor(RuleTarget::Controller), RuleAction::Warn) << rule.name();
+  }
+  RuleActions set;
+  set.set(AIA017, RuleAction::Deny);
+  EXPECT_EQ(set.of(AIA017, RuleTarget::Controller), RuleAction::Deny) << "a profile's word wins";
+  EXPECT_TRUE(set.isSet(AIA017));
 }
 
 TEST(RuleCatalogue, DocsHeadEachRuleWithItsCatalogueTitleInOrder) {

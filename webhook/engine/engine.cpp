@@ -171,6 +171,14 @@ void runValidator(const Validator& validator, const ValidationContext& context,
   }
 }
 
+// A Pod no controller owns: a refusal reaches whoever made it, and nothing
+// retries it. Everything else is a controller's object.
+RuleTarget ruleTargetOf(const AdmissionSubject& subject) {
+  return subject.kind == WorkloadKind::Pod && !madeByController(*subject.object)
+             ? RuleTarget::BarePod
+             : RuleTarget::Controller;
+}
+
 void collectViolations(const JsonValue& object, const Assessment& assessment,
                        const AdmissionSubject& subject, const ProfileSet& profiles,
                        const ClusterView* cluster, std::vector<Violation>& out) {
@@ -198,7 +206,8 @@ void collectViolations(const JsonValue& object, const Assessment& assessment,
                              subject.namespaceName,
                              subject.operation,
                              cluster,
-                             readings};
+                             readings,
+                             ruleTargetOf(subject)};
   };
   for (const auto& validator : allValidators()) {
     if (!classification.isAiWorkload() && !validator->appliesToUnclassified()) continue;
@@ -212,9 +221,25 @@ void collectViolations(const JsonValue& object, const Assessment& assessment,
   }
 }
 
+// Drops the violations resting on the absence of an object that the API,
+// asked directly, has (the view lagged behind a create). One it could not
+// tell of (no answer in time) is not a definite "no": it warns at most.
+void applyAnswers(std::vector<Violation>& violations, const ClusterAnswers* answers) {
+  if (answers == nullptr) return;
+  std::erase_if(violations, [&](Violation& violation) {
+    if (!violation.absent) return false;
+    const auto answer = answers->find(*violation.absent);
+    if (answer == answers->end() || answer->second == Presence::No) return false;
+    if (answer->second == Presence::Yes) return true;
+    violation.unconfirmed = true;
+    violation.brief = "not confirmed by the API: " + violation.brief;
+    return false;
+  });
+}
+
 // Sorts violations by the action that applies to them: the profile's action
 // for the rule, capped by the enforcement level.
-void sortByAction(std::vector<Violation>& violations, const Profile* profile,
+void sortByAction(std::vector<Violation>& violations, const Profile* profile, RuleTarget target,
                   RuleAction enforcement, Evaluation& eval) {
   const RuleActions defaults;
   const RuleActions& actions = profile != nullptr ? profile->rules : defaults;
@@ -223,8 +248,9 @@ void sortByAction(std::vector<Violation>& violations, const Profile* profile,
     // validator judged it by (AIA007 on objects that are not AI workloads).
     const RuleActions& ruleActions =
         violation.profile != nullptr ? violation.profile->rules : actions;
-    const RuleAction configured = ruleActions.of(violation.rule);
-    const RuleAction applied = capAction(configured, enforcement);
+    const RuleAction configured = ruleActions.of(violation.rule, target);
+    RuleAction applied = capAction(configured, enforcement);
+    if (violation.unconfirmed) applied = capAction(applied, RuleAction::Warn);
     if (applied != RuleAction::Off) recordDecision(eval.rules, violation.rule, applied, configured);
     switch (applied) {
       case RuleAction::Deny:
@@ -245,8 +271,17 @@ void sortByAction(std::vector<Violation>& violations, const Profile* profile,
 // The answer to a validation: the violations sorted by action, warnings
 // for those that warn, one message for those that deny.
 AdmissionOutcome decide(std::vector<Violation>& violations, const Profile* profile,
-                        RuleAction enforcement, Evaluation& eval) {
-  sortByAction(violations, profile, enforcement, eval);
+                        RuleTarget target, RuleAction enforcement, const ClusterAnswers* answers,
+                        Evaluation& eval) {
+  sortByAction(violations, profile, target, enforcement, eval);
+  for (const Violation& violation : eval.denials) {
+    if (violation.absent && (answers == nullptr || answers->count(*violation.absent) == 0)) {
+      eval.toConfirm.push_back(*violation.absent);
+    }
+  }
+  std::sort(eval.toConfirm.begin(), eval.toConfirm.end());
+  eval.toConfirm.erase(std::unique(eval.toConfirm.begin(), eval.toConfirm.end()),
+                       eval.toConfirm.end());
   std::vector<std::string> warnings;
   for (const Violation& violation : eval.warnings) {
     warnings.push_back(violation.warning());
@@ -264,8 +299,8 @@ AdmissionOutcome decide(std::vector<Violation>& violations, const Profile* profi
 // As for workloads, an UPDATE is not refused for what the old object already
 // had (a claim's spec is immutable: a label change must not start failing).
 AdmissionOutcome validateClaimObject(const AdmissionSubject& subject, const ProfileSet& profiles,
-                                     const ClusterView* cluster, RuleAction enforcement,
-                                     Evaluation& eval) {
+                                     const ClusterView* cluster, const ClusterAnswers* answers,
+                                     RuleAction enforcement, Evaluation& eval) {
   const ClaimAssessment assessment = assessClaim(*subject.object, subject.namespaceName, profiles);
   if (!assessment.readable) return AdmissionOutcome::allowed();
   eval.workloadType = std::string(subject.kindName) + ".resource.k8s.io";
@@ -288,8 +323,11 @@ AdmissionOutcome validateClaimObject(const AdmissionSubject& subject, const Prof
       return std::find(existing.begin(), existing.end(), v) != existing.end();
     });
   }
+  applyAnswers(violations, answers);
+  // A claim object is not a Pod: nothing is refused that a controller's
+  // retries would see converge.
   return decide(violations, profile != nullptr ? profile : assessment.selection.withoutAnnotation,
-                enforcement, eval);
+                RuleTarget::Controller, enforcement, answers, eval);
 }
 
 }  // namespace
@@ -381,14 +419,15 @@ std::vector<std::string> noticeWarnings(const Evaluation& evaluation) {
   return warnings;
 }
 
-AdmissionOutcome Engine::validate(const AdmissionSubject& subject, Evaluation* evaluation) const {
+AdmissionOutcome Engine::validate(const AdmissionSubject& subject, Evaluation* evaluation,
+                                  const ClusterAnswers* answers) const {
   if (!isAdmittable(subject)) return AdmissionOutcome::allowed();
   Evaluation local;
   Evaluation& eval = evaluation != nullptr ? *evaluation : local;
   const auto profiles = this->profiles();
   const auto cluster = clusterView();
   if (isClaimObject(subject)) {
-    return validateClaimObject(subject, *profiles, cluster.get(), enforcement_, eval);
+    return validateClaimObject(subject, *profiles, cluster.get(), answers, enforcement_, eval);
   }
 
   const Assessment assessment = assess(*subject.object, subject, *profiles, cluster.get());
@@ -423,10 +462,13 @@ AdmissionOutcome Engine::validate(const AdmissionSubject& subject, Evaluation* e
     });
   }
 
-  return decide(violations, assessment.selection.profile, enforcement_, eval);
+  applyAnswers(violations, answers);
+  return decide(violations, assessment.selection.profile, ruleTargetOf(subject), enforcement_,
+                answers, eval);
 }
 
-ReviewAnswer answerReview(const Engine& engine, Endpoint endpoint, std::string_view body) {
+ReviewAnswer answerReview(const Engine& engine, Endpoint endpoint, std::string_view body,
+                          const ClusterAnswers* answers) {
   ReviewAnswer answer;
   try {
     AdmissionRequest request;
@@ -447,7 +489,7 @@ ReviewAnswer answerReview(const Engine& engine, Endpoint endpoint, std::string_v
         outcome = engine.mutate(subject, &answer.evaluation);
         outcome.setAuditAnnotations(mutationAuditAnnotations(answer.evaluation, outcome.patch()));
       } else {
-        outcome = engine.validate(subject, &answer.evaluation);
+        outcome = engine.validate(subject, &answer.evaluation, answers);
         outcome.setAuditAnnotations(
             validationAuditAnnotations(answer.evaluation, engine.enforcement()));
       }

@@ -11,6 +11,7 @@
 
 #include "validators/validator.h"
 #include "webhook/engine/admission.h"
+#include "webhook/kube/cluster_ref.h"
 #include "webhook/kube/cluster_view.h"
 #include "webhook/policy/classify.h"
 #include "webhook/policy/profile_set.h"
@@ -65,6 +66,10 @@ struct Evaluation {
     RuleAction configured = RuleAction::Off;
   };
   std::vector<RuleDecision> rules;
+  // The objects the denials rest on the absence of (AIA017-AIA019), sorted,
+  // that no direct read of the API has been asked about: the server asks,
+  // then validates again with the answers (webhook/kube/cluster_ref.h).
+  std::vector<ClusterRef> toConfirm;
 };
 
 enum class Endpoint { Mutate, Validate };
@@ -92,7 +97,10 @@ class Engine {
   // when the answer is a patch, so that no caller runs the pipeline twice.
   AdmissionOutcome mutate(const AdmissionSubject& subject, Evaluation* evaluation,
                           JsonDocument* mutated = nullptr) const;
-  AdmissionOutcome validate(const AdmissionSubject& subject, Evaluation* evaluation) const;
+  // `answers`: what the API said of objects the view lacks; a violation
+  // resting on the absence of one it did not answer No for is dropped.
+  AdmissionOutcome validate(const AdmissionSubject& subject, Evaluation* evaluation,
+                            const ClusterAnswers* answers = nullptr) const;
 
   // The mutated object itself; false when not mutated.
   bool mutateInto(const AdmissionSubject& subject, JsonDocument& mutated,
@@ -120,7 +128,8 @@ struct ReviewAnswer {
   Evaluation evaluation;
 };
 
-ReviewAnswer answerReview(const Engine& engine, Endpoint endpoint, std::string_view body);
+ReviewAnswer answerReview(const Engine& engine, Endpoint endpoint, std::string_view body,
+                          const ClusterAnswers* answers = nullptr);
 
 // The warnings of the evaluation's notices as /mutate sends them:
 // "aiadmit: <notice> (profile <name>)".

@@ -67,13 +67,6 @@ std::optional<RuleAction> parseEnforcement(std::string_view text) {
   return action;
 }
 
-RuleActions::RuleActions() {
-  actions_.fill(RuleAction::Off);
-  for (const RuleInfo& rule : kRuleCatalogue) {
-    actions_[static_cast<size_t>(rule.id.number)] = rule.defaultAction;
-  }
-}
-
 static_assert(
     [] {
       for (int i = 0; i < kLastRule; ++i) {

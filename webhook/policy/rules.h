@@ -26,13 +26,28 @@ inline constexpr RuleId AIA001{1}, AIA002{2}, AIA003{3}, AIA004{4}, AIA005{5}, A
     AIA008{8}, AIA009{9}, AIA010{10}, AIA011{11}, AIA012{12}, AIA013{13}, AIA014{14}, AIA015{15},
     AIA016{16}, AIA017{17}, AIA018{18}, AIA019{19}, AIA020{20};
 
+// What a rule judges, for the rules whose default differs between the two: a
+// bare Pod (no controller owns it, so a refusal reaches the one who made it
+// and nothing retries it), or a controller's object (a Deployment, a Job, a
+// custom resource, or an object a controller made), which Kubernetes accepts
+// and then converges: a controller retries its Pods until what they name
+// exists.
+enum class RuleTarget { BarePod, Controller };
+
 // The catalogue: every rule once, in ID order, with the action it has when a
 // profile says nothing and the title docs/rules.md gives it (a test holds the
 // docs to this table). A new rule is one row here and one validator.
 struct RuleInfo {
   RuleId id;
-  RuleAction defaultAction;
+  RuleAction defaultAction;  // for bare Pods, and for everything unless the next says otherwise
   std::string_view title;
+  // The default for controllers' objects, when it is not defaultAction.
+  std::optional<RuleAction> controllerDefault = std::nullopt;
+
+  constexpr RuleAction defaultFor(RuleTarget target) const {
+    return target == RuleTarget::Controller && controllerDefault ? *controllerDefault
+                                                                 : defaultAction;
+  }
 };
 
 inline constexpr RuleInfo kRuleCatalogue[] = {
@@ -52,11 +67,15 @@ inline constexpr RuleInfo kRuleCatalogue[] = {
     {AIA014, RuleAction::Deny, "training or batch Pod that restarts Always"},
     {AIA015, RuleAction::Warn, "model server without a memory limit"},
     // Rules on the cluster view: they act only on what the cluster is known
-    // to hold (webhook/kube/cluster_view.h) and say nothing without one.
+    // to hold (webhook/kube/cluster_view.h) and say nothing without one. What
+    // does not exist yet may exist a moment later (one `kubectl apply` of a
+    // file holding both, Helm's or a GitOps tool's order), and controllers
+    // retry until it does: AIA017-AIA019 warn on controllers' objects.
     {AIA016, RuleAction::Deny, "accelerators no node of the cluster can hold"},
-    {AIA017, RuleAction::Deny, "priority class that does not exist"},
-    {AIA018, RuleAction::Deny, "Kueue LocalQueue that does not exist"},
-    {AIA019, RuleAction::Deny, "claim template or device class that does not exist"},
+    {AIA017, RuleAction::Deny, "priority class that does not exist", RuleAction::Warn},
+    {AIA018, RuleAction::Deny, "Kueue LocalQueue that does not exist", RuleAction::Warn},
+    {AIA019, RuleAction::Deny, "claim template or device class that does not exist",
+     RuleAction::Warn},
     // Rules on DRA claim objects (ResourceClaim, ResourceClaimTemplate).
     {AIA020, RuleAction::Deny, "device request a profile does not allow or no node can hold"},
 };
@@ -80,15 +99,20 @@ RuleAction capAction(RuleAction action, RuleAction ceiling);
 // The enforcement levels `--enforcement` takes: audit, warn or deny.
 std::optional<RuleAction> parseEnforcement(std::string_view text);
 
-// Per-rule actions, defaulting to each rule's catalogue action.
+// Per-rule actions: what a profile set, else the catalogue's default for the
+// target.
 class RuleActions {
  public:
-  RuleActions();
-  RuleAction of(RuleId rule) const { return actions_[static_cast<size_t>(rule.number)]; }
+  RuleAction of(RuleId rule, RuleTarget target) const {
+    const std::optional<RuleAction>& set = actions_[static_cast<size_t>(rule.number)];
+    return set ? *set : ruleInfo(rule).defaultFor(target);
+  }
+  // Whether a profile set the rule's action (then it applies to every target).
+  bool isSet(RuleId rule) const { return actions_[static_cast<size_t>(rule.number)].has_value(); }
   void set(RuleId rule, RuleAction action) { actions_[static_cast<size_t>(rule.number)] = action; }
 
  private:
-  std::array<RuleAction, kLastRule + 1> actions_{};
+  std::array<std::optional<RuleAction>, kLastRule + 1> actions_{};
 };
 
 }  // namespace aiadmit

@@ -84,8 +84,23 @@ bool resolveClusterViewSource(const ClusterViewSettings& settings,
 }
 
 ClusterViewFeed::ClusterViewFeed(ApiServerConfig config, Engine& engine,
-                                 ClusterWatchOptions options)
-    : watcher_(std::move(config), wired(std::move(options), engine)) {}
+                                 ClusterWatchOptions options, ApiLookupOptions lookup)
+    : watcher_(config, wired(std::move(options), engine)),
+      lookup_(std::move(config), servedVersions(watcher_), lookup) {}
+
+void ClusterViewFeed::stop() {
+  lookup_.stop();
+  watcher_.stop();
+}
+
+// The lookup asks in the version the view watches: one the API serves.
+ApiLookup::ServedVersion ClusterViewFeed::servedVersions(const ClusterWatcher& watcher) {
+  return [&watcher](ClusterKind kind) {
+    const ClusterWatchState state = watcher.state();
+    const ResourceState* resource = state.resource(kind);
+    return resource != nullptr ? resource->apiVersion : std::string();
+  };
+}
 
 ClusterWatchOptions ClusterViewFeed::wired(ClusterWatchOptions options, Engine& engine) {
   options.onPublish = [&engine](std::shared_ptr<const ClusterView> view) {

@@ -1,7 +1,9 @@
 // `serve`'s live cluster view: whether it runs (--cluster-view, --kubeconfig,
 // the Pod's service-account token), the watcher that keeps it, and the hook
-// that hands every view it publishes to the engine. The request path only
-// reads the engine's current view and never waits on the API.
+// that hands every view it publishes to the engine, and the lookup that
+// confirms with the API what the view lacks before a rule denies for it. The
+// request path only reads the engine's current view; an I/O thread never
+// waits on the API.
 #pragma once
 
 #include <memory>
@@ -10,6 +12,7 @@
 #include <string_view>
 
 #include "webhook/cluster/api_config.h"
+#include "webhook/cluster/api_lookup.h"
 #include "webhook/cluster/cluster_watcher.h"
 #include "webhook/engine/engine.h"
 
@@ -43,18 +46,22 @@ class ClusterViewFeed {
   // Every view the watcher publishes goes to `engine`, which must outlive
   // this feed.
   ClusterViewFeed(ApiServerConfig config, Engine& engine,
-                  ClusterWatchOptions options = ClusterWatchOptions{});
+                  ClusterWatchOptions options = ClusterWatchOptions{},
+                  ApiLookupOptions lookup = ApiLookupOptions{});
   ClusterViewFeed(const ClusterViewFeed&) = delete;
   ClusterViewFeed& operator=(const ClusterViewFeed&) = delete;
 
   // False with `error` when the credentials cannot be used.
   bool start(std::string* error) { return watcher_.start(error); }
-  void stop() { watcher_.stop(); }
+  void stop();
   const ClusterWatcher& watcher() const { return watcher_; }
+  ApiLookup& lookup() { return lookup_; }
 
  private:
   static ClusterWatchOptions wired(ClusterWatchOptions options, Engine& engine);
+  static ApiLookup::ServedVersion servedVersions(const ClusterWatcher& watcher);
   ClusterWatcher watcher_;
+  ApiLookup lookup_;
 };
 
 }  // namespace aiadmit

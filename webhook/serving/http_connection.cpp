@@ -203,6 +203,11 @@ void HttpConnection::onDeadline() {
       timedOut_ = true;
       socket_.cancel();
       return;
+    case Phase::Wait: {
+      const HttpAnswer fallback = std::move(*fallback_);
+      fallback_.reset();
+      return write(fallback, fallbackKeepAlive_ && !fallback.close);
+    }
     case Phase::Write:
       shared_.metrics->recordLimit(Limit::WriteDeadline);
       return close();
@@ -458,7 +463,29 @@ void HttpConnection::respond() {
   parser_.reset();  // the body goes now, not when the connection goes
   ++requestsServed_;
   releaseBody();
+  if (answer.later) return awaitAnswer(std::move(answer), keepAlive);
   write(answer, keepAlive);
+}
+
+// Nothing is read meanwhile: the client waits for this answer (HTTP/1.1
+// without pipelining, as the API server sends). The wait keeps the request's
+// deadline, shortened to what the application allows.
+void HttpConnection::awaitAnswer(HttpAnswer fallback, bool keepAlive) {
+  auto later = std::move(fallback.later);
+  fallback.later = nullptr;
+  const Clock::time_point until = std::min(deadline_, Clock::now() + fallback.waitAtMost);
+  fallbackKeepAlive_ = keepAlive;
+  fallback_ = std::move(fallback);
+  const uint64_t wait = ++awaited_;
+  enterPhase(Phase::Wait, until);
+  later([self = shared_from_this(), wait](HttpAnswer answer) {
+    asio::post(self->thread_.context, [self, wait, answer = std::move(answer)]() mutable {
+      if (self->phase_ != Phase::Wait || self->awaited_ != wait) return;  // too late
+      const bool keepAlive = self->fallbackKeepAlive_ && !answer.close;
+      self->fallback_.reset();
+      self->write(answer, keepAlive);
+    });
+  });
 }
 
 void HttpConnection::refuse(int status, const std::string& message, Limit limit) {
@@ -560,6 +587,7 @@ void HttpConnection::close() {
   if (list_ != nullptr) list_->erase(position_);
   list_ = nullptr;
   phase_ = Phase::Closed;
+  fallback_.reset();
   deadline_ = Clock::time_point::max();
   error_code ignored;
   socket_.close(ignored);

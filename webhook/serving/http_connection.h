@@ -15,6 +15,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <list>
 #include <memory>
 #include <optional>
@@ -55,12 +56,24 @@ struct HttpRequest {
   std::chrono::steady_clock::time_point started;
 };
 
+struct HttpAnswer;
+// Takes the answer to a request that the application gives later: call it
+// once, from any thread.
+using AnswerLater = std::function<void(HttpAnswer)>;
+
 struct HttpAnswer {
   int status = 200;
   std::string_view contentType = "application/json";
   std::string body;
   std::string_view allow;  // the Allow header of a 405
   bool close = false;      // end the connection after this answer
+  // Set by a handler that needs an answer from elsewhere first (an I/O
+  // thread must not wait): the transport calls it with the function that
+  // takes the better answer, and writes this answer instead when none came
+  // within `waitAtMost` (or by the request's deadline). The request's body
+  // is gone once handle() returns.
+  std::function<void(AnswerLater)> later;
+  std::chrono::milliseconds waitAtMost{0};
 };
 
 // The server's endpoints, called on I/O threads: they must not block.
@@ -119,7 +132,8 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
 
  private:
   friend class IoThread;
-  enum class Phase { Handshake, Idle, Header, Body, Write, Linger, Closed };
+  // Wait: the application answers later (HttpAnswer::later).
+  enum class Phase { Handshake, Idle, Header, Body, Wait, Write, Linger, Closed };
   enum class AfterWrite { ReadBody, NextRequest, Close };
   using Clock = std::chrono::steady_clock;
   using Parser = boost::beast::http::request_parser<boost::beast::http::string_body>;
@@ -144,6 +158,7 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   void releaseBody();
   void sendContinue();
   void respond();
+  void awaitAnswer(HttpAnswer fallback, bool keepAlive);
   void refuse(int status, const std::string& message, Limit limit);
   void write(const HttpAnswer& answer, bool keepAlive);
   void writeLoop();
@@ -173,6 +188,10 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   std::string out_;
   size_t written_ = 0;
   AfterWrite afterWrite_ = AfterWrite::Close;
+  // While waiting: the answer to write when the application's comes too late.
+  std::optional<HttpAnswer> fallback_;
+  bool fallbackKeepAlive_ = false;
+  uint64_t awaited_ = 0;  // which wait a late answer belongs to
   int nesting_ = 0;
 };
 

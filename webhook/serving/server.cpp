@@ -17,6 +17,7 @@
 
 #include "webhook/engine/engine.h"
 #include "webhook/policy/profile_loader.h"
+#include "webhook/serving/cluster_view_feed.h"
 #include "webhook/serving/http_transport.h"
 #include "webhook/serving/logging.h"
 #include "webhook/serving/metrics.h"
@@ -58,11 +59,18 @@ bool isAdmissionPath(std::string_view path) {
   return path == "/mutate" || path == "/validate";
 }
 
+// How long a /validate answer waits for the API to confirm what the cluster
+// view lacks before the answer that treats it as unknown goes out; well
+// within the webhook's timeout (3 s and more).
+constexpr std::chrono::milliseconds kConfirmWait{1000};
+
 // The endpoints. Runs on the I/O threads; the engine never blocks.
 class Endpoints final : public HttpApplication {
  public:
-  Endpoints(const Engine& engine, Metrics& metrics, const std::atomic<bool>& ready)
-      : engine_(engine), metrics_(metrics), ready_(ready) {}
+  // `lookup` (null without a live cluster view) confirms absences with the API.
+  Endpoints(const Engine& engine, Metrics& metrics, const std::atomic<bool>& ready,
+            ApiLookup* lookup)
+      : engine_(engine), metrics_(metrics), ready_(ready), lookup_(lookup) {}
 
   void handle(const HttpRequest& request, HttpAnswer& answer) override {
     if (isAdmissionPath(request.path)) {
@@ -114,9 +122,43 @@ class Endpoints final : public HttpApplication {
                     answer);
     }
     ReviewAnswer result = answerReview(engine_, endpoint, request.body);
-    const double seconds = std::chrono::duration<double>(Clock::now() - request.started).count();
+    if (endpoint == Endpoint::Validate && lookup_ != nullptr &&
+        !result.evaluation.toConfirm.empty()) {
+      return confirmThenAnswer(std::move(result.evaluation.toConfirm), request, answer);
+    }
     answer.status = result.httpStatus;
     answer.body = std::move(result.body);
+    record(endpoint, result, request.started);
+  }
+
+  // A denial rests on objects the view lacks (AIA017-AIA019), which the
+  // view may only not have seen yet: ask the API, off the I/O thread, and
+  // validate again with its answers. Should they not come in time, the
+  // answer that counts them as unknown (warnings, no denial for them) goes.
+  void confirmThenAnswer(std::vector<ClusterRef> refs, const HttpRequest& request,
+                         HttpAnswer& answer) {
+    ClusterAnswers unknown;
+    for (const ClusterRef& ref : refs) unknown[ref] = Presence::Unknown;
+    ReviewAnswer fallback = answerReview(engine_, Endpoint::Validate, request.body, &unknown);
+    answer.status = fallback.httpStatus;
+    answer.body = std::move(fallback.body);
+    answer.waitAtMost = kConfirmWait;
+    answer.later = [this, refs = std::move(refs), body = std::string(request.body),
+                    started = request.started](AnswerLater reply) mutable {
+      lookup_->confirm(std::move(refs), [this, body = std::move(body), started,
+                                         reply = std::move(reply)](ClusterAnswers answers) {
+        ReviewAnswer confirmed = answerReview(engine_, Endpoint::Validate, body, &answers);
+        HttpAnswer late;
+        late.status = confirmed.httpStatus;
+        late.body = std::move(confirmed.body);
+        record(Endpoint::Validate, confirmed, started);
+        reply(std::move(late));
+      });
+    };
+  }
+
+  void record(Endpoint endpoint, const ReviewAnswer& result, Clock::time_point started) {
+    const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
     metrics_.recordRequest(endpoint, result.workloadKind, result.evaluation.workloadClass,
                            result.decision, seconds);
     for (const Violation& v : result.evaluation.denials) {
@@ -134,6 +176,7 @@ class Endpoints final : public HttpApplication {
   const Engine& engine_;
   Metrics& metrics_;
   const std::atomic<bool>& ready_;
+  ApiLookup* const lookup_;
 };
 
 // Profiles and certificate, reloaded when their files change (polled: a
@@ -357,7 +400,7 @@ int runServer(const ServerOptions& options) {
   if (!prepareClusterView(options.clusterView, engine, clusterView)) return 1;
 
   std::atomic<bool> ready{true};
-  Endpoints endpoints(engine, metrics, ready);
+  Endpoints endpoints(engine, metrics, ready, clusterView ? &clusterView->lookup() : nullptr);
   const size_t threads = options.ioThreads != 0 ? options.ioThreads : usableCores();
   HttpTransport transport(options.limits, threads, endpoints, metrics, tls);
   const std::string address = options.host + ":" + std::to_string(options.port);

@@ -1,0 +1,148 @@
+// AIA017-AIA019 deny only on a definite, lasting "no" (docs/rules.md, "Rules
+// on the cluster view"): by default they warn on controllers' objects, which
+// Kubernetes accepts and converges, and deny bare Pods; a denial that rests on
+// the view's "does not exist" names what the server must confirm with the
+// API, and the API's answers decide: found drops the violation, no answer
+// makes it a warning, 404 keeps it.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "tests/support/test_support.h"
+#include "webhook/engine/engine.h"
+#include "webhook/kube/cluster_view.h"
+#include "webhook/policy/profile_loader.h"
+
+namespace aiadmit {
+namespace {
+
+using namespace testing;
+
+// A cluster whose PriorityClasses and LocalQueues are listed: none of the
+// shipped profiles' classes, and no queue.
+constexpr const char* kCluster = R"(apiVersion: v1
+kind: List
+items:
+- apiVersion: scheduling.k8s.io/v1
+  kind: PriorityClass
+  metadata: {name: ai-training}
+  value: 10000
+- apiVersion: kueue.x-k8s.io/v1beta1
+  kind: LocalQueue
+  metadata: {name: other-queue, namespace: team-a}
+  spec: {clusterQueue: gpus}
+)";
+
+// A batch GPU Pod naming ai-batch, which the cluster lacks.
+const std::string kBarePod =
+    R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"team-a"},)"
+    R"("spec":{"restartPolicy":"Never","priorityClassName":"ai-batch",)"
+    R"("nodeSelector":{"accelerator":"nvidia"},"tolerations":[{"key":"accelerator",)"
+    R"("operator":"Equal","value":"gpu","effect":"NoSchedule"}],)"
+    R"("containers":[{"name":"c","image":"nvcr.io/nvidia/pytorch:24.05-py3",)"
+    R"("resources":{"limits":{"nvidia.com/gpu":"1"}}}]}})";
+
+// The same Pod as a Job's template, with a Kueue queue the namespace lacks.
+const std::string kJob =
+    R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j","namespace":"team-a",)"
+    R"("labels":{"kueue.x-k8s.io/queue-name":"gpu-queue"}},"spec":{"template":{"spec":)"
+    R"({"restartPolicy":"Never","priorityClassName":"ai-batch",)"
+    R"("nodeSelector":{"accelerator":"nvidia"},"tolerations":[{"key":"accelerator",)"
+    R"("operator":"Equal","value":"gpu","effect":"NoSchedule"}],)"
+    R"("containers":[{"name":"c","image":"nvcr.io/nvidia/pytorch:24.05-py3",)"
+    R"("resources":{"limits":{"nvidia.com/gpu":"1"}}}]}}}})";
+
+class ExistenceAnswers : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const ProfileLoadResult loaded = loadProfileDirectory(sourceDir() + "/profiles");
+    ASSERT_TRUE(loaded.ok());
+    const ClusterSnapshot snapshot = readClusterSnapshot(kCluster, "cluster.yaml");
+    ASSERT_TRUE(snapshot.error.empty()) << snapshot.error;
+    engine_ = std::make_unique<Engine>(loaded.set);
+    engine_->replaceClusterView(snapshot.view);
+  }
+  ReviewAnswer validate(const std::string& object, const ClusterAnswers* answers = nullptr) const {
+    return answerReview(*engine_, Endpoint::Validate, makeReview(object, "CREATE", "uid"), answers);
+  }
+  static bool warns(const ReviewResponse& response, const std::string& text) {
+    for (const std::string& warning : response.warnings) {
+      if (warning.find(text) != std::string::npos) return true;
+    }
+    return false;
+  }
+  std::unique_ptr<Engine> engine_;
+};
+
+const ClusterRef kAiBatch{ClusterKind::PriorityClass, "", "ai-batch"};
+
+TEST_F(ExistenceAnswers, ABarePodIsRefusedAndTheDenialNamesWhatToConfirm) {
+  const ReviewAnswer answer = validate(kBarePod);
+  const ReviewResponse response = parseReviewResponse(answer.body);
+  EXPECT_FALSE(response.allowed);
+  EXPECT_NE(response.message.find("[AIA017] spec.priorityClassName: PriorityClass \"ai-batch\" "
+                                  "does not exist"),
+            std::string::npos)
+      << response.message;
+  ASSERT_EQ(answer.evaluation.toConfirm.size(), 1u);
+  EXPECT_EQ(answer.evaluation.toConfirm[0], kAiBatch);
+  EXPECT_EQ(answer.evaluation.toConfirm[0].describe(), "PriorityClass ai-batch");
+}
+
+TEST_F(ExistenceAnswers, AControllersObjectIsWarnedAndNothingNeedsConfirming) {
+  const ReviewAnswer answer = validate(kJob);
+  const ReviewResponse response = parseReviewResponse(answer.body);
+  EXPECT_TRUE(response.allowed) << response.message;
+  EXPECT_TRUE(warns(response, "[AIA017]")) << ::testing::PrintToString(response.warnings);
+  EXPECT_TRUE(warns(response, "[AIA018]")) << ::testing::PrintToString(response.warnings);
+  EXPECT_TRUE(answer.evaluation.toConfirm.empty());
+}
+
+TEST_F(ExistenceAnswers, APodAControllerMadeIsTheControllers) {
+  std::string pod = kBarePod;
+  const std::string metadataEnd = R"("namespace":"team-a"})";
+  pod.replace(pod.find(metadataEnd), metadataEnd.size(),
+              R"("namespace":"team-a","ownerReferences":[{"apiVersion":"batch/v1","kind":"Job",)"
+              R"("name":"j","uid":"u","controller":true}]})");
+  const ReviewResponse response = parseReviewResponse(validate(pod).body);
+  EXPECT_TRUE(response.allowed) << response.message;
+  EXPECT_TRUE(warns(response, "[AIA017]")) << ::testing::PrintToString(response.warnings);
+}
+
+TEST_F(ExistenceAnswers, FoundByTheApiIsNoViolation) {
+  const ClusterAnswers found{{kAiBatch, Presence::Yes}};
+  const ReviewAnswer answer = validate(kBarePod, &found);
+  const ReviewResponse response = parseReviewResponse(answer.body);
+  EXPECT_TRUE(response.allowed) << response.message;
+  EXPECT_FALSE(warns(response, "[AIA017]")) << ::testing::PrintToString(response.warnings);
+  EXPECT_TRUE(answer.evaluation.toConfirm.empty());
+}
+
+TEST_F(ExistenceAnswers, NoAnswerFromTheApiWarnsInsteadOfDenying) {
+  const ClusterAnswers unknown{{kAiBatch, Presence::Unknown}};
+  const ReviewResponse response = parseReviewResponse(validate(kBarePod, &unknown).body);
+  EXPECT_TRUE(response.allowed) << response.message;
+  EXPECT_TRUE(warns(response, "aiadmit: [AIA017] not confirmed by the API: PriorityClass"))
+      << ::testing::PrintToString(response.warnings);
+}
+
+TEST_F(ExistenceAnswers, A404FromTheApiKeepsTheDenial) {
+  const ClusterAnswers absent{{kAiBatch, Presence::No}};
+  const ReviewAnswer answer = validate(kBarePod, &absent);
+  EXPECT_FALSE(parseReviewResponse(answer.body).allowed);
+  EXPECT_TRUE(answer.evaluation.toConfirm.empty()) << "already asked";
+}
+
+TEST_F(ExistenceAnswers, AProfileThatSetsTheRuleDecidesForControllersToo) {
+  // The shipped batch profile with AIA017 set to deny.
+  const std::string batch =
+      readFile(sourceDir() + "/profiles/batch.yaml") + "  rules:\n    AIA017: deny\n";
+  const ProfileLoadResult strict = loadProfileText(batch, "batch.yaml");
+  ASSERT_TRUE(strict.ok()) << (strict.errors.empty() ? "" : strict.errors[0].format());
+  engine_->replaceProfiles(strict.set);
+  EXPECT_FALSE(parseReviewResponse(validate(kJob).body).allowed);
+}
+
+}  // namespace
+}  // namespace aiadmit

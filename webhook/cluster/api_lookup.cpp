@@ -1,0 +1,182 @@
+#include "webhook/cluster/api_lookup.h"
+
+#include <algorithm>
+
+#include "webhook/cluster/reflector.h"
+
+namespace aiadmit {
+
+namespace {
+
+ApiClientOptions lookupClientOptions(const ApiLookupOptions& options) {
+  ApiClientOptions client;
+  client.connectTimeout = options.timeout;
+  client.requestTimeout = options.timeout;
+  client.maxBodyBytes = size_t{1} << 20;  // one object
+  client.userAgent = "aiadmit (lookup)";
+  return client;
+}
+
+// A DNS-1123 subdomain, which every kind asked about requires of its names:
+// anything else cannot exist, and needs no escaping in a path.
+bool isObjectName(const std::string& name) {
+  if (name.empty() || name.size() > 253) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.';
+  });
+}
+
+bool isNamespaced(ClusterKind kind) {
+  return kind == ClusterKind::LocalQueue || kind == ClusterKind::ResourceClaimTemplate;
+}
+
+}  // namespace
+
+struct ApiLookup::Batch {
+  std::mutex mutex;
+  ClusterAnswers answers;
+  size_t left = 0;
+  Done done;
+};
+
+ApiLookup::ApiLookup(ApiServerConfig config, ServedVersion servedVersion, ApiLookupOptions options)
+    : client_(std::move(config), lookupClientOptions(options)),
+      servedVersion_(std::move(servedVersion)),
+      options_(options) {
+  for (size_t i = 0; i < std::max<size_t>(1, options_.threads); ++i) {
+    threads_.emplace_back([this] { run(); });
+  }
+}
+
+ApiLookup::~ApiLookup() {
+  stop();
+}
+
+void ApiLookup::stop() {
+  std::deque<Question> unasked;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_ && threads_.empty()) return;
+    stopping_ = true;
+    unasked.swap(queue_);
+  }
+  wake_.notify_all();
+  client_.stopAll();
+  for (std::thread& thread : threads_) thread.join();
+  threads_.clear();
+  for (const Question& question : unasked) answer(question, Presence::Unknown);
+}
+
+ApiLookupCounts ApiLookup::counts() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return counts_;
+}
+
+std::string ApiLookup::pathOf(const ClusterRef& ref, const std::string& apiVersion) {
+  if (!isObjectName(ref.name) || (isNamespaced(ref.kind) && !isObjectName(ref.namespaceName))) {
+    return "";
+  }
+  for (const ResourceType& type : clusterResourceTypes()) {
+    if (type.kind != ref.kind) continue;
+    std::string path = apiVersion.find('/') == std::string::npos ? "/api/" : "/apis/";
+    path += apiVersion;
+    if (isNamespaced(ref.kind)) path += "/namespaces/" + ref.namespaceName;
+    return path + "/" + type.plural + "/" + ref.name;
+  }
+  return "";
+}
+
+void ApiLookup::confirm(std::vector<ClusterRef> refs, Done done) {
+  auto batch = std::make_shared<Batch>();
+  batch->done = std::move(done);
+  batch->left = refs.size() + 1;  // and one for this call, so `done` runs once all are queued
+  const auto now = std::chrono::steady_clock::now();
+  for (ClusterRef& ref : refs) {
+    Question question{std::move(ref), batch};
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (rememberedAbsent(question.ref, now)) {
+      ++counts_.absent;
+      lock.unlock();
+      answer(question, Presence::No);
+    } else if (stopping_ || queue_.size() + asking_ >= options_.maxPending) {
+      ++counts_.unknown;
+      lock.unlock();
+      answer(question, Presence::Unknown);
+    } else {
+      queue_.push_back(std::move(question));
+      lock.unlock();
+      wake_.notify_one();
+    }
+  }
+  answer(Question{ClusterRef{}, batch}, Presence::Unknown);
+}
+
+// Records one answer; the last one hands the batch to its callback. The
+// empty ref stands for confirm()'s own share and is not an answer.
+void ApiLookup::answer(const Question& question, Presence presence) {
+  Done done;
+  ClusterAnswers answers;
+  {
+    std::lock_guard<std::mutex> lock(question.batch->mutex);
+    if (!question.ref.name.empty()) question.batch->answers[question.ref] = presence;
+    if (--question.batch->left != 0) return;
+    done = std::move(question.batch->done);
+    answers = std::move(question.batch->answers);
+  }
+  done(std::move(answers));
+}
+
+void ApiLookup::run() {
+  while (true) {
+    Question question;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
+      question = std::move(queue_.front());
+      queue_.pop_front();
+      ++asking_;
+    }
+    const Presence presence = ask(question.ref);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      --asking_;
+      if (presence == Presence::Yes) ++counts_.found;
+      if (presence == Presence::No) {
+        ++counts_.absent;
+        remember(question.ref, std::chrono::steady_clock::now());
+      }
+      if (presence == Presence::Unknown) ++counts_.unknown;
+    }
+    answer(question, presence);
+  }
+}
+
+Presence ApiLookup::ask(const ClusterRef& ref) {
+  const std::string version = servedVersion_ ? servedVersion_(ref.kind) : "";
+  if (version.empty()) return Presence::Unknown;
+  const std::string path = pathOf(ref, version);
+  if (path.empty()) return Presence::No;
+  const ApiResponse response = client_.get(path);
+  if (response.status == 200) return Presence::Yes;
+  if (response.status == 404) return Presence::No;
+  return Presence::Unknown;
+}
+
+bool ApiLookup::rememberedAbsent(const ClusterRef& ref, std::chrono::steady_clock::time_point now) {
+  const auto found = absentUntil_.find(ref);
+  if (found == absentUntil_.end()) return false;
+  if (found->second > now) return true;
+  absentUntil_.erase(found);
+  return false;
+}
+
+void ApiLookup::remember(const ClusterRef& ref, std::chrono::steady_clock::time_point now) {
+  if (absentUntil_.size() >= options_.maxRemembered) {
+    std::erase_if(absentUntil_, [&](const auto& entry) { return entry.second <= now; });
+    if (absentUntil_.size() >= options_.maxRemembered) absentUntil_.clear();
+  }
+  absentUntil_[ref] = now + options_.absentFor;
+}
+
+}  // namespace aiadmit
