@@ -74,6 +74,24 @@ TEST(E2eClusterViewSerial, AnEightGpuPodIsRefusedOnFourGpuNodesAndAdmittedOnceAn
   EXPECT_LT(seconds, 5.0);
 }
 
+TEST(E2eClusterViewSerial, APoolScaledToZeroRefusesNothingItCouldGrowFor) {
+  Namespace ns("zero");
+  SmallGpuClusterRestoredAtExit restore;
+  std::string last;
+  for (int i = 1; i <= kGpuNodes; ++i) {
+    ASSERT_TRUE(applyNode(gpuNode("gpu-node-" + std::to_string(i), 4)));
+  }
+  ASSERT_TRUE(waitUntil([&] { return refusedBy(ns, "AIA016", last); }, std::chrono::seconds(10)))
+      << last;
+  // The autoscaler took every GPU node away: only CPU nodes are left, and
+  // the pool may grow again with nodes of any size.
+  for (int i = 1; i <= kGpuNodes; ++i) {
+    ASSERT_EQ(kubectl({"delete", "node", "gpu-node-" + std::to_string(i)}).exitCode, 0);
+  }
+  EXPECT_TRUE(waitUntil([&] { return (last = answer(ns)).empty(); }, std::chrono::seconds(10)))
+      << "refused with no GPU node left: " << last;
+}
+
 TEST(E2eClusterViewSerial, DeletingThePriorityClassAJobNamesWarnsOfItUntilItIsBack) {
   Namespace ns("priority");
   const auto dryRun = [&](const char* object) {
