@@ -1,8 +1,9 @@
 // `aiadmit check --cluster FILE`: the rules on the cluster view decide with a
 // snapshot as `kubectl get nodes,resourceslices,deviceclasses,priorityclasses,
 // localqueues -A -o yaml` prints it, through the real binary. Each rule is
-// shown to refuse on a snapshot that holds the answer and to stay silent on
+// shown to act on a snapshot that holds the answer and to stay silent on
 // one that does not (the kind is then unknown, never "does not exist").
+// AIA017-AIA019 warn on a controller's object and refuse a bare Pod.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -154,20 +155,49 @@ std::string localQueue(const std::string& ns, const std::string& name) {
          "\n  namespace: " + ns + "\nspec:\n  clusterQueue: gpu-cq\n";
 }
 
-TEST(CheckCluster, APriorityClassThatDoesNotExistIsRefused) {
+// kQueuedJob's Pod template as a bare Pod of the same namespace.
+const char* kQueuedPod = R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: queued
+  namespace: team-a
+  labels:
+    kueue.x-k8s.io/queue-name: gpu-queue
+spec:
+  restartPolicy: Never
+  priorityClassName: ai-batch
+  containers:
+  - name: main
+    image: busybox
+    resources:
+      limits:
+        nvidia.com/gpu: 1
+)";
+
+TEST(CheckCluster, APriorityClassThatDoesNotExistWarnsOnAJobAndRefusesABarePod) {
   TempDir dir;
-  const CommandResult run = check(dir, list({priorityClass("ai-training", 1000)}), kQueuedJob);
-  EXPECT_EQ(run.exitCode, 1) << run.out << run.err;
-  EXPECT_NE(run.out.find("[AIA017] spec.template.spec.priorityClassName: PriorityClass "
-                         "\"ai-batch\" does not exist in the cluster"),
+  const std::string snapshot = list({priorityClass("ai-training", 1000)});
+  const CommandResult run = check(dir, snapshot, kQueuedJob);
+  EXPECT_EQ(run.exitCode, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find("Warning: aiadmit: [AIA017] priorityClassName: PriorityClass "
+                         "\"ai-batch\" does not exist; create it or name one that exists"),
             std::string::npos)
       << run.out;
   // Listed LocalQueues are not: the queue label stays unjudged.
   EXPECT_EQ(run.out.find("AIA018"), std::string::npos) << run.out;
 
+  TempDir pod;
+  const CommandResult bare = check(pod, snapshot, kQueuedPod);
+  EXPECT_EQ(bare.exitCode, 1) << bare.out << bare.err;
+  EXPECT_NE(bare.out.find("[AIA017] spec.priorityClassName: PriorityClass \"ai-batch\" does not "
+                          "exist in the cluster"),
+            std::string::npos)
+      << bare.out;
+
   TempDir again;
-  const CommandResult fixed = check(again, list({priorityClass("ai-batch", 500)}), kQueuedJob);
+  const CommandResult fixed = check(again, list({priorityClass("ai-batch", 500)}), kQueuedPod);
   EXPECT_EQ(fixed.exitCode, 0) << fixed.out << fixed.err;
+  EXPECT_EQ(fixed.out.find("AIA017"), std::string::npos) << fixed.out;
 }
 
 TEST(CheckCluster, APriorityClassTheSnapshotLacksIsNotInjected) {
@@ -206,20 +236,30 @@ TEST(CheckCluster, APriorityClassTheSnapshotLacksIsNotInjected) {
   EXPECT_EQ(withClass.out.find("no PriorityClass"), std::string::npos) << withClass.out;
 }
 
-TEST(CheckCluster, AQueueLabelNamingNoLocalQueueOfTheNamespaceIsRefused) {
+TEST(CheckCluster, AQueueLabelNamingNoLocalQueueOfTheNamespaceWarnsOnAJobAndRefusesABarePod) {
   TempDir dir;
   // gpu-queue exists, but in another namespace.
-  const CommandResult run = check(dir, list({localQueue("team-b", "gpu-queue")}), kQueuedJob);
-  EXPECT_EQ(run.exitCode, 1) << run.out << run.err;
-  EXPECT_NE(run.out.find("[AIA018] metadata.labels[kueue.x-k8s.io/queue-name]: LocalQueue "
-                         "\"gpu-queue\" does not exist in namespace team-a"),
+  const std::string snapshot = list({localQueue("team-b", "gpu-queue")});
+  const CommandResult run = check(dir, snapshot, kQueuedJob);
+  EXPECT_EQ(run.exitCode, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find("Warning: aiadmit: [AIA018] LocalQueue \"gpu-queue\" does not exist in "
+                         "namespace team-a; name one that exists"),
             std::string::npos)
       << run.out;
-  EXPECT_NE(run.out.find("kubectl get localqueues -n team-a"), std::string::npos) << run.out;
+
+  TempDir pod;
+  const CommandResult bare = check(pod, snapshot, kQueuedPod);
+  EXPECT_EQ(bare.exitCode, 1) << bare.out << bare.err;
+  EXPECT_NE(bare.out.find("[AIA018] metadata.labels[kueue.x-k8s.io/queue-name]: LocalQueue "
+                          "\"gpu-queue\" does not exist in namespace team-a"),
+            std::string::npos)
+      << bare.out;
+  EXPECT_NE(bare.out.find("kubectl get localqueues -n team-a"), std::string::npos) << bare.out;
 
   TempDir again;
   const CommandResult fixed = check(again, list({localQueue("team-a", "gpu-queue")}), kQueuedJob);
   EXPECT_EQ(fixed.exitCode, 0) << fixed.out << fixed.err;
+  EXPECT_EQ(fixed.out.find("AIA018"), std::string::npos) << fixed.out;
 }
 
 TEST(CheckCluster, NoKindOfTheSnapshotMeansNothingIsJudged) {
@@ -299,25 +339,25 @@ TEST(CheckCluster, DraDevicesCountAgainstTheResourceSlicesOfTheNode) {
   EXPECT_EQ(fits.exitCode, 0) << fits.out << fits.err;
 }
 
-TEST(CheckCluster, AClaimTemplateOrDeviceClassThatDoesNotExistIsRefused) {
+TEST(CheckCluster, AClaimTemplateOrDeviceClassThatDoesNotExistWarnsOnAJob) {
   TempDir dir;
   // The snapshot lists ResourceClaimTemplates (it holds one): "gpus" of the
   // input exists, "gpu-claim" does not.
   const std::string snapshot =
       draSnapshot() + "---\n" + claimTemplate("other", "gpu.example.com", 1);
   const CommandResult run = check(dir, snapshot, draJob("gpu-claim"));
-  EXPECT_EQ(run.exitCode, 1) << run.out << run.err;
-  EXPECT_NE(run.out.find("[AIA019] spec.template.spec.resourceClaims[0].resourceClaimTemplateName: "
-                         "ResourceClaimTemplate \"gpu-claim\" does not exist in namespace default"),
+  EXPECT_EQ(run.exitCode, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find("Warning: aiadmit: [AIA019] ResourceClaimTemplate \"gpu-claim\" does not "
+                         "exist in default; create it or name one that exists"),
             std::string::npos)
       << run.out;
 
   TempDir typo;
   const CommandResult misnamed = check(
       typo, draSnapshot(), claimTemplate("gpus", "gpu.example.co", 1) + "---\n" + draJob("gpus"));
-  EXPECT_EQ(misnamed.exitCode, 1) << misnamed.out << misnamed.err;
-  EXPECT_NE(misnamed.out.find("[AIA019] spec.template.spec.resourceClaims[0]."
-                              "resourceClaimTemplateName: DeviceClass \"gpu.example.co\""),
+  EXPECT_EQ(misnamed.exitCode, 0) << misnamed.out << misnamed.err;
+  EXPECT_NE(misnamed.out.find("Warning: aiadmit: [AIA019] DeviceClass \"gpu.example.co\" does not "
+                              "exist; name one that exists"),
             std::string::npos)
       << misnamed.out;
 
@@ -325,6 +365,7 @@ TEST(CheckCluster, AClaimTemplateOrDeviceClassThatDoesNotExistIsRefused) {
   // Without DeviceClasses or templates in the snapshot nothing is judged.
   const CommandResult silent = check(unknown, list({gpuNode("gpu-a", 8)}), draJob("gpu-claim"));
   EXPECT_EQ(silent.exitCode, 0) << silent.out << silent.err;
+  EXPECT_EQ(silent.out.find("AIA019"), std::string::npos) << silent.out;
 }
 
 TEST(CheckCluster, AnUnusableSnapshotIsNamedByFileAndLine) {

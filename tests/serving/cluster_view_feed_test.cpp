@@ -121,7 +121,8 @@ TEST(ClusterViewFeed, HandsEveryPublishedViewToTheEngine) {
   Engine engine(loaded.set);
   EXPECT_EQ(engine.clusterView(), nullptr);
   ClusterWatchOptions options;
-  options.kinds = {ClusterKind::Node};
+  // DeviceClasses too: whether DRA backs nvidia.com/gpu is part of its count.
+  options.kinds = {ClusterKind::Node, ClusterKind::DeviceClass};
   options.publishInterval = 5ms;
   options.log = [](std::string_view, const std::string&) {};
   ClusterViewFeed feed(config, engine, options);

@@ -83,7 +83,6 @@ void readNode(const JsonValue& object, ClusterNode& node) {
   const JsonValue* metadata = member(&object, "metadata");
   node.labels = stringMap(member(metadata, "labels"));
   const JsonValue* spec = member(&object, "spec");
-  node.unschedulable = boolOf(member(spec, "unschedulable"));
   const JsonValue* taints = member(spec, "taints");
   if (isArray(taints)) {
     for (const JsonValue& taint : taints->GetArray()) {
@@ -117,17 +116,6 @@ void readRuntimeClass(const JsonValue& object, RuntimeClassRecord& record) {
   }
 }
 
-void readCapacity(const JsonValue* capacity, std::map<std::string, std::string>& out) {
-  if (!isObject(capacity)) return;
-  for (const auto& entry : capacity->GetObject()) {
-    // v1, v1beta2 and v1beta1 wrap the quantity as {value}; v1alpha3 did not.
-    const JsonValue* value = entry.value.IsObject() ? member(&entry.value, "value") : &entry.value;
-    if (value == nullptr) continue;
-    out.emplace(std::string(entry.name.GetString(), entry.name.GetStringLength()),
-                quantityText(*value));
-  }
-}
-
 bool readSlice(const JsonValue& object, ResourceSliceRecord& slice, std::string* error) {
   const JsonValue* spec = member(&object, "spec");
   slice.driver = std::string(stringMember(spec, "driver"));
@@ -150,8 +138,6 @@ bool readSlice(const JsonValue& object, ResourceSliceRecord& slice, std::string*
     device.name = std::string(stringMember(&item, "name"));
     // v1beta1 nests a device's fields under `basic`.
     const JsonValue* fields = isObject(member(&item, "basic")) ? member(&item, "basic") : &item;
-    readCapacity(member(fields, "capacity"), device.capacity);
-    device.allowMultipleAllocations = boolOf(member(fields, "allowMultipleAllocations"));
     device.nodeName = std::string(stringMember(fields, "nodeName"));
     device.allNodes = boolOf(member(fields, "allNodes"));
     device.nodeSelector = readNodeSelector(member(fields, "nodeSelector"));
@@ -161,6 +147,8 @@ bool readSlice(const JsonValue& object, ResourceSliceRecord& slice, std::string*
 }
 
 void readDeviceClass(const JsonValue& object, DeviceClassRecord& deviceClass) {
+  deviceClass.creationTimestamp =
+      std::string(stringMember(member(&object, "metadata"), "creationTimestamp"));
   const JsonValue* spec = member(&object, "spec");
   deviceClass.extendedResourceName = std::string(stringMember(spec, "extendedResourceName"));
   const JsonValue* selectors = member(spec, "selectors");

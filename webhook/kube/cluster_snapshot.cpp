@@ -37,6 +37,7 @@ struct Reader {
   const std::string& name;
   ClusterView::Builder builder;
   std::vector<std::string> skipped;
+  bool dra = false;  // an object of resource.k8s.io was read
 
   // False with `error` set on an object of a known kind that cannot be read.
   bool addObject(const JsonValue& object, int line, const std::string& where, std::string& error) {
@@ -59,6 +60,7 @@ struct Reader {
       return false;
     }
     builder.markListed(*kind);
+    dra = dra || splitApiVersion(apiVersion).group == "resource.k8s.io";
     builder.add(std::move(record));
     return true;
   }
@@ -105,6 +107,11 @@ ClusterSnapshot readClusterSnapshot(std::string_view text, const std::string& na
     }
   }
   snapshot.skippedKinds = std::move(reader.skipped);
+  // kubectl cannot list the DRA kinds of a cluster that serves none, so a
+  // snapshot without one DRA object is read as such a cluster, as the
+  // webhook reads it: no DeviceClass backs an extended resource, which is
+  // then counted from allocatable. Templates and claims stay unknown.
+  if (!reader.dra) reader.builder.markListed(ClusterKind::DeviceClass);
   reader.builder.markSynced(true);
   snapshot.view = std::move(reader.builder).build();
   return snapshot;

@@ -1,100 +1,140 @@
+// Building a ClusterView from shared objects, part by part, and the lookups
+// of what exists. What one node can hold is in cluster_devices.cpp.
 #include "webhook/kube/cluster_view.h"
 
 #include <algorithm>
 #include <tuple>
 #include <utility>
 
+#include "webhook/kube/cluster_view_parts.h"
 #include "webhook/kube/resources.h"
 
 namespace aiadmit {
 
+using namespace view_parts;
+
 namespace {
 
-bool termsMatch(const NodeSelectorTerms& terms, const ClusterNode& node) {
-  for (const auto& term : terms) {
-    // An empty term selects no node (core/v1 NodeSelectorTerm semantics).
-    if (term.empty()) continue;
-    bool all = true;
-    for (const OwnedRequirement& owned : term) {
-      LabelRequirement requirement;
-      requirement.key = owned.key;
-      requirement.op = owned.op;
-      requirement.values = LabelValues(owned.values);
-      if (owned.field) {
-        all = all && owned.key == "metadata.name" && requirement.matches(true, node.name);
-        continue;
-      }
-      const auto label = node.labels.find(owned.key);
-      all = all && requirement.matches(label != node.labels.end(),
-                                       label != node.labels.end() ? label->second : "");
+size_t indexOf(ClusterKind kind) {
+  return static_cast<size_t>(kind);
+}
+
+template <typename T, typename Visit>
+void forEachRecord(const std::vector<ClusterObjectsPtr>& sources, Visit visit) {
+  for (const ClusterObjectsPtr& source : sources) {
+    for (const SharedClusterObject& object : *source) {
+      if (const T* record = std::get_if<T>(object.get())) visit(*record);
     }
-    if (all) return true;
   }
-  return false;
+}
+
+template <typename T>
+std::shared_ptr<const Keyed<T>> makeKeyed(std::vector<ClusterObjectsPtr> sources) {
+  auto part = std::make_shared<Keyed<T>>();
+  forEachRecord<T>(sources, [&](const T& record) {
+    std::string key = record.name;
+    if constexpr (requires { record.namespaceName; }) key = record.namespaceName + "/" + key;
+    part->byKey[std::move(key)] = &record;
+  });
+  part->sources = std::move(sources);
+  return part;
+}
+
+std::shared_ptr<const Nodes> makeNodes(std::vector<ClusterObjectsPtr> sources) {
+  auto part = std::make_shared<Nodes>();
+  forEachRecord<ClusterNode>(sources,
+                             [&](const ClusterNode& node) { part->byName.push_back(&node); });
+  std::stable_sort(part->byName.begin(), part->byName.end(),
+                   [](const ClusterNode* a, const ClusterNode* b) { return a->name < b->name; });
+  for (uint32_t i = 0; i < part->byName.size(); ++i) {
+    for (const auto& [key, value] : part->byName[i]->labels) {
+      std::string label = key;
+      label += '\0';
+      label += value;
+      part->byLabel[std::move(label)].push_back(i);
+    }
+  }
+  part->sources = std::move(sources);
+  return part;
+}
+
+std::shared_ptr<const DeviceClasses> makeDeviceClasses(std::vector<ClusterObjectsPtr> sources) {
+  auto part = std::make_shared<DeviceClasses>();
+  forEachRecord<DeviceClassRecord>(
+      sources, [&](const DeviceClassRecord& record) { part->byKey[record.name] = &record; });
+  // KEP-5004: when several classes claim one extended resource name, the
+  // scheduler takes the newest; creation times tie at one second, and then
+  // the first by name decides.
+  for (const auto& [name, record] : part->byKey) {
+    if (record->extendedResourceName.empty()) continue;
+    const DeviceClassRecord*& backing = part->byExtendedResource[record->extendedResourceName];
+    if (backing == nullptr || record->creationTimestamp > backing->creationTimestamp) {
+      backing = record;
+    }
+  }
+  part->sources = std::move(sources);
+  return part;
+}
+
+// The part of `previous` when it was built from the very same sources.
+template <typename Part, typename Make>
+std::shared_ptr<const Part> partOf(const std::shared_ptr<const Part>& previous,
+                                   std::vector<ClusterObjectsPtr> sources, Make make) {
+  if (previous && previous->sources == sources) return previous;
+  return make(std::move(sources));
 }
 
 }  // namespace
 
+ClusterView::ClusterView() = default;
+ClusterView::~ClusterView() = default;
+ClusterView::ClusterView(const ClusterView&) = default;
+
 void ClusterView::Builder::add(ClusterObject object) {
-  objects_.push_back(std::move(object));
+  const size_t kind = indexOf(kindOf(object));
+  loose_[kind].push_back(std::make_shared<const ClusterObject>(std::move(object)));
+}
+
+void ClusterView::Builder::addAll(ClusterKind kind, ClusterObjectsPtr objects) {
+  if (objects) sources_[indexOf(kind)].push_back(std::move(objects));
+}
+
+void ClusterView::Builder::reuse(const ClusterView& previous) {
+  previous_ = std::make_shared<ClusterView>(previous);
 }
 
 std::shared_ptr<const ClusterView> ClusterView::Builder::build() && {
+  for (size_t kind = 0; kind < kKinds; ++kind) {
+    if (loose_[kind].empty()) continue;
+    sources_[kind].push_back(std::make_shared<const ClusterObjects>(std::move(loose_[kind])));
+  }
   auto view = std::make_shared<ClusterView>();
   view->synced_ = synced_;
   view->listed_ = std::move(listed_);
-  // A consumer must use only the newest generation of each pool.
-  std::map<std::pair<std::string, std::string>, int64_t> newest;
-  for (const ClusterObject& object : objects_) {
-    if (const auto* slice = std::get_if<ResourceSliceRecord>(&object)) {
-      int64_t& generation =
-          newest.try_emplace({slice->driver, slice->pool}, slice->poolGeneration).first->second;
-      generation = std::max(generation, slice->poolGeneration);
-    }
-  }
-  for (ClusterObject& object : objects_) {
-    std::visit(
-        [&](auto&& record) {
-          using T = std::decay_t<decltype(record)>;
-          if constexpr (std::is_same_v<T, ClusterNode>) {
-            view->nodes_.push_back(std::move(record));
-          } else if constexpr (std::is_same_v<T, ResourceSliceRecord>) {
-            if (record.poolGeneration == newest.at({record.driver, record.pool})) {
-              view->slices_.push_back(std::move(record));
-            }
-          } else if constexpr (std::is_same_v<T, DeviceClassRecord>) {
-            view->deviceClasses_[record.name] = std::move(record);
-          } else if constexpr (std::is_same_v<T, ClaimTemplateRecord>) {
-            view->claimTemplates_[record.namespaceName + "/" + record.name] = std::move(record);
-          } else if constexpr (std::is_same_v<T, ClaimRecord>) {
-            view->claims_[record.namespaceName + "/" + record.name] = std::move(record);
-          } else if constexpr (std::is_same_v<T, PriorityClassRecord>) {
-            view->priorityClasses_[record.name] = std::move(record);
-          } else if constexpr (std::is_same_v<T, NamespaceRecord>) {
-            view->namespaces_[record.name] = std::move(record);
-          } else if constexpr (std::is_same_v<T, LocalQueueRecord>) {
-            view->localQueues_[record.namespaceName + "/" + record.name] = std::move(record);
-          } else {
-            static_assert(std::is_same_v<T, RuntimeClassRecord>);
-            view->runtimeClasses_[record.name] = std::move(record);
-          }
-        },
-        std::move(object));
-  }
-  // A pool is complete when all resourceSliceCount slices of its newest
-  // generation are there; a driver part-way through publishing one would
-  // otherwise look smaller than it is.
-  std::map<std::pair<std::string, std::string>, std::pair<int64_t, int64_t>> seen;  // count, want
-  for (const ResourceSliceRecord& slice : view->slices_) {
-    auto& [count, want] = seen[{slice.driver, slice.pool}];
-    ++count;
-    want = std::max(want, slice.resourceSliceCount);
-  }
-  for (const auto& [pool, counts] : seen) {
-    if (counts.first < counts.second) view->incompleteDrivers_.insert(pool.first);
-  }
-  std::sort(view->nodes_.begin(), view->nodes_.end(),
-            [](const ClusterNode& a, const ClusterNode& b) { return a.name < b.name; });
+  const ClusterView empty;
+  const ClusterView& was = previous_ ? *previous_ : empty;
+  auto take = [&](ClusterKind kind) { return std::move(sources_[indexOf(kind)]); };
+  view->nodes_ = partOf(was.nodes_, take(ClusterKind::Node), makeNodes);
+  view->slices_ = partOf(was.slices_, take(ClusterKind::ResourceSlice), makeSlices);
+  view->deviceClasses_ =
+      partOf(was.deviceClasses_, take(ClusterKind::DeviceClass), makeDeviceClasses);
+  view->claimTemplates_ = partOf(was.claimTemplates_, take(ClusterKind::ResourceClaimTemplate),
+                                 makeKeyed<ClaimTemplateRecord>);
+  view->claims_ = partOf(was.claims_, take(ClusterKind::ResourceClaim), makeKeyed<ClaimRecord>);
+  view->priorityClasses_ = partOf(was.priorityClasses_, take(ClusterKind::PriorityClass),
+                                  makeKeyed<PriorityClassRecord>);
+  view->namespaces_ =
+      partOf(was.namespaces_, take(ClusterKind::Namespace), makeKeyed<NamespaceRecord>);
+  view->localQueues_ =
+      partOf(was.localQueues_, take(ClusterKind::LocalQueue), makeKeyed<LocalQueueRecord>);
+  view->runtimeClasses_ =
+      partOf(was.runtimeClasses_, take(ClusterKind::RuntimeClass), makeKeyed<RuntimeClassRecord>);
+  const std::shared_ptr<const Capacity>& capacity = was.capacity_;
+  const bool same = capacity && capacity->nodes == view->nodes_ &&
+                    capacity->slices == view->slices_ &&
+                    capacity->deviceClasses == view->deviceClasses_ &&
+                    capacity->slicesKnown == view->knows(ClusterKind::ResourceSlice);
+  view->capacity_ = same ? capacity : view->makeCapacity();
   return view;
 }
 
@@ -102,24 +142,52 @@ ClusterView::Builder ClusterView::extended() const {
   Builder builder;
   builder.listed_ = listed_;
   builder.synced_ = synced_;
-  for (const ClusterNode& node : nodes_) builder.add(node);
-  for (const ResourceSliceRecord& slice : slices_) builder.add(slice);
-  for (const auto& [name, record] : deviceClasses_) builder.add(record);
-  for (const auto& [key, record] : claimTemplates_) builder.add(record);
-  for (const auto& [key, record] : claims_) builder.add(record);
-  for (const auto& [name, record] : priorityClasses_) builder.add(record);
-  for (const auto& [name, record] : namespaces_) builder.add(record);
-  for (const auto& [key, record] : localQueues_) builder.add(record);
-  for (const auto& [name, record] : runtimeClasses_) builder.add(record);
+  auto give = [&](ClusterKind kind, const auto& part) {
+    if (part) builder.sources_[indexOf(kind)] = part->sources;
+  };
+  give(ClusterKind::Node, nodes_);
+  give(ClusterKind::ResourceSlice, slices_);
+  give(ClusterKind::DeviceClass, deviceClasses_);
+  give(ClusterKind::ResourceClaimTemplate, claimTemplates_);
+  give(ClusterKind::ResourceClaim, claims_);
+  give(ClusterKind::PriorityClass, priorityClasses_);
+  give(ClusterKind::Namespace, namespaces_);
+  give(ClusterKind::LocalQueue, localQueues_);
+  give(ClusterKind::RuntimeClass, runtimeClasses_);
+  builder.reuse(*this);
   return builder;
+}
+
+bool ClusterView::sharesPart(ClusterKind kind, const ClusterView& other) const {
+  auto same = [](const auto& mine, const auto& theirs) { return mine && mine == theirs; };
+  switch (kind) {
+    case ClusterKind::Node:
+      return same(nodes_, other.nodes_);
+    case ClusterKind::ResourceSlice:
+      return same(slices_, other.slices_);
+    case ClusterKind::DeviceClass:
+      return same(deviceClasses_, other.deviceClasses_);
+    case ClusterKind::ResourceClaimTemplate:
+      return same(claimTemplates_, other.claimTemplates_);
+    case ClusterKind::ResourceClaim:
+      return same(claims_, other.claims_);
+    case ClusterKind::PriorityClass:
+      return same(priorityClasses_, other.priorityClasses_);
+    case ClusterKind::Namespace:
+      return same(namespaces_, other.namespaces_);
+    case ClusterKind::LocalQueue:
+      return same(localQueues_, other.localQueues_);
+    case ClusterKind::RuntimeClass:
+      return same(runtimeClasses_, other.runtimeClasses_);
+  }
+  return false;
 }
 
 namespace {
 
-template <typename Map>
-const typename Map::mapped_type* find(const Map& map, std::string_view key) {
-  const auto it = map.find(key);
-  return it == map.end() ? nullptr : &it->second;
+template <typename Part>
+auto find(const std::shared_ptr<const Part>& part, std::string_view key) {
+  return part ? part->find(key) : nullptr;
 }
 
 Presence presence(bool listed, const void* found) {
@@ -132,6 +200,15 @@ std::string namespacedKey(std::string_view ns, std::string_view name) {
 }
 
 }  // namespace
+
+RecordList<ClusterNode> ClusterView::nodes() const {
+  static const std::vector<const ClusterNode*> kNone;
+  return RecordList<ClusterNode>(nodes_ ? nodes_->byName : kNone);
+}
+RecordList<ResourceSliceRecord> ClusterView::resourceSlices() const {
+  static const std::vector<const ResourceSliceRecord*> kNone;
+  return RecordList<ResourceSliceRecord>(slices_ ? slices_->newest : kNone);
+}
 
 const DeviceClassRecord* ClusterView::deviceClass(std::string_view name) const {
   return find(deviceClasses_, name);
@@ -190,124 +267,9 @@ const DeviceClassRecord* ClusterView::deviceClassForResource(std::string_view re
   if (const std::optional<std::string_view> implicit = deviceClassOfResourceName(resourceName)) {
     return deviceClass(*implicit);
   }
-  // KEP-5004: when several classes claim a name, the API picks the newest;
-  // creation times are not kept here, so the first by name decides, which
-  // is at least deterministic.
-  for (const auto& [name, record] : deviceClasses_) {
-    if (record.extendedResourceName == resourceName) return &record;
-  }
-  return nullptr;
-}
-
-bool ClusterView::nodeMatches(const ClusterNode& node, const Placement& pool) {
-  for (const auto& [key, value] : pool.nodeSelector) {
-    const auto label = node.labels.find(key);
-    if (label == node.labels.end() || label->second != value) return false;
-  }
-  for (const NodeSelectorRequirement& requirement : pool.requiredNodeAffinity) {
-    const auto label = node.labels.find(requirement.key);
-    if (!LabelRequirement::fromProfile(requirement)
-             .matches(label != node.labels.end(),
-                      label != node.labels.end() ? label->second : "")) {
-      return false;
-    }
-  }
-  for (const NodeTaint& taint : node.taints) {
-    if (taint.effect != "NoSchedule" && taint.effect != "NoExecute") continue;
-    // Taints of node conditions and cordons (not-ready, unreachable,
-    // unschedulable, pressure) come and go; they do not make a node one a
-    // Pod can never use.
-    if (taint.key.rfind("node.kubernetes.io/", 0) == 0) continue;
-    bool tolerated = false;
-    for (const Toleration& toleration : pool.tolerations) {
-      const bool effect = toleration.effect.empty() || toleration.effect == taint.effect;
-      const bool key =
-          toleration.key.empty() ? toleration.op == "Exists" : toleration.key == taint.key;
-      const bool value = toleration.op == "Exists" || toleration.value == taint.value;
-      tolerated = tolerated || (effect && key && value);
-    }
-    if (!tolerated) return false;
-  }
-  return true;
-}
-
-namespace {
-
-bool reaches(const std::string& nodeName, bool allNodes,
-             const std::optional<NodeSelectorTerms>& selector, const ClusterNode& node) {
-  if (allNodes) return true;
-  if (!nodeName.empty()) return nodeName == node.name;
-  return selector && termsMatch(*selector, node);
-}
-
-}  // namespace
-
-std::optional<int64_t> ClusterView::devicesOnNode(const DeviceClassRecord& deviceClass,
-                                                  const ClusterNode& node) const {
-  if (!knows(ClusterKind::ResourceSlice) || deviceClass.drivers.empty()) return std::nullopt;
-  for (const std::string& driver : deviceClass.drivers) {
-    if (incompleteDrivers_.count(driver) != 0) return std::nullopt;
-  }
-  std::set<std::tuple<std::string_view, std::string_view, std::string_view>> devices;
-  for (const ResourceSliceRecord& slice : slices_) {
-    if (std::find(deviceClass.drivers.begin(), deviceClass.drivers.end(), slice.driver) ==
-        deviceClass.drivers.end()) {
-      continue;
-    }
-    const bool sliceReaches = !slice.perDeviceNodeSelection &&
-                              reaches(slice.nodeName, slice.allNodes, slice.nodeSelector, node);
-    for (const SliceDevice& device : slice.devices) {
-      if (sliceReaches || (slice.perDeviceNodeSelection &&
-                           reaches(device.nodeName, device.allNodes, device.nodeSelector, node))) {
-        devices.emplace(slice.driver, slice.pool, device.name);
-      }
-    }
-  }
-  return static_cast<int64_t>(devices.size());
-}
-
-std::optional<NodeCapacity> ClusterView::largestNodeForDeviceClass(std::string_view deviceClassName,
-                                                                   const Placement& pool) const {
-  const DeviceClassRecord* record = deviceClass(deviceClassName);
-  if (!knows(ClusterKind::Node) || record == nullptr) return std::nullopt;
-  NodeCapacity best;
-  for (const ClusterNode& node : nodes_) {
-    if (!nodeMatches(node, pool)) continue;
-    ++best.matchingNodes;
-    const std::optional<int64_t> count = devicesOnNode(*record, node);
-    if (!count) return std::nullopt;
-    if (best.node.empty() || *count > best.devices) {
-      best.devices = *count;
-      best.node = node.name;
-    }
-  }
-  return best;
-}
-
-std::optional<NodeCapacity> ClusterView::largestNodeForResource(std::string_view resourceName,
-                                                                const Placement& pool) const {
-  if (!knows(ClusterKind::Node)) return std::nullopt;
-  const DeviceClassRecord* backing = deviceClassForResource(resourceName);
-  NodeCapacity best;
-  for (const ClusterNode& node : nodes_) {
-    if (!nodeMatches(node, pool)) continue;
-    ++best.matchingNodes;
-    int64_t count = 0;
-    const auto allocatable = node.allocatable.find(std::string(resourceName));
-    if (allocatable != node.allocatable.end()) count += allocatable->second;
-    if (backing != nullptr) {
-      // A node offers a name either through a device plugin or through DRA
-      // (KEP-5004), so adding both never undercounts.
-      const std::optional<int64_t> devices = devicesOnNode(*backing, node);
-      if (!devices && count == 0) return std::nullopt;
-      count += devices.value_or(0);
-    }
-    if (best.node.empty() || count > best.devices) {
-      best.devices = count;
-      best.node = node.name;
-    }
-  }
-  return best;
+  if (!deviceClasses_) return nullptr;
+  const auto it = deviceClasses_->byExtendedResource.find(resourceName);
+  return it == deviceClasses_->byExtendedResource.end() ? nullptr : it->second;
 }
 
 }  // namespace aiadmit

@@ -7,7 +7,10 @@
 // the network.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
@@ -65,16 +68,16 @@ struct ClusterNode {
   std::string name;
   std::map<std::string, std::string> labels;
   std::vector<NodeTaint> taints;
-  bool unschedulable = false;
   // status.allocatable entries that are whole numbers, by resource name
   // (accelerators and any other extended resource; cpu and memory are left out).
   std::map<std::string, int64_t> allocatable;
 };
 
+// Only what the rules read: a device's name and, with
+// spec.perDeviceNodeSelection, where it is (its capacity and attributes are
+// no rule's business and would be most of a slice's memory).
 struct SliceDevice {
   std::string name;
-  std::map<std::string, std::string> capacity;  // name -> quantity as written
-  bool allowMultipleAllocations = false;
   // With spec.perDeviceNodeSelection, each device says where it is.
   std::string nodeName;
   bool allNodes = false;
@@ -102,6 +105,10 @@ struct DeviceClassRecord {
   std::vector<std::string> drivers;  // named by its selectors; empty when none is
   std::vector<std::string> notUnderstood;
   std::string extendedResourceName;  // spec.extendedResourceName (KEP-5004)
+  // metadata.creationTimestamp as the API writes it (RFC 3339, in seconds,
+  // UTC), so that text order is time order: the newest class of an extended
+  // resource name backs it.
+  std::string creationTimestamp;
 };
 
 struct ClaimTemplateRecord {
@@ -175,25 +182,101 @@ struct NodeCapacity {
   int matchingNodes = 0;  // nodes of the pool that were considered
 };
 
+// One kind's objects as a source holds them, immutable and shared: a
+// reflector's cache as of its last change, or the objects of a snapshot
+// file. A view points into them instead of copying them, and a view whose
+// kind's objects did not change shares the previous view's part of that
+// kind, indexes included.
+using SharedClusterObject = std::shared_ptr<const ClusterObject>;
+using ClusterObjects = std::vector<SharedClusterObject>;
+using ClusterObjectsPtr = std::shared_ptr<const ClusterObjects>;
+
+// Records a view holds by pointer, read as a sequence of records; valid as
+// long as the view is.
+template <typename T>
+class RecordList {
+ public:
+  class Iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = T;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const T*;
+    using reference = const T&;
+    Iterator() = default;
+    explicit Iterator(const T* const* at) : at_(at) {}
+    const T& operator*() const { return **at_; }
+    const T* operator->() const { return *at_; }
+    Iterator& operator++() {
+      ++at_;
+      return *this;
+    }
+    Iterator operator++(int) {
+      Iterator was = *this;
+      ++at_;
+      return was;
+    }
+    bool operator==(const Iterator& other) const { return at_ == other.at_; }
+
+   private:
+    const T* const* at_ = nullptr;
+  };
+
+  explicit RecordList(const std::vector<const T*>& items) : items_(&items) {}
+  size_t size() const { return items_->size(); }
+  bool empty() const { return items_->empty(); }
+  const T& operator[](size_t i) const { return *(*items_)[i]; }
+  const T& back() const { return *items_->back(); }
+  Iterator begin() const { return Iterator(items_->data()); }
+  Iterator end() const { return Iterator(items_->data() + items_->size()); }
+
+ private:
+  const std::vector<const T*>* items_;
+};
+
+namespace view_parts {
+struct Capacity;
+struct GroupBest;
+struct DriverDevices;
+struct Nodes;
+struct Slices;
+struct DeviceClasses;
+template <typename T>
+struct Keyed;
+}  // namespace view_parts
+
 class ClusterView {
  public:
   class Builder {
    public:
     void add(ClusterObject object);
+    // All of `objects` are of `kind`; they are shared, not copied.
+    void addAll(ClusterKind kind, ClusterObjectsPtr objects);
     // The kind was listed (from the API, or present in a snapshot): absence
     // of an object of this kind now means it does not exist.
     void markListed(ClusterKind kind) { listed_.insert(kind); }
     // Every kind its source reads is listed and current (a snapshot file, or
     // a watcher whose caches are all in sync).
     void markSynced(bool synced) { synced_ = synced; }
+    // Each kind whose objects are the very ones `previous` was built from
+    // takes its part (records and indexes) from `previous` as it is.
+    void reuse(const ClusterView& previous);
     std::shared_ptr<const ClusterView> build() &&;
 
    private:
     friend class ClusterView;
-    std::vector<ClusterObject> objects_;
+    static constexpr size_t kKinds = static_cast<size_t>(ClusterKind::ResourceClaim) + 1;
+    std::array<std::vector<ClusterObjectsPtr>, kKinds> sources_;
+    std::array<ClusterObjects, kKinds> loose_;  // add(): made into one more source
     std::set<ClusterKind> listed_;
     bool synced_ = false;
+    std::shared_ptr<const ClusterView> previous_;
   };
+
+  ClusterView();
+  ~ClusterView();
+  ClusterView(const ClusterView&);
+  ClusterView& operator=(const ClusterView&) = delete;
 
   // False until the source has listed everything it reads, and while it is
   // out of date; callers then decide from the profiles alone (knows() still
@@ -203,13 +286,20 @@ class ClusterView {
   // A builder that holds everything this view holds (objects, listed kinds,
   // synced), to add what else the same input says: `check` adds the claims
   // and claim templates of the files it checks to the snapshot it was given.
+  // The kinds it adds nothing to keep this view's parts.
   Builder extended() const;
 
   // Whether the objects of `kind` are all known (listed and kept in sync).
   bool knows(ClusterKind kind) const { return listed_.count(kind) != 0; }
+  // Whether this view holds `other`'s very part of `kind` (records and
+  // indexes), as a view does whose builder reused `other` and got the same
+  // objects of that kind.
+  bool sharesPart(ClusterKind kind, const ClusterView& other) const;
 
-  const std::vector<ClusterNode>& nodes() const { return nodes_; }
-  const std::vector<ResourceSliceRecord>& resourceSlices() const { return slices_; }
+  // By name.
+  RecordList<ClusterNode> nodes() const;
+  // Only each pool's newest generation, in the order of their sources.
+  RecordList<ResourceSliceRecord> resourceSlices() const;
   const DeviceClassRecord* deviceClass(std::string_view name) const;
   const ClaimTemplateRecord* claimTemplate(std::string_view ns, std::string_view name) const;
   const ClaimRecord* claim(std::string_view ns, std::string_view name) const;
@@ -232,8 +322,9 @@ class ClusterView {
   // class is not in the view.
   Presence isGpuDeviceClass(std::string_view name) const;
   // The DeviceClass whose spec.extendedResourceName is `resourceName` (the
-  // newest by name order when several claim it), or the class a KEP-5004
-  // implicit name names; nullptr when none.
+  // newest by creationTimestamp when several claim it, then the first by
+  // name, as the scheduler picks), or the class a KEP-5004 implicit name
+  // names; nullptr when none.
   const DeviceClassRecord* deviceClassForResource(std::string_view resourceName) const;
 
   // Whether a Pod placed as `pool` says (nodeSelector and required affinity,
@@ -243,7 +334,10 @@ class ClusterView {
   // The most of `resourceName` (an extended resource such as nvidia.com/gpu,
   // or one backed by DRA through a DeviceClass) that any one matching node
   // offers: its allocatable count plus the devices of ResourceSlices that
-  // the resource's class selects. nullopt when Nodes are not known.
+  // the resource's class selects. nullopt when Nodes or DeviceClasses are
+  // not known (a cluster that serves no DRA API lists DeviceClasses as
+  // none), or the devices of its class cannot be counted and a node has
+  // none allocatable.
   std::optional<NodeCapacity> largestNodeForResource(std::string_view resourceName,
                                                      const Placement& pool) const;
   // The most devices of `deviceClassName` that the ResourceSlices make
@@ -259,18 +353,41 @@ class ClusterView {
                                        const ClusterNode& node) const;
 
  private:
+  // The slice index's entries of a class's drivers.
+  struct ClassDevices {
+    std::vector<std::pair<std::string_view, const view_parts::DriverDevices*>> drivers;
+  };
+  // nullopt when no count can be given: ResourceSlices not known, no driver
+  // read from the class, or a pool of its drivers incomplete.
+  std::optional<ClassDevices> classDevices(const DeviceClassRecord& deviceClass) const;
+  int64_t countOnNode(const ClassDevices& devices, const ClusterNode& node) const;
+  // Calls visit(node) for each node `pool` may land on, by name, while it
+  // returns true; only the nodes that carry the pool's exact labels are
+  // looked at.
+  template <typename Visit>
+  void forEachMatchingNode(const Placement& pool, Visit visit) const;
+  // Whether a node with `taints` admits a Pod with the pool's tolerations.
+  static bool tolerates(const std::vector<NodeTaint>& taints, const Placement& pool);
+  // The summary of this view's Nodes, slices and classes (cluster_pools.cpp).
+  std::shared_ptr<const view_parts::Capacity> makeCapacity() const;
+  // Whether `pool` is answered from that summary: it names no labels.
+  bool summarized(const Placement& pool) const;
+  // The best of the groups `pool` tolerates; `best` null: none has any.
+  std::optional<NodeCapacity> fromGroups(const std::vector<view_parts::GroupBest>* best,
+                                         const Placement& pool) const;
+
   bool synced_ = false;
   std::set<ClusterKind> listed_;
-  std::vector<ClusterNode> nodes_;
-  std::vector<ResourceSliceRecord> slices_;               // only each pool's newest generation
-  std::set<std::string, std::less<>> incompleteDrivers_;  // with a pool still being published
-  std::map<std::string, DeviceClassRecord, std::less<>> deviceClasses_;
-  std::map<std::string, ClaimTemplateRecord, std::less<>> claimTemplates_;  // "ns/name"
-  std::map<std::string, ClaimRecord, std::less<>> claims_;                  // "ns/name"
-  std::map<std::string, PriorityClassRecord, std::less<>> priorityClasses_;
-  std::map<std::string, NamespaceRecord, std::less<>> namespaces_;
-  std::map<std::string, LocalQueueRecord, std::less<>> localQueues_;  // "ns/name"
-  std::map<std::string, RuntimeClassRecord, std::less<>> runtimeClasses_;
+  std::shared_ptr<const view_parts::Nodes> nodes_;
+  std::shared_ptr<const view_parts::Slices> slices_;
+  std::shared_ptr<const view_parts::DeviceClasses> deviceClasses_;
+  std::shared_ptr<const view_parts::Keyed<ClaimTemplateRecord>> claimTemplates_;  // "ns/name"
+  std::shared_ptr<const view_parts::Keyed<ClaimRecord>> claims_;                  // "ns/name"
+  std::shared_ptr<const view_parts::Keyed<PriorityClassRecord>> priorityClasses_;
+  std::shared_ptr<const view_parts::Keyed<NamespaceRecord>> namespaces_;
+  std::shared_ptr<const view_parts::Keyed<LocalQueueRecord>> localQueues_;  // "ns/name"
+  std::shared_ptr<const view_parts::Keyed<RuntimeClassRecord>> runtimeClasses_;
+  std::shared_ptr<const view_parts::Capacity> capacity_;
 };
 
 // A cluster snapshot as `kubectl get nodes,resourceslices,deviceclasses,
