@@ -86,5 +86,26 @@ TEST_F(ViewKindsWatch, AClusterThatServesNoRuntimeClassesIsFailingNotEmpty) {
   EXPECT_EQ(watcher->view()->hasRuntimeClass("nvidia"), Presence::Unknown);
 }
 
+TEST_F(ViewKindsWatch, APublishKeepsThePartsOfTheKindsThatDidNotChange) {
+  constexpr const char* kNodes = "/api/v1/nodes";
+  constexpr const char* kPriorityClasses = "/apis/scheduling.k8s.io/v1/priorityclasses";
+  api_.serve(kNodes, "v1", "Node");
+  api_.serve(kPriorityClasses, "scheduling.k8s.io/v1", "PriorityClass");
+  api_.put(kNodes, R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"gpu-a"}})");
+  auto watcher = start({ClusterKind::Node, ClusterKind::PriorityClass});
+  ASSERT_TRUE(watcher->waitFor([](const ClusterWatchState& s) { return s.synced; }, kDeadline));
+  const auto before = watcher->view();
+  api_.put(kPriorityClasses, R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass",)"
+                             R"("metadata":{"name":"ai-batch"},"value":1000})");
+  ASSERT_TRUE(watcher->waitFor(
+      [&](const auto&) { return watcher->view()->hasPriorityClass("ai-batch") == Presence::Yes; },
+      kDeadline));
+  const auto after = watcher->view();
+  // The Nodes did not change: the new view holds the old one's Node part.
+  EXPECT_TRUE(after->sharesPart(ClusterKind::Node, *before));
+  EXPECT_FALSE(after->sharesPart(ClusterKind::PriorityClass, *before));
+  EXPECT_EQ(&after->nodes()[0], &before->nodes()[0]) << "no Node was copied";
+}
+
 }  // namespace
 }  // namespace aiadmit

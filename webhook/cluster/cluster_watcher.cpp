@@ -95,6 +95,9 @@ void ClusterWatcher::publishLoop() {
 void ClusterWatcher::publish() {
   const auto now = std::chrono::steady_clock::now();
   ClusterView::Builder builder;
+  // Kinds whose caches did not change since the view in force keep its
+  // parts (records and indexes) as they are.
+  builder.reuse(*view_.load());
   for (const auto& reflector : reflectors_)
     reflector->contribute(builder, now, options_.staleAfter);
   // An optional resource that is not installed counts as synced: there is
