@@ -24,24 +24,19 @@ namespace aiadmit {
 
 struct ResourceType {
   ClusterKind kind;
-  std::string group;                 // "" for the core group
-  std::vector<std::string> versions; // tried in order until one is served
+  std::string group;                  // "" for the core group
+  std::vector<std::string> versions;  // tried in order until one is served
   std::string plural;
   // What it means when the API serves none of the versions (404):
   // Unknown for a CRD that is not installed (Kueue's LocalQueue: skipped,
   // not an error); Empty for the DRA kinds, built in but served only by
   // clusters with DRA (none exist); Error for kinds every cluster serves.
-  enum class WhenAbsent {
-    Unknown,
-    Empty,
-    Error
-  } whenAbsent = WhenAbsent::Error;
+  enum class WhenAbsent { Unknown, Empty, Error } whenAbsent = WhenAbsent::Error;
 
-  std::string
-  path(std::string_view version) const; // "/apis/GROUP/VERSION/PLURAL"
+  std::string path(std::string_view version) const;  // "/apis/GROUP/VERSION/PLURAL"
 };
 // The resources the cluster view reads, in a fixed order.
-const std::vector<ResourceType> &clusterResourceTypes();
+const std::vector<ResourceType>& clusterResourceTypes();
 
 struct ReflectorOptions {
   std::chrono::milliseconds backoffInitial{800};
@@ -56,40 +51,39 @@ struct ReflectorOptions {
   // How often a resource found absent (404) is looked for again.
   std::chrono::milliseconds absentRecheck{std::chrono::minutes(5)};
   int pageSize = 500;
-  uint32_t seed = 0; // 0: random jitter
+  uint32_t seed = 0;  // 0: random jitter
 };
 
 // What /metrics and the log say about one resource.
 struct ResourceState {
   ClusterKind kind = ClusterKind::Node;
-  std::string apiVersion; // the version being watched ("" until served)
-  bool synced = false;    // listed at least once
-  bool absent = false;    // not served (a CRD that is not installed)
-  bool failing = false;   // the last list or watch attempt failed
-  std::string lastError;  // no object contents
+  std::string apiVersion;  // the version being watched ("" until served)
+  bool synced = false;     // listed at least once
+  bool absent = false;     // not served (a CRD that is not installed)
+  bool failing = false;    // the last list or watch attempt failed
+  std::string lastError;   // no object contents
   std::string resourceVersion;
   size_t objects = 0;
-  uint64_t lists = 0;   // completed lists
-  uint64_t relists = 0; // lists after the first (410 Gone, 404, restarts)
-  uint64_t watches = 0; // watch streams opened
-  uint64_t events = 0;  // ADDED, MODIFIED and DELETED applied
+  uint64_t lists = 0;    // completed lists
+  uint64_t relists = 0;  // lists after the first (410 Gone, 404, restarts)
+  uint64_t watches = 0;  // watch streams opened
+  uint64_t events = 0;   // ADDED, MODIFIED and DELETED applied
   uint64_t bookmarks = 0;
-  uint64_t expired = 0; // 410 Gone seen, at watch start or as an ERROR event
-  uint64_t stalls = 0;  // streams dropped for silence
-  uint64_t unauthorized = 0; // 401 answers
+  uint64_t expired = 0;       // 410 Gone seen, at watch start or as an ERROR event
+  uint64_t stalls = 0;        // streams dropped for silence
+  uint64_t unauthorized = 0;  // 401 answers
   uint64_t failures = 0;
   std::chrono::steady_clock::time_point failingSince{};
 };
 
 class Reflector {
-public:
-  using Log =
-      std::function<void(std::string_view level, const std::string &message)>;
+ public:
+  using Log = std::function<void(std::string_view level, const std::string& message)>;
 
-  Reflector(ApiClient &client, ResourceType type, ReflectorOptions options,
+  Reflector(ApiClient& client, ResourceType type, ReflectorOptions options,
             std::function<void()> onChange, Log log);
-  Reflector(const Reflector &) = delete;
-  Reflector &operator=(const Reflector &) = delete;
+  Reflector(const Reflector&) = delete;
+  Reflector& operator=(const Reflector&) = delete;
 
   // Lists and watches until stop().
   void run();
@@ -99,11 +93,10 @@ public:
   // Adds the cached objects to `builder` and marks the kind listed, when the
   // cache is synced and has not been failing for `staleAfter` or longer.
   // Returns whether it did.
-  bool contribute(ClusterView::Builder &builder,
-                  std::chrono::steady_clock::time_point now,
+  bool contribute(ClusterView::Builder& builder, std::chrono::steady_clock::time_point now,
                   std::chrono::milliseconds staleAfter) const;
 
-private:
+ private:
   enum class Outcome { Continue, Relist, Failed, Absent, Stopped };
 
   Outcome list();
@@ -116,20 +109,19 @@ private:
     ClusterObjectsPtr snapshot;
   };
   static SharedCache shareCache(std::map<std::string, ClusterObject> items);
-  Outcome listVersion(const std::string &version,
-                      std::map<std::string, ClusterObject> &items,
-                      std::string &resourceVersion);
+  Outcome listVersion(const std::string& version, std::map<std::string, ClusterObject>& items,
+                      std::string& resourceVersion);
   Outcome watch();
-  Outcome handleEvent(std::string_view line, bool &sawEvent);
-  Outcome refused(const ApiResponse &response, std::string_view what);
-  void fail(const std::string &error);
+  Outcome handleEvent(std::string_view line, bool& sawEvent);
+  Outcome refused(const ApiResponse& response, std::string_view what);
+  void fail(const std::string& error);
   void succeeded();
   bool pause(std::chrono::milliseconds delay);
   std::chrono::milliseconds nextBackoff();
   bool stopping() const;
-  std::string servedApiVersion() const; // run thread only
+  std::string servedApiVersion() const;  // run thread only
 
-  ApiClient &client_;
+  ApiClient& client_;
   const ResourceType type_;
   const ReflectorOptions options_;
   const std::function<void()> onChange_;
@@ -145,9 +137,9 @@ private:
   // view being built, which shares it instead of copying the objects.
   ClusterObjectsPtr snapshot_ = std::make_shared<const ClusterObjects>();
   ResourceState state_;
-  std::string version_; // served version in use
+  std::string version_;  // served version in use
   int backoffStep_ = 0;
   std::mt19937 random_;
 };
 
-} // namespace aiadmit
+}  // namespace aiadmit
