@@ -23,9 +23,37 @@ struct ApiStandIn::Watch {
 
 namespace {
 
-std::string status(int code, const std::string& reason, const std::string& message) {
+std::string status(int code, const std::string& reason, const std::string& message,
+                   const std::string& details = "") {
   return R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":")" +
-         message + R"(","reason":")" + reason + R"(","code":)" + std::to_string(code) + "}";
+         message + R"(","reason":")" + reason + "\"" +
+         (details.empty() ? "" : R"(,"details":)" + details) + R"(,"code":)" +
+         std::to_string(code) + "}";
+}
+
+// What the watch cache answers for a version it has not reached (after 3 s).
+std::string tooLarge(uint64_t asked, uint64_t current) {
+  return status(504, "Timeout",
+                "Too large resource version: " + std::to_string(asked) +
+                    ", current: " + std::to_string(current),
+                R"({"causes":[{"reason":"ResourceVersionTooLarge","message":"Too large resource )"
+                R"(version"}],"retryAfterSeconds":1})");
+}
+
+std::string errorEvent(const std::string& statusJson) {
+  return R"({"type":"ERROR","object":)" + statusJson + "}\n";
+}
+
+// "/apis/GROUP/VERSION/PLURAL" -> GROUP and VERSION; false for other paths.
+bool groupVersionOf(const std::string& path, std::string& group, std::string& version) {
+  if (path.rfind("/apis/", 0) != 0) return false;
+  const size_t groupEnd = path.find('/', 6);
+  if (groupEnd == std::string::npos) return false;
+  const size_t versionEnd = path.find('/', groupEnd + 1);
+  if (versionEnd == std::string::npos) return false;
+  group = path.substr(6, groupEnd - 6);
+  version = path.substr(groupEnd + 1, versionEnd - groupEnd - 1);
+  return true;
 }
 
 std::string keyOf(const JsonValue& object) {
@@ -43,6 +71,9 @@ ApiStandIn::ApiStandIn() {
                                                  certs.file("tls.key").c_str());
   // Every open watch holds a worker: more than the default eight.
   server_->new_task_queue = [] { return new httplib::ThreadPool(64); };
+  // As kube-apiserver, any number of requests on one connection (httplib's
+  // default closes it after five).
+  server_->set_keep_alive_max_count(100000);
   server_->Get(R"(/.*)", [this](const httplib::Request& request, httplib::Response& response) {
     handle(request.path, &request, &response);
   });
@@ -149,15 +180,7 @@ void ApiStandIn::compact() {
 }
 
 void ApiStandIn::expireOpenWatches() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (const auto& watch : watches_) {
-      watch->queued.push_back(R"({"type":"ERROR","object":)" +
-                              status(410, "Expired", "too old resource version") + "}\n");
-      watch->end = true;
-    }
-  }
-  changed_.notify_all();
+  sendErrorToOpenWatches(410, "Expired", "too old resource version");
 }
 
 void ApiStandIn::disconnectWatches() {
@@ -184,6 +207,73 @@ void ApiStandIn::stallNextWatches(int count) {
 void ApiStandIn::expireNextContinue() {
   std::lock_guard<std::mutex> lock(mutex_);
   expireContinue_ = true;
+}
+
+void ApiStandIn::sendErrorToOpenWatches(int code, const std::string& reason,
+                                        const std::string& message) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& watch : watches_) {
+      watch->queued.push_back(errorEvent(status(code, reason, message)));
+      watch->end = true;
+    }
+  }
+  changed_.notify_all();
+}
+
+void ApiStandIn::errorNextWatches(const std::string& path, int count, int code,
+                                  const std::string& reason, const std::string& message) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  watchErrors_[path] = Refusal{count, code, reason, message, -1};
+}
+
+void ApiStandIn::refuseNextLists(const std::string& path, int count, int code,
+                                 const std::string& reason, const std::string& message,
+                                 int retryAfterSeconds) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  listRefusals_[path] = Refusal{count, code, reason, message, retryAfterSeconds};
+}
+
+void ApiStandIn::repair(const std::string& path) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  watchErrors_.erase(path);
+  listRefusals_.erase(path);
+}
+
+void ApiStandIn::restore(uint64_t resourceVersion) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const uint64_t before = resourceVersion_;
+    resourceVersion_ = resourceVersion;
+    for (auto& [path, collection] : collections_) {
+      std::erase_if(collection.events,
+                    [&](const Event& event) { return event.resourceVersion > resourceVersion; });
+    }
+    for (const auto& watch : watches_) {
+      watch->queued.push_back(errorEvent(tooLarge(before, resourceVersion)));
+      watch->end = true;
+    }
+  }
+  changed_.notify_all();
+}
+
+void ApiStandIn::ignoreLimitAtVersionZero(bool ignore) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ignoreLimitAtZero_ = ignore;
+}
+
+uint64_t ApiStandIn::tlsHandshakes() const {
+  SSL_CTX* context = static_cast<httplib::SSLServer*>(server_.get())->ssl_context();
+  return static_cast<uint64_t>(SSL_CTX_sess_accept_good(context));
+}
+
+bool ApiStandIn::take(std::map<std::string, Refusal>& refusals, const std::string& path,
+                      Refusal& refusal) {
+  const auto found = refusals.find(path);
+  if (found == refusals.end() || found->second.count == 0) return false;
+  refusal = found->second;
+  if (found->second.count > 0) --found->second.count;
+  return true;
 }
 
 void ApiStandIn::acceptTokens(std::set<std::string> tokens) {
@@ -221,13 +311,28 @@ void ApiStandIn::handle(const std::string& path, const void* rawRequest, void* r
   auto& response = *static_cast<httplib::Response*>(rawResponse);
   Request request;
   request.path = path;
+  request.at = std::chrono::steady_clock::now();
+  request.connection = http.remote_port;
   for (const auto& [name, value] : http.params) request.params[name] = value;
   const std::string authorization = http.get_header_value("Authorization");
   if (authorization.rfind("Bearer ", 0) == 0) request.token = authorization.substr(7);
 
   std::unique_lock<std::mutex> lock(mutex_);
   const bool authorized = tokens_.count(request.token) != 0;
+  if (authorized && path.rfind("/apis/", 0) == 0 && path.find('/', 6) == std::string::npos) {
+    discovery(path.substr(6), rawResponse);
+    request.status = response.status;
+    lock.unlock();
+    record(request);
+    return;
+  }
   const auto found = collections_.find(path);
+  if (authorized && found == collections_.end() && getObject(path, rawResponse)) {
+    request.status = response.status;
+    lock.unlock();
+    record(request);
+    return;
+  }
   if (!authorized || found == collections_.end()) {
     request.status = authorized ? 404 : 401;
     response.status = request.status;
@@ -251,10 +356,103 @@ void ApiStandIn::handle(const std::string& path, const void* rawRequest, void* r
   record(request);
 }
 
+// Called with mutex_ held. GET of one object of a served collection:
+// ".../PLURAL/NAME", or ".../namespaces/NS/PLURAL/NAME" of a collection served
+// across namespaces; 200 with it or 404. False when `path` names no object
+// of a served collection.
+bool ApiStandIn::getObject(const std::string& path, void* rawResponse) const {
+  auto& response = *static_cast<httplib::Response*>(rawResponse);
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos || slash + 1 == path.size()) return false;
+  std::string collectionPath = path.substr(0, slash);
+  std::string key = path.substr(slash + 1);
+  const size_t namespaces = collectionPath.find("/namespaces/");
+  if (namespaces != std::string::npos) {
+    const size_t nameStart = namespaces + std::string("/namespaces/").size();
+    const size_t nameEnd = collectionPath.find('/', nameStart);
+    if (nameEnd == std::string::npos) return false;
+    key = collectionPath.substr(nameStart, nameEnd - nameStart) + "/" + key;
+    collectionPath.erase(namespaces, nameEnd - namespaces);
+  }
+  const auto collection = collections_.find(collectionPath);
+  if (collection == collections_.end()) return false;
+  const auto object = collection->second.objects.find(key);
+  if (object == collection->second.objects.end()) {
+    response.status = 404;
+    response.set_content(status(404, "NotFound", "not found"), "application/json");
+  } else {
+    response.status = 200;
+    response.set_content(object->second, "application/json");
+  }
+  return true;
+}
+
+// Called with mutex_ held. The APIGroup document of `group`, listing each
+// version it serves a collection in; 404 when it serves none.
+void ApiStandIn::discovery(const std::string& group, void* rawResponse) const {
+  auto& response = *static_cast<httplib::Response*>(rawResponse);
+  std::set<std::string> versions;
+  for (const auto& [path, collection] : collections_) {
+    std::string pathGroup;
+    std::string version;
+    if (groupVersionOf(path, pathGroup, version) && pathGroup == group) versions.insert(version);
+  }
+  if (versions.empty()) {
+    response.status = 404;
+    response.set_content(
+        status(404, "NotFound", "the server could not find the requested resource"),
+        "application/json");
+    return;
+  }
+  std::string listed;
+  for (const std::string& version : versions) {
+    listed += std::string(listed.empty() ? "" : ",") + R"({"groupVersion":")" + group + "/" +
+              version + R"(","version":")" + version + R"("})";
+  }
+  response.status = 200;
+  response.set_content(R"({"kind":"APIGroup","apiVersion":"v1","name":")" + group +
+                           R"(","versions":[)" + listed + R"(],"preferredVersion":)" +
+                           R"({"groupVersion":")" + group + "/" + *versions.rbegin() +
+                           R"(","version":")" + *versions.rbegin() + R"("}})",
+                       "application/json");
+}
+
+// Called with mutex_ held: an injected refusal, a version not reached yet, or
+// a continue token sent with a resourceVersion. True when it answered.
+bool ApiStandIn::refuseList(Collection&, Request& request, void* rawResponse) {
+  auto& response = *static_cast<httplib::Response*>(rawResponse);
+  Refusal refusal;
+  if (take(listRefusals_, request.path, refusal)) {
+    request.status = response.status = refusal.code;
+    response.set_content(status(refusal.code, refusal.reason, refusal.message), "application/json");
+    if (refusal.retryAfterSeconds >= 0) {
+      response.set_header("Retry-After", std::to_string(refusal.retryAfterSeconds));
+    }
+    return true;
+  }
+  const auto version = request.params.find("resourceVersion");
+  if (version == request.params.end()) return false;
+  if (request.params.count("continue") != 0) {
+    request.status = response.status = 400;
+    response.set_content(
+        status(400, "BadRequest", "specifying resource version is not allowed when using continue"),
+        "application/json");
+    return true;
+  }
+  if (!version->second.empty() && std::stoull(version->second) > resourceVersion_) {
+    request.status = response.status = 504;
+    response.set_content(tooLarge(std::stoull(version->second), resourceVersion_),
+                         "application/json");
+    return true;
+  }
+  return false;
+}
+
 // Called with mutex_ held.
 void ApiStandIn::list(Collection& collection, const Request& httpRequest, void* rawResponse) {
   auto& response = *static_cast<httplib::Response*>(rawResponse);
   Request& request = const_cast<Request&>(httpRequest);
+  if (refuseList(collection, request, rawResponse)) return;
   size_t offset = 0;
   if (const auto token = request.params.find("continue"); token != request.params.end()) {
     if (expireContinue_) {
@@ -269,7 +467,10 @@ void ApiStandIn::list(Collection& collection, const Request& httpRequest, void* 
     offset = std::stoul(token->second.substr(2, token->second.find('/') - 2));
   }
   size_t limit = collection.objects.size();
-  if (const auto given = request.params.find("limit"); given != request.params.end()) {
+  const auto version = request.params.find("resourceVersion");
+  const bool atZero = version != request.params.end() && version->second == "0";
+  if (const auto given = request.params.find("limit");
+      given != request.params.end() && !(atZero && ignoreLimitAtZero_)) {
     limit = std::max<size_t>(1, std::stoul(given->second));
   }
   std::string items;
@@ -320,6 +521,14 @@ void ApiStandIn::watch(const std::string& path, const Request& httpRequest, void
     }
     watch->path = path;
     watch->sentUpTo = from;
+    Refusal refusal;
+    if (take(watchErrors_, path, refusal)) {
+      watch->queued.push_back(errorEvent(status(refusal.code, refusal.reason, refusal.message)));
+      watch->end = true;
+    } else if (from > resourceVersion_) {
+      watch->queued.push_back(errorEvent(tooLarge(from, resourceVersion_)));
+      watch->end = true;
+    }
     watch->bookmarks = request.params.count("allowWatchBookmarks") != 0 &&
                        request.params.at("allowWatchBookmarks") == "true";
     watch->stalled = stallNext_ > 0;

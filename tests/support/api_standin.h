@@ -7,7 +7,12 @@
 // and ends after timeoutSeconds; a resourceVersion older than the last
 // compaction is 410 Expired, at watch start or as an ERROR event; a bearer
 // token it does not accept is 401. A resource it does not serve is 404, as a
-// CRD that is not installed. Tests drive the failures it can show.
+// CRD that is not installed; GET of one object of a collection (also under
+// /namespaces/NS/) is 200 with it or 404; GET /apis/GROUP is the group's APIGroup
+// discovery document, listing the versions it serves collections of. A list
+// at a resourceVersion it has not reached is 504 "Too large resource
+// version", and a watch from one gets that as an ERROR event. Tests drive the
+// failures it can show, and can see each request's time and connection.
 #pragma once
 
 #include <chrono>
@@ -63,6 +68,27 @@ class ApiStandIn {
   void stallNextWatches(int count);
   // The next list request that carries a continue token gets 410 Expired.
   void expireNextContinue();
+  // Sends an ERROR event with this Status on every open watch, which then ends.
+  void sendErrorToOpenWatches(int code, const std::string& reason, const std::string& message);
+  // The next `count` watches of `path` (-1: every one until repair()) answer
+  // 200, send an ERROR event with this Status at once and end: a CRD whose
+  // conversion webhook fails, say.
+  void errorNextWatches(const std::string& path, int count, int code, const std::string& reason,
+                        const std::string& message);
+  // The next `count` lists of `path` (-1: every one until repair()) answer
+  // with this Status and, when `retryAfterSeconds` >= 0, a Retry-After header.
+  void refuseNextLists(const std::string& path, int count, int code, const std::string& reason,
+                       const std::string& message, int retryAfterSeconds = -1);
+  void repair(const std::string& path);
+  // etcd restored from a backup taken at `resourceVersion`: what came after is
+  // gone, the versions clients saw are now ahead of the server's, and open
+  // watches get the "Too large resource version" ERROR event.
+  void restore(uint64_t resourceVersion);
+  // Lists at resourceVersion=0 are answered whole, without a continue token,
+  // as the watch cache of many API server versions does whatever `limit` says.
+  void ignoreLimitAtVersionZero(bool ignore);
+  // TLS handshakes completed: the connections clients opened.
+  uint64_t tlsHandshakes() const;
   // Bearer tokens it accepts (default: {"token-1"}).
   void acceptTokens(std::set<std::string> tokens);
 
@@ -71,6 +97,8 @@ class ApiStandIn {
     std::map<std::string, std::string> params;
     std::string token;
     int status = 0;
+    int connection = -1;  // the client's port: requests with the same one shared a connection
+    std::chrono::steady_clock::time_point at;  // when it arrived
   };
   std::vector<Request> requests() const;
   size_t openWatches() const;
@@ -94,6 +122,18 @@ class ApiStandIn {
     std::vector<Event> events;
   };
   struct Watch;
+  struct Refusal {
+    int count = 0;  // -1: until repair()
+    int code = 0;
+    std::string reason;
+    std::string message;
+    int retryAfterSeconds = -1;
+  };
+  static bool take(std::map<std::string, Refusal>& refusals, const std::string& path,
+                   Refusal& refusal);
+  void discovery(const std::string& group, void* response) const;
+  bool getObject(const std::string& path, void* response) const;
+  bool refuseList(Collection& collection, Request& request, void* response);
   void handle(const std::string& path, const void* request, void* response);
   void list(Collection& collection, const Request& request, void* response);
   void watch(const std::string& path, const Request& request, void* response);
@@ -115,6 +155,9 @@ class ApiStandIn {
   uint64_t compactedBelow_ = 0;
   int stallNext_ = 0;
   bool expireContinue_ = false;
+  bool ignoreLimitAtZero_ = false;
+  std::map<std::string, Refusal> watchErrors_;  // by path
+  std::map<std::string, Refusal> listRefusals_;
   bool closing_ = false;
 };
 

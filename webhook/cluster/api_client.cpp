@@ -4,6 +4,7 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
+#include <algorithm>
 #include <vector>
 
 namespace aiadmit {
@@ -78,7 +79,7 @@ bool ApiClient::ready(std::string* error) const {
   return false;
 }
 
-std::unique_ptr<httplib::ClientImpl> ApiClient::connect() const {
+std::unique_ptr<httplib::ClientImpl> ApiClient::connect(bool keepAlive) const {
   std::unique_ptr<httplib::SSLClient> client;
   if (credentials_->clientCert != nullptr) {
     client = std::make_unique<httplib::SSLClient>(
@@ -89,18 +90,25 @@ std::unique_ptr<httplib::ClientImpl> ApiClient::connect() const {
   client->set_ca_cert_store(credentials_->store());
   client->enable_server_certificate_verification(true);
   client->set_connection_timeout(options_.connectTimeout);
-  client->set_keep_alive(false);
+  client->set_keep_alive(keepAlive);
   return client;
 }
 
+ApiConnection::ApiConnection() = default;
+ApiConnection::~ApiConnection() = default;
+
 ApiResponse ApiClient::get(const std::string& target) {
-  return send(target, options_.requestTimeout, nullptr, nullptr);
+  return send(target, options_.requestTimeout, nullptr, nullptr, nullptr);
+}
+
+ApiResponse ApiClient::get(const std::string& target, ApiConnection& connection) {
+  return send(target, options_.requestTimeout, nullptr, nullptr, &connection);
 }
 
 ApiResponse ApiClient::stream(const std::string& target, std::chrono::milliseconds readTimeout,
                               const std::function<bool(std::string_view)>& onLine,
                               const std::function<void()>& onOpen) {
-  return send(target, readTimeout, &onLine, onOpen ? &onOpen : nullptr);
+  return send(target, readTimeout, &onLine, onOpen ? &onOpen : nullptr, nullptr);
 }
 
 void ApiClient::stopAll() {
@@ -117,75 +125,118 @@ void ApiClient::stopAll() {
   }
 }
 
+namespace {
+
+// Delay-seconds only: the API server never sends the HTTP-date form.
+std::optional<std::chrono::seconds> retryAfterOf(const httplib::Response& head) {
+  const std::string value = head.get_header_value("Retry-After");
+  if (value.empty() || value.size() > 9) return std::nullopt;
+  int64_t seconds = 0;
+  for (const char c : value) {
+    if (c < '0' || c > '9') return std::nullopt;
+    seconds = seconds * 10 + (c - '0');
+  }
+  return std::chrono::seconds(std::min<int64_t>(seconds, 86400));
+}
+
+}  // namespace
+
 ApiResponse ApiClient::send(const std::string& target, std::chrono::milliseconds readTimeout,
                             const std::function<bool(std::string_view)>* onLine,
-                            const std::function<void()>* onOpen) {
+                            const std::function<void()>* onOpen, ApiConnection* connection) {
   ApiResponse response;
   if (!ready(&response.error)) return response;
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    response = ApiResponse{};
+  bool tokenRetried = false;
+  bool connectionRetried = false;
+  while (true) {
     const std::string token = token_.current();
-    std::unique_ptr<httplib::ClientImpl> client = connect();
-    client->set_read_timeout(readTimeout);
-    {
-      // Checked under the lock stopAll() takes, so no request slips past it.
-      std::lock_guard<std::mutex> lock(activeMutex_);
-      if (stopped_) {
-        response.error = "stopped";
-        return response;
-      }
-      active_.insert(client.get());
+    std::unique_ptr<httplib::ClientImpl> own;
+    httplib::ClientImpl* client;
+    bool reused = false;
+    if (connection != nullptr) {
+      reused = connection->client_ != nullptr && connection->client_->is_socket_open() != 0;
+      if (connection->client_ == nullptr) connection->client_ = connect(true);
+      client = connection->client_.get();
+    } else {
+      own = connect(false);
+      client = own.get();
     }
-    httplib::Headers headers = {{"Accept", "application/json"}, {"User-Agent", options_.userAgent}};
-    if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
-
-    bool streaming = false;
-    bool tooLarge = false;
-    std::string pending;  // a watch event split across chunks
-    const httplib::Result result = client->Get(
-        target, headers,
-        [&](const httplib::Response& head) {
-          response.status = head.status;
-          streaming = onLine != nullptr && head.status == 200;
-          if (streaming && onOpen != nullptr) (*onOpen)();
-          return true;
-        },
-        [&](const char* data, size_t length) {
-          if (!streaming) {
-            if (response.body.size() + length > options_.maxBodyBytes) return !(tooLarge = true);
-            response.body.append(data, length);
-            return true;
-          }
-          pending.append(data, length);
-          size_t start = 0;
-          for (size_t end; (end = pending.find('\n', start)) != std::string::npos;
-               start = end + 1) {
-            if (end > start && !(*onLine)(std::string_view(pending).substr(start, end - start))) {
-              pending.clear();
-              return false;
-            }
-          }
-          pending.erase(0, start);
-          return pending.size() <= options_.maxLineBytes || !(tooLarge = true);
-        });
-    {
-      std::lock_guard<std::mutex> lock(activeMutex_);
-      active_.erase(client.get());
-    }
-    ended_.notify_all();
-    if (tooLarge) {
-      response.error = streaming ? "a watch event is larger than the limit"
-                                 : "the response is larger than the limit";
-    } else if (!result && result.error() != httplib::Error::Canceled) {
-      response.error = httplib::to_string(result.error());
-      if (!streaming) response.status = 0;
+    response = attempt(*client, target, token, readTimeout, onLine, onOpen);
+    if (response.status == 0 && reused && !connectionRetried && !stopped_) {
+      // The server closed the idle connection as the request went out: a GET
+      // is safe to send again, as Go's client does, on a new connection.
+      connectionRetried = true;
+      connection->client_.reset();
+      continue;
     }
     if (response.status == 401) ++unauthorized_;
-    if (response.status != 401 || attempt == 1) return response;
+    if (response.status != 401 || tokenRetried) return response;
     // The token was refused: it may have rotated under us. Read it again and
     // retry once if it changed; otherwise the caller backs off.
+    tokenRetried = true;
     token_.refused();
     if (token_.current() == token) return response;
+  }
+}
+
+ApiResponse ApiClient::attempt(httplib::ClientImpl& client, const std::string& target,
+                               const std::string& token, std::chrono::milliseconds readTimeout,
+                               const std::function<bool(std::string_view)>* onLine,
+                               const std::function<void()>* onOpen) {
+  ApiResponse response;
+  client.set_read_timeout(readTimeout);
+  {
+    // Checked under the lock stopAll() takes, so no request slips past it.
+    std::lock_guard<std::mutex> lock(activeMutex_);
+    if (stopped_) {
+      response.error = "stopped";
+      return response;
+    }
+    active_.insert(&client);
+  }
+  httplib::Headers headers = {{"Accept", "application/json"}, {"User-Agent", options_.userAgent}};
+  if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
+
+  bool streaming = false;
+  bool tooLarge = false;
+  std::string pending;  // a watch event split across chunks
+  const httplib::Result result = client.Get(
+      target, headers,
+      [&](const httplib::Response& head) {
+        response.status = head.status;
+        response.retryAfter = retryAfterOf(head);
+        streaming = onLine != nullptr && head.status == 200;
+        if (streaming && onOpen != nullptr) (*onOpen)();
+        return true;
+      },
+      [&](const char* data, size_t length) {
+        if (!streaming) {
+          if (response.body.size() + length > options_.maxBodyBytes) return !(tooLarge = true);
+          response.body.append(data, length);
+          return true;
+        }
+        pending.append(data, length);
+        size_t start = 0;
+        for (size_t end; (end = pending.find('\n', start)) != std::string::npos; start = end + 1) {
+          if (end > start && !(*onLine)(std::string_view(pending).substr(start, end - start))) {
+            pending.clear();
+            return false;
+          }
+        }
+        pending.erase(0, start);
+        return pending.size() <= options_.maxLineBytes || !(tooLarge = true);
+      });
+  {
+    std::lock_guard<std::mutex> lock(activeMutex_);
+    active_.erase(&client);
+  }
+  ended_.notify_all();
+  if (tooLarge) {
+    response.error = streaming ? "a watch event is larger than the limit"
+                               : "the response is larger than the limit";
+  } else if (!result && result.error() != httplib::Error::Canceled) {
+    response.error = httplib::to_string(result.error());
+    if (!streaming) response.status = 0;
   }
   return response;
 }

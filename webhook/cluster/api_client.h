@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -36,6 +37,25 @@ struct ApiResponse {
   int status = 0;     // 0: no HTTP answer (connect, TLS, read timeout, stopped)
   std::string body;   // the body of a GET, or of a watch refused before streaming
   std::string error;  // why status is 0, or why a stream ended early
+  // A Retry-After header in seconds (the API server's form; 429 from API
+  // Priority and Fairness, 503 while it starts), at most a day.
+  std::optional<std::chrono::seconds> retryAfter;
+};
+
+// One keep-alive connection for a sequence of GETs from one thread (the
+// discovery and the pages of one list): one TLS handshake for all of them
+// instead of one per request. It closes when destroyed, which must happen
+// before its ApiClient is.
+class ApiConnection {
+ public:
+  ApiConnection();
+  ~ApiConnection();
+  ApiConnection(const ApiConnection&) = delete;
+  ApiConnection& operator=(const ApiConnection&) = delete;
+
+ private:
+  friend class ApiClient;
+  std::unique_ptr<httplib::ClientImpl> client_;
 };
 
 class ApiClient {
@@ -55,6 +75,10 @@ class ApiClient {
   // GET `target` (path and query). A 401 makes the token be read again and
   // the request sent once more when the token changed.
   ApiResponse get(const std::string& target);
+  // The same over `connection`, opened by the first request that uses it. A
+  // request that gets no answer on a connection an earlier one left open (the
+  // server may close an idle one at any time) is sent once more on a new one.
+  ApiResponse get(const std::string& target, ApiConnection& connection);
   // GET a watch: each newline-terminated event goes to `onLine` (false stops
   // the stream). Returns when the server ends the stream, no byte arrived
   // for `readTimeout`, `onLine` says stop, or stopAll() is called. The
@@ -73,8 +97,12 @@ class ApiClient {
   struct Credentials;
   ApiResponse send(const std::string& target, std::chrono::milliseconds readTimeout,
                    const std::function<bool(std::string_view)>* onLine,
-                   const std::function<void()>* onOpen);
-  std::unique_ptr<httplib::ClientImpl> connect() const;
+                   const std::function<void()>* onOpen, ApiConnection* connection);
+  ApiResponse attempt(httplib::ClientImpl& client, const std::string& target,
+                      const std::string& token, std::chrono::milliseconds readTimeout,
+                      const std::function<bool(std::string_view)>* onLine,
+                      const std::function<void()>* onOpen);
+  std::unique_ptr<httplib::ClientImpl> connect(bool keepAlive) const;
 
   ApiServerConfig config_;
   ApiClientOptions options_;

@@ -1,8 +1,8 @@
 #include "webhook/cluster/reflector.h"
 
 #include <algorithm>
-#include <cctype>
 
+#include "webhook/cluster/api_status.h"
 #include "webhook/kube/json.h"
 
 namespace aiadmit {
@@ -10,44 +10,6 @@ namespace aiadmit {
 namespace {
 
 constexpr size_t kMaxDepth = 128;
-
-std::string urlEncode(std::string_view text) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (std::isalnum(byte) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += c;
-    } else {
-      out += '%';
-      out += kHex[byte >> 4];
-      out += kHex[byte & 15];
-    }
-  }
-  return out;
-}
-
-// "CODE REASON: MESSAGE" of a metav1.Status body, or the status alone.
-std::string describeRefusal(const ApiResponse& response) {
-  if (response.status == 0) return response.error;
-  std::string text = response.body;
-  JsonDocument status;
-  std::string described = "HTTP " + std::to_string(response.status);
-  if (parseJsonInSitu(text.data(), text.size(), kMaxDepth, status).empty()) {
-    const std::string_view reason = stringMember(&status, "reason");
-    const std::string_view message = stringMember(&status, "message");
-    if (!reason.empty()) described += " " + std::string(reason);
-    if (!message.empty()) described += ": " + std::string(message.substr(0, 300));
-  }
-  return described;
-}
-
-std::string keyOfMetadata(const JsonValue* object) {
-  const JsonValue* metadata = member(object, "metadata");
-  const std::string_view ns = stringMember(metadata, "namespace");
-  const std::string_view name = stringMember(metadata, "name");
-  return ns.empty() ? std::string(name) : std::string(ns) + "/" + std::string(name);
-}
 
 }  // namespace
 
@@ -58,6 +20,10 @@ std::string Reflector::servedApiVersion() const {
 std::string ResourceType::path(std::string_view version) const {
   if (group.empty()) return "/api/" + std::string(version) + "/" + plural;
   return "/apis/" + group + "/" + std::string(version) + "/" + plural;
+}
+
+std::string ResourceType::discoveryPath() const {
+  return group.empty() ? "" : "/apis/" + group;
 }
 
 const std::vector<ResourceType>& clusterResourceTypes() {
@@ -112,32 +78,54 @@ bool Reflector::pause(std::chrono::milliseconds delay) {
 
 std::chrono::milliseconds Reflector::nextBackoff() {
   std::lock_guard<std::mutex> lock(mutex_);
+  const double max = static_cast<double>(options_.backoffMax.count());
   double delay = static_cast<double>(options_.backoffInitial.count());
-  for (int i = 0; i < backoffStep_ && delay < static_cast<double>(options_.backoffMax.count());
-       ++i) {
-    delay *= 2;
-  }
-  delay = std::min(delay, static_cast<double>(options_.backoffMax.count()));
+  for (int i = 0; i < backoffStep_ && delay < max; ++i) delay *= 2;
+  delay = std::min(delay, max);
   ++backoffStep_;
   // Half fixed, half random: many replicas that lost the API together do not
   // come back in step.
   std::uniform_real_distribution<double> jitter(0.5, 1.0);
-  return std::chrono::milliseconds(static_cast<int64_t>(delay * jitter(random_)));
+  delay *= jitter(random_);
+  // The server said when to come back (429 from API Priority and Fairness):
+  // never sooner, and never later than the longest backoff.
+  if (retryAfter_) {
+    delay = std::min(std::max(delay, static_cast<double>(retryAfter_->count())), max);
+    retryAfter_.reset();
+  }
+  const auto wait = std::chrono::milliseconds(static_cast<int64_t>(delay));
+  lastBackoff_ = std::chrono::steady_clock::now() + wait;
+  return wait;
+}
+
+void Reflector::log(std::string_view level, const std::string& message) const {
+  if (log_) log_(level, std::string(kindName(type_.kind)) + ": " + message);
 }
 
 void Reflector::fail(const std::string& error) {
-  bool changed;
+  const auto now = std::chrono::steady_clock::now();
   bool began;
+  bool quiet;
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    // backoffReset without a failure since the last backoff ended: the
+    // backoff, and what the log has said, start over.
+    quiet = backoffStep_ == 0 || now - lastBackoff_ >= options_.backoffReset;
+    if (quiet) backoffStep_ = 0;
     began = !state_.failing;
-    if (began) state_.failingSince = std::chrono::steady_clock::now();
-    changed = began || state_.lastError != error;
+    if (began) state_.failingSince = now;
     state_.failing = true;
     state_.lastError = error;
     ++state_.failures;
   }
-  if (changed && log_) log_("warn", std::string(kindName(type_.kind)) + ": " + error);
+  // Once per distinct failure: one that comes back on every reconnect (an
+  // ERROR event on each new watch) is one line, not one per retry.
+  if (quiet) loggedError_.clear();
+  if (error != loggedError_) {
+    log("warn", error);
+    loggedError_ = error;
+    recoveryLogged_ = false;
+  }
   // The watcher's state changed even though the cache did not: let it look.
   if (began) onChange_();
 }
@@ -148,10 +136,25 @@ void Reflector::succeeded() {
     std::lock_guard<std::mutex> lock(mutex_);
     recovered = state_.failing;
     state_.failing = false;
-    backoffStep_ = 0;
   }
-  if (recovered && log_) log_("info", std::string(kindName(type_.kind)) + ": recovered");
-  if (recovered) onChange_();
+  if (!recovered) return;
+  if (!recoveryLogged_) log("info", "recovered");
+  recoveryLogged_ = true;
+  onChange_();
+}
+
+// A watch delivered an event or a bookmark, or ran until the server ended it:
+// what it serves can be trusted again.
+void Reflector::held() {
+  if (probation_) {
+    probation_ = false;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      state_.synced = true;
+    }
+    onChange_();
+  }
+  succeeded();
 }
 
 Reflector::Outcome Reflector::refused(const ApiResponse& response, std::string_view what) {
@@ -160,6 +163,7 @@ Reflector::Outcome Reflector::refused(const ApiResponse& response, std::string_v
     ++state_.unauthorized;
   }
   if (stopping()) return Outcome::Stopped;
+  if (response.status == 429 || response.status == 503) retryAfter_ = response.retryAfter;
   std::string error = std::string(what) + ": " + describeRefusal(response);
   if (response.status == 403) error += " (does the ClusterRole grant get, list and watch?)";
   fail(error);
@@ -205,111 +209,6 @@ void Reflector::snapshotCache() {
   snapshot_ = std::move(snapshot);
 }
 
-Reflector::Outcome Reflector::listVersion(const std::string& version,
-                                          std::map<std::string, ClusterObject>& items,
-                                          std::string& resourceVersion) {
-  const std::string apiVersion = type_.group.empty() ? version : type_.group + "/" + version;
-  std::string continueToken;
-  int restarts = 0;
-  while (true) {
-    std::string target = type_.path(version) + "?limit=" + std::to_string(options_.pageSize);
-    if (!continueToken.empty()) target += "&continue=" + urlEncode(continueToken);
-    ApiResponse response = client_.get(target);
-    if (stopping()) return Outcome::Stopped;
-    if (response.status == 404) return Outcome::Absent;
-    if (response.status == 410 && !continueToken.empty() && restarts < 3) {
-      // The continue token outlived etcd's compaction: the list must start over.
-      ++restarts;
-      continueToken.clear();
-      items.clear();
-      std::lock_guard<std::mutex> lock(mutex_);
-      ++state_.expired;
-      continue;
-    }
-    if (response.status != 200) return refused(response, "list");
-
-    JsonDocument page;
-    const std::string parseError =
-        parseJsonInSitu(response.body.data(), response.body.size(), kMaxDepth, page);
-    const JsonValue* list = member(&page, "items");
-    if (!parseError.empty() || !isArray(list)) {
-      fail("list: the answer is not a list" + (parseError.empty() ? "" : ": " + parseError));
-      return Outcome::Failed;
-    }
-    for (const JsonValue& item : list->GetArray()) {
-      ClusterObject record;
-      std::string error;
-      if (readClusterObject(type_.kind, apiVersion, item, record, &error)) {
-        items.insert_or_assign(keyOf(record), std::move(record));
-      } else if (log_) {
-        log_("warn",
-             std::string(kindName(type_.kind)) + " " + keyOfMetadata(&item) + " skipped: " + error);
-      }
-    }
-    const JsonValue* metadata = member(&page, "metadata");
-    continueToken = std::string(stringMember(metadata, "continue"));
-    if (continueToken.empty()) {
-      resourceVersion = std::string(stringMember(metadata, "resourceVersion"));
-      return Outcome::Continue;
-    }
-  }
-}
-
-Reflector::Outcome Reflector::list() {
-  std::vector<std::string> versions = type_.versions;
-  if (!version_.empty()) {
-    // The version in use first; a cluster upgrade may have removed it.
-    versions.erase(std::remove(versions.begin(), versions.end(), version_), versions.end());
-    versions.insert(versions.begin(), version_);
-  }
-  for (const std::string& version : versions) {
-    std::map<std::string, ClusterObject> items;
-    std::string resourceVersion;
-    const Outcome outcome = listVersion(version, items, resourceVersion);
-    if (outcome == Outcome::Absent) continue;
-    if (outcome != Outcome::Continue) return outcome;
-    // Shared before the lock is taken; the new cache and its snapshot go in together.
-    SharedCache shared = shareCache(std::move(items));
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      version_ = version;
-      cache_ = std::move(shared.objects);
-      snapshot_ = std::move(shared.snapshot);
-      state_.apiVersion = type_.group.empty() ? version : type_.group + "/" + version;
-      state_.resourceVersion = resourceVersion;
-      state_.synced = true;
-      state_.absent = false;
-      if (state_.lists++ > 0) ++state_.relists;
-    }
-    succeeded();
-    onChange_();
-    return Outcome::Continue;
-  }
-  // No version is served: a CRD that is not installed, or a cluster without DRA.
-  if (type_.whenAbsent == ResourceType::WhenAbsent::Error) {
-    fail("list: the API serves no version of " + type_.plural);
-    return Outcome::Failed;
-  }
-  bool changed;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    changed = !state_.absent || !state_.synced;
-    version_.clear();
-    cache_.clear();
-    snapshot_ = std::make_shared<const ClusterObjects>();
-    state_.apiVersion.clear();
-    state_.absent = true;
-    state_.synced = true;
-    if (state_.lists++ > 0) ++state_.relists;
-  }
-  succeeded();
-  if (changed) {
-    if (log_) log_("info", std::string(kindName(type_.kind)) + ": not served by this cluster");
-    onChange_();
-  }
-  return Outcome::Absent;
-}
-
 Reflector::Outcome Reflector::handleEvent(std::string_view line, bool& sawEvent) {
   std::string text(line);
   JsonDocument event;
@@ -322,23 +221,14 @@ Reflector::Outcome Reflector::handleEvent(std::string_view line, bool& sawEvent)
   const std::string_view resourceVersion =
       stringMember(member(object, "metadata"), "resourceVersion");
   sawEvent = true;
-  if (type == "ERROR") {
-    const JsonValue* code = member(object, "code");
-    if (code != nullptr && code->IsInt() && code->GetInt() == 410) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      ++state_.expired;
-      return Outcome::Relist;
-    }
-    ApiResponse refusal;
-    refusal.status = code != nullptr && code->IsInt() ? code->GetInt() : 500;
-    refusal.body = toJson(*object);
-    fail("watch ERROR event: " + describeRefusal(refusal));
-    return Outcome::Failed;
-  }
+  if (type == "ERROR") return errorEvent(object);
   if (type == "BOOKMARK") {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!resourceVersion.empty()) state_.resourceVersion = std::string(resourceVersion);
-    ++state_.bookmarks;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!resourceVersion.empty()) state_.resourceVersion = std::string(resourceVersion);
+      ++state_.bookmarks;
+    }
+    held();
     return Outcome::Continue;
   }
   if (type != "ADDED" && type != "MODIFIED" && type != "DELETED") {
@@ -349,7 +239,7 @@ Reflector::Outcome Reflector::handleEvent(std::string_view line, bool& sawEvent)
   std::string error;
   const bool read = type == "DELETED" ||
                     readClusterObject(type_.kind, servedApiVersion(), *object, record, &error);
-  const std::string key = type == "DELETED" ? keyOfMetadata(object) : keyOf(record);
+  const std::string key = type == "DELETED" ? objectKey(object) : keyOf(record);
   SharedClusterObject shared = read && type != "DELETED"
                                    ? std::make_shared<const ClusterObject>(std::move(record))
                                    : nullptr;
@@ -364,12 +254,39 @@ Reflector::Outcome Reflector::handleEvent(std::string_view line, bool& sawEvent)
     ++state_.events;
   }
   if (read) snapshotCache();  // before onChange_: the publisher takes the new one
+  held();
   if (!read && log_) {
     log_("warn",
-         std::string(kindName(type_.kind)) + " " + keyOfMetadata(object) + " skipped: " + error);
+         std::string(kindName(type_.kind)) + " " + objectKey(object) + " skipped: " + error);
   }
   onChange_();
   return Outcome::Continue;
+}
+
+Reflector::Outcome Reflector::errorEvent(const JsonValue* status) {
+  ApiResponse refusal;
+  const JsonValue* code = member(status, "code");
+  refusal.status = code != nullptr && code->IsInt() ? code->GetInt() : 500;
+  if (status != nullptr) refusal.body = toJson(*status);
+  if (isExpired(refusal)) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++state_.expired;
+    return Outcome::Relist;
+  }
+  // Any other ERROR (a watch cache ahead of an etcd restored to an earlier
+  // revision, a CRD's conversion webhook failing) ends a stream that will not
+  // come back from this resourceVersion, on a cache that may no longer be the
+  // cluster's: the kind is unknown now, not staleAfter from now, until a new
+  // list, after a backoff that keeps growing while this repeats.
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    state_.synced = false;
+    ++state_.errorEvents;
+  }
+  fail("watch ERROR event: " + describeRefusal(refusal) + "; listing again");
+  probation_ = true;
+  onChange_();
+  return Outcome::ListAgain;
 }
 
 Reflector::Outcome Reflector::watch() {
@@ -397,7 +314,11 @@ Reflector::Outcome Reflector::watch() {
         outcome = handleEvent(line, sawEvent);
         return outcome == Outcome::Continue;
       },
-      [&] { succeeded(); });  // the server took the watch: the cache is current again
+      [&] {
+        // The server took the watch: the cache is current again, unless an
+        // ERROR event put it on probation.
+        if (!probation_) succeeded();
+      });
   if (stopping()) return Outcome::Stopped;
   if (response.status == 410) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -422,20 +343,19 @@ Reflector::Outcome Reflector::watch() {
         std::lock_guard<std::mutex> lock(mutex_);
         ++state_.stalls;
       }
-      if (log_)
-        log_("warn", std::string(kindName(type_.kind)) + ": the watch stalled; watching again");
+      log("warn", "the watch stalled; watching again");
       return Outcome::Continue;
     }
     fail("watch: the stream broke: " + response.error);
     return Outcome::Failed;
   }
-  succeeded();
   // A stream the server ends at once, with nothing in it, is not a healthy
   // watch: back off instead of spinning.
   if (!sawEvent && now - started < std::chrono::seconds(1)) {
     fail("watch: the server ended the stream at once");
     return Outcome::Failed;
   }
+  held();
   return Outcome::Continue;
 }
 
@@ -445,7 +365,7 @@ void Reflector::run() {
     if (needList) {
       const Outcome outcome = list();
       if (outcome == Outcome::Stopped) return;
-      if (outcome == Outcome::Absent) {
+      if (outcome == Outcome::Absent || outcome == Outcome::Unserved) {
         if (!pause(options_.absentRecheck)) return;
         continue;
       }
@@ -459,15 +379,18 @@ void Reflector::run() {
       case Outcome::Continue:
         break;
       case Outcome::Relist:
-        if (log_)
-          log_("info",
-               std::string(kindName(type_.kind)) + ": resourceVersion expired; listing again");
+        log("info", "resourceVersion expired; listing again");
+        needList = true;
+        break;
+      case Outcome::ListAgain:
+        if (!pause(nextBackoff())) return;
         needList = true;
         break;
       case Outcome::Failed:
         if (!pause(nextBackoff())) return;
         break;
       case Outcome::Absent:
+      case Outcome::Unserved:
         needList = true;
         break;
       case Outcome::Stopped:

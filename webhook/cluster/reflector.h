@@ -1,8 +1,10 @@
 // One resource's list+watch cache, following the API's contract as
-// client-go's reflector does: list in pages (limit/continue), watch from the
-// list's resourceVersion with bookmarks, move the resourceVersion forward on
-// every event and bookmark, list again on 410 Gone (at watch start or as an
-// ERROR event), back off exponentially with jitter on failures, and notice a
+// client-go's reflector does: find the served version by discovery, list in
+// pages (limit/continue) from the watch cache first (resourceVersion=0),
+// watch from the list's resourceVersion with bookmarks, move the
+// resourceVersion forward on every event and bookmark, list again on 410
+// Gone (at watch start or as an ERROR event) and, after a backoff that grows
+// across reconnects, on any other ERROR event; honour Retry-After; notice a
 // stream that goes quiet.
 #pragma once
 
@@ -12,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <string>
 #include <string_view>
@@ -24,16 +27,21 @@ namespace aiadmit {
 
 struct ResourceType {
   ClusterKind kind;
-  std::string group;                  // "" for the core group
-  std::vector<std::string> versions;  // tried in order until one is served
+  std::string group;  // "" for the core group
+  // The versions aiadmit reads, by preference: the first one the group's
+  // discovery document lists is watched. A group served only in others
+  // (a 1.31 cluster with resource.k8s.io/v1alpha3 alone) is unknown.
+  std::vector<std::string> versions;
   std::string plural;
-  // What it means when the API serves none of the versions (404):
-  // Unknown for a CRD that is not installed (Kueue's LocalQueue: skipped,
-  // not an error); Empty for the DRA kinds, built in but served only by
-  // clusters with DRA (none exist); Error for kinds every cluster serves.
+  // What it means when the API does not serve the group at all (discovery
+  // 404), or the resource within the version (404): Unknown for a CRD that
+  // is not installed (Kueue's LocalQueue: skipped, not an error); Empty for
+  // the DRA kinds, built in but served only by clusters with DRA (none
+  // exist); Error for kinds every cluster serves.
   enum class WhenAbsent { Unknown, Empty, Error } whenAbsent = WhenAbsent::Error;
 
   std::string path(std::string_view version) const;  // "/apis/GROUP/VERSION/PLURAL"
+  std::string discoveryPath() const;                 // "/apis/GROUP"; "" for the core group
 };
 // The resources the cluster view reads, in a fixed order.
 const std::vector<ResourceType>& clusterResourceTypes();
@@ -41,6 +49,11 @@ const std::vector<ResourceType>& clusterResourceTypes();
 struct ReflectorOptions {
   std::chrono::milliseconds backoffInitial{800};
   std::chrono::milliseconds backoffMax{30000};
+  // The backoff grows across failures and reconnects, and starts again from
+  // backoffInitial only once this long has passed without one: client-go's
+  // backoff manager (its resetDuration), so that a watch that opens and then
+  // fails (an ERROR event, each time) does not retry at the initial rate.
+  std::chrono::milliseconds backoffReset{std::chrono::minutes(2)};
   // The server ends each watch after timeoutSeconds, picked between this and
   // twice this (as client-go spreads them), and the watch starts again from
   // the last resourceVersion without a list.
@@ -58,10 +71,15 @@ struct ReflectorOptions {
 struct ResourceState {
   ClusterKind kind = ClusterKind::Node;
   std::string apiVersion;  // the version being watched ("" until served)
-  bool synced = false;     // listed at least once
-  bool absent = false;     // not served (a CRD that is not installed)
-  bool failing = false;    // the last list or watch attempt failed
-  std::string lastError;   // no object contents
+  // The cache holds a list the watch keeps current: listed, and no ERROR
+  // event since (an ERROR event makes the kind unknown until it is listed
+  // again).
+  bool synced = false;
+  bool absent = false;         // not served (a CRD that is not installed)
+  bool unserved = false;       // served only in versions aiadmit does not read: unknown
+  std::string servedVersions;  // what discovery listed, when unserved ("v1alpha3")
+  bool failing = false;        // the last list or watch attempt failed
+  std::string lastError;       // no object contents
   std::string resourceVersion;
   size_t objects = 0;
   uint64_t lists = 0;    // completed lists
@@ -72,6 +90,10 @@ struct ResourceState {
   uint64_t expired = 0;       // 410 Gone seen, at watch start or as an ERROR event
   uint64_t stalls = 0;        // streams dropped for silence
   uint64_t unauthorized = 0;  // 401 answers
+  uint64_t errorEvents = 0;   // ERROR events other than 410 Gone: listed again after a backoff
+  uint64_t throttled = 0;     // 429, or 503 with Retry-After: waited as told
+  // Lists from etcd (resourceVersion="") after the watch cache could not serve one.
+  uint64_t consistentLists = 0;
   uint64_t failures = 0;
   std::chrono::steady_clock::time_point failingSince{};
 };
@@ -97,7 +119,17 @@ class Reflector {
                   std::chrono::milliseconds staleAfter) const;
 
  private:
-  enum class Outcome { Continue, Relist, Failed, Absent, Stopped };
+  // Relist: at once (410 Gone). ListAgain: after a backoff (an ERROR event).
+  enum class Outcome { Continue, Relist, ListAgain, Failed, Absent, Unserved, Stopped };
+  struct ListRequest {
+    std::string resourceVersion;  // "" (etcd), "0" (any: the watch cache) or the last seen
+    bool paged = true;            // with limit
+  };
+  struct Listed {
+    std::map<std::string, ClusterObject> items;
+    std::string resourceVersion;
+    bool paged = false;  // the server answered with a continue token
+  };
 
   Outcome list();
   // Run thread only: snapshot_ made again from cache_ after a change, built
@@ -109,15 +141,24 @@ class Reflector {
     ClusterObjectsPtr snapshot;
   };
   static SharedCache shareCache(std::map<std::string, ClusterObject> items);
-  Outcome listVersion(const std::string& version, std::map<std::string, ClusterObject>& items,
-                      std::string& resourceVersion);
+  Outcome discover(ApiConnection& connection, std::string& version);
+  Outcome unserved(const std::vector<std::string>& served);
+  Outcome absent();
+  Outcome listVersion(ApiConnection& connection, const std::string& version, Listed& listed);
+  Outcome listPages(ApiConnection& connection, const std::string& version,
+                    const ListRequest& request, Listed& listed, ApiResponse& refusal);
+  ApiResponse getPage(ApiConnection& connection, const std::string& target);
+  ListRequest relistRequest() const;
   Outcome watch();
   Outcome handleEvent(std::string_view line, bool& sawEvent);
+  Outcome errorEvent(const JsonValue* status);
   Outcome refused(const ApiResponse& response, std::string_view what);
   void fail(const std::string& error);
   void succeeded();
+  void held();
   bool pause(std::chrono::milliseconds delay);
   std::chrono::milliseconds nextBackoff();
+  void log(std::string_view level, const std::string& message) const;
   bool stopping() const;
   std::string servedApiVersion() const;  // run thread only
 
@@ -139,7 +180,18 @@ class Reflector {
   ResourceState state_;
   std::string version_;  // served version in use
   int backoffStep_ = 0;
+  std::chrono::steady_clock::time_point lastBackoff_{};  // when the last backoff ended
   std::mt19937 random_;
+  // Run thread only.
+  bool lastSyncUnavailable_ = false;  // the last resourceVersion cannot be listed: use etcd
+  bool pagedByServer_ = false;        // the last list came in pages: keep asking for them
+  // Since an ERROR event, until a watch holds (an event, a bookmark, or a
+  // stream the server ended): lists do not make the kind known again.
+  bool probation_ = false;
+  std::optional<std::chrono::milliseconds> retryAfter_;  // the server's, for the next wait
+  std::string loggedError_;  // the failure last logged, until backoffReset passes without one
+  bool recoveryLogged_ = true;
+  std::string loggedServed_;  // the unserved versions last logged
 };
 
 }  // namespace aiadmit

@@ -39,7 +39,8 @@ struct PerResource {
 
 const PerResource kPerResource[] = {
     {"aiadmit_cluster_view_resource_synced", "gauge",
-     "Whether the resource has been listed at least once.",
+     "Whether the resource's cache holds a list its watch keeps current (0 before the first "
+     "list, and from an ERROR event until it is listed again).",
      [](const auto&, const auto& r) -> uint64_t { return r.synced; }},
     {"aiadmit_cluster_view_resource_stale", "gauge",
      "Whether the resource has been failing long enough to drop out of the view (it answers "
@@ -51,6 +52,10 @@ const PerResource kPerResource[] = {
     {"aiadmit_cluster_view_resource_absent", "gauge",
      "Whether the cluster does not serve the resource (a CRD that is not installed).",
      [](const auto&, const auto& r) -> uint64_t { return r.absent; }},
+    {"aiadmit_cluster_view_resource_unserved", "gauge",
+     "Whether the cluster serves the resource's group only in versions aiadmit does not read "
+     "(it answers unknown).",
+     [](const auto&, const auto& r) -> uint64_t { return r.unserved; }},
     {"aiadmit_cluster_view_objects", "gauge", "Objects in the resource's cache.",
      [](const auto&, const auto& r) -> uint64_t { return r.objects; }},
     {"aiadmit_cluster_view_lists_total", "counter", "Lists of the resource completed.",
@@ -69,6 +74,16 @@ const PerResource kPerResource[] = {
      [](const auto&, const auto& r) { return r.expired; }},
     {"aiadmit_cluster_view_stalls_total", "counter", "Watch streams dropped for silence.",
      [](const auto&, const auto& r) { return r.stalls; }},
+    {"aiadmit_cluster_view_watch_errors_total", "counter",
+     "ERROR events other than 410 Gone (the resource is unknown until listed again).",
+     [](const auto&, const auto& r) { return r.errorEvents; }},
+    {"aiadmit_cluster_view_throttled_total", "counter",
+     "List pages answered 429, or 503 with Retry-After, and asked for again when told.",
+     [](const auto&, const auto& r) { return r.throttled; }},
+    {"aiadmit_cluster_view_consistent_lists_total", "counter",
+     "Lists from etcd (resourceVersion unset) after the watch cache could not serve the version "
+     "asked for.",
+     [](const auto&, const auto& r) { return r.consistentLists; }},
     {"aiadmit_cluster_view_failures_total", "counter", "Failed lists and watches.",
      [](const auto&, const auto& r) { return r.failures; }},
 };
