@@ -24,19 +24,15 @@ json localQueue(const std::string& name) {
 }
 
 // A batch GPU Job in Kueue queue `queue`.
-json queuedJob(const std::string& name, const std::string& queue){
-    return {{"apiVersion", "batch/v1"},
-            {"kind", "Job"},
-            {"metadata", {{"name", name}, {"labels", {{"kueue.x-k8s.io/queue-name", queue}}}}},
-            {"spec",
-             {{"suspend", true},
-              {"template",
-               {{"spec",
-                 {{"restartPolicy", "Never"},
-                  {"containers",
-                   {{{"name", "main"},
-                     {"image", "registry.example/train:1"},
-                     {"resources", {{"limits", {{"nvidia.com/gpu", "1"}}}}}}}}}}}}}}}};
+json queuedJob(const std::string& name, const std::string& queue) {
+  const json container = {{"name", "main"},
+                          {"image", "registry.example/train:1"},
+                          {"resources", {{"limits", {{"nvidia.com/gpu", "1"}}}}}};
+  const json podSpec = {{"restartPolicy", "Never"}, {"containers", json::array({container})}};
+  return {{"apiVersion", "batch/v1"},
+          {"kind", "Job"},
+          {"metadata", {{"name", name}, {"labels", {{"kueue.x-k8s.io/queue-name", queue}}}}},
+          {"spec", {{"suspend", true}, {"template", {{"spec", podSpec}}}}}};
 }
 
 json claimTemplate(const std::string& name) {

@@ -111,7 +111,7 @@ TEST_F(ExistenceAnswers, APodAControllerMadeIsTheControllers) {
 }
 
 TEST_F(ExistenceAnswers, FoundByTheApiIsNoViolation) {
-  const ClusterAnswers found{{kAiBatch, Presence::Yes}};
+  const ClusterAnswers found{{{kAiBatch, Presence::Yes}}};
   const ReviewAnswer answer = validate(kBarePod, &found);
   const ReviewResponse response = parseReviewResponse(answer.body);
   EXPECT_TRUE(response.allowed) << response.message;
@@ -120,7 +120,7 @@ TEST_F(ExistenceAnswers, FoundByTheApiIsNoViolation) {
 }
 
 TEST_F(ExistenceAnswers, NoAnswerFromTheApiWarnsInsteadOfDenying) {
-  const ClusterAnswers unknown{{kAiBatch, Presence::Unknown}};
+  const ClusterAnswers unknown{{{kAiBatch, Presence::Unknown}}};
   const ReviewResponse response = parseReviewResponse(validate(kBarePod, &unknown).body);
   EXPECT_TRUE(response.allowed) << response.message;
   EXPECT_TRUE(warns(response, "aiadmit: [AIA017] not confirmed by the API: PriorityClass"))
@@ -128,7 +128,7 @@ TEST_F(ExistenceAnswers, NoAnswerFromTheApiWarnsInsteadOfDenying) {
 }
 
 TEST_F(ExistenceAnswers, A404FromTheApiKeepsTheDenial) {
-  const ClusterAnswers absent{{kAiBatch, Presence::No}};
+  const ClusterAnswers absent{{{kAiBatch, Presence::No}}};
   const ReviewAnswer answer = validate(kBarePod, &absent);
   EXPECT_FALSE(parseReviewResponse(answer.body).allowed);
   EXPECT_TRUE(answer.evaluation.toConfirm.empty()) << "already asked";
@@ -142,6 +142,53 @@ TEST_F(ExistenceAnswers, AProfileThatSetsTheRuleDecidesForControllersToo) {
   ASSERT_TRUE(strict.ok()) << (strict.errors.empty() ? "" : strict.errors[0].format());
   engine_->replaceProfiles(strict.set);
   EXPECT_FALSE(parseReviewResponse(validate(kJob).body).allowed);
+}
+
+// A DRA Pod whose class comes from its claim template alone, and a template
+// the view has not seen yet: what the API had decides, as if the view held it.
+TEST_F(ExistenceAnswers, AClaimTemplateTheViewLacksIsAskedForAndDecidesTheClass) {
+  const std::string snapshot = std::string(kCluster) + R"(- apiVersion: resource.k8s.io/v1
+  kind: DeviceClass
+  metadata: {name: gpu.nvidia.com}
+  spec:
+    selectors: [{cel: {expression: "device.driver == 'gpu.nvidia.com'"}}]
+- apiVersion: resource.k8s.io/v1
+  kind: ResourceClaimTemplate
+  metadata: {name: other, namespace: team-a}
+  spec: {spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.nvidia.com}}]}}}
+)";
+  const ClusterSnapshot view = readClusterSnapshot(snapshot, "cluster.yaml");
+  ASSERT_TRUE(view.error.empty()) << view.error;
+  engine_->replaceClusterView(view.view);
+  const std::string pod =
+      R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"dra","namespace":"team-a"},)"
+      R"("spec":{"restartPolicy":"Never","resourceClaims":[{"name":"gpu",)"
+      R"("resourceClaimTemplateName":"gpu-claim"}],"containers":[{"name":"c",)"
+      R"("image":"registry.example/embed:1","resources":{"claims":[{"name":"gpu"}]}}]}})";
+  const ReviewAnswer alone =
+      answerReview(*engine_, Endpoint::Mutate, makeReview(pod, "CREATE", "u"));
+  EXPECT_TRUE(parseReviewResponse(alone.body).patch.empty()) << "not known to be a GPU Pod";
+  const ClusterRef ref{ClusterKind::ResourceClaimTemplate, "team-a", "gpu-claim"};
+  ASSERT_EQ(alone.evaluation.toConfirm, std::vector<ClusterRef>{ref});
+
+  std::string text =
+      R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaimTemplate","metadata":)"
+      R"({"name":"gpu-claim","namespace":"team-a"},"spec":{"spec":{"devices":{"requests":)"
+      R"([{"name":"gpu","exactly":{"deviceClassName":"gpu.nvidia.com"}}]}}}})";
+  JsonDocument document;
+  ASSERT_TRUE(parseJsonInSitu(text.data(), text.size(), 64, document).empty());
+  ClusterAnswers answers;
+  answers.presence[ref] = Presence::Yes;
+  answers.found.emplace_back();
+  std::string error;
+  ASSERT_TRUE(readClusterObject(ClusterKind::ResourceClaimTemplate, "resource.k8s.io/v1", document,
+                                answers.found.back(), &error))
+      << error;
+  const ReviewAnswer asked =
+      answerReview(*engine_, Endpoint::Mutate, makeReview(pod, "CREATE", "u"), &answers);
+  const std::string patch = parseReviewResponse(asked.body).patch;
+  EXPECT_NE(patch.find("accelerator"), std::string::npos) << "aimed at the GPU pool: " << patch;
+  EXPECT_TRUE(asked.evaluation.toConfirm.empty());
 }
 
 }  // namespace

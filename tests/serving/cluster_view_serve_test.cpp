@@ -349,5 +349,77 @@ TEST(ServeClusterViewFlags, AnUnusableKubeconfigOrModeIsRefused) {
   EXPECT_NE(mode.err.find("--cluster-view: auto, on or off"), std::string::npos) << mode.err;
 }
 
+// A bare batch Pod naming ai-batch, which fits the 4-GPU nodes.
+const std::string kBatchPod =
+    R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"batch-4","namespace":"default"},)"
+    R"("spec":{"restartPolicy":"Never","priorityClassName":"ai-batch",)"
+    R"("nodeSelector":{"accelerator":"nvidia"},)"
+    R"("tolerations":[{"key":"accelerator","operator":"Equal","value":"gpu","effect":"NoSchedule"}],)"
+    R"("containers":[{"name":"trainer","image":"nvcr.io/nvidia/pytorch:24.05-py3",)"
+    R"("resources":{"limits":{"nvidia.com/gpu":"4"}}}]}})";
+constexpr const char* kPriorityClasses = "/apis/scheduling.k8s.io/v1/priorityclasses";
+constexpr const char* kAiBatchPath = "/apis/scheduling.k8s.io/v1/priorityclasses/ai-batch";
+
+size_t requestsTo(const ApiStandIn& api, const std::string& path) {
+  const std::vector<ApiStandIn::Request> requests = api.requests();
+  return static_cast<size_t>(std::count_if(requests.begin(), requests.end(),
+                                           [&](const auto& r) { return r.path == path; }));
+}
+
+TEST_F(ServeClusterView, AClassTheViewHasNotSeenYetIsAskedForAndThePodAdmitted) {
+  // Every watch stays silent: the view holds what the lists gave and no
+  // later create, as a view a moment behind the API does.
+  api_.stallNextWatches(1000);
+  auto server = serve({"--kubeconfig", dir_.file("kubeconfig")});
+  ASSERT_TRUE(server->waitForOutput("\"msg\":\"cluster view: synced\"", kDeadlineSeconds))
+      << server->output();
+  api_.put(kPriorityClasses, R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass",)"
+                             R"("metadata":{"name":"ai-batch"},"value":1000})");
+  const HttpResponse answer = server->post("/validate", makeReview(kBatchPod, "CREATE", "lag"));
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  const ReviewResponse response = parseReviewResponse(answer.body);
+  EXPECT_TRUE(response.allowed) << response.message;
+  EXPECT_EQ(response.uid, "lag");
+  EXPECT_EQ(::testing::PrintToString(response.warnings).find("AIA017"), std::string::npos)
+      << ::testing::PrintToString(response.warnings);
+  EXPECT_EQ(requestsTo(api_, kAiBatchPath), 1u);
+}
+
+TEST_F(ServeClusterView, AClassTheApiLacksTooRefusesTheBarePodAndIsAskedForOnce) {
+  auto server = serve({"--kubeconfig", dir_.file("kubeconfig")});
+  ASSERT_TRUE(server->waitForOutput("\"msg\":\"cluster view: synced\"", kDeadlineSeconds))
+      << server->output();
+  for (const char* uid : {"first", "second"}) {
+    const HttpResponse answer = server->post("/validate", makeReview(kBatchPod, "CREATE", uid));
+    ASSERT_EQ(answer.status, 200) << answer.body;
+    const ReviewResponse response = parseReviewResponse(answer.body);
+    EXPECT_FALSE(response.allowed) << uid;
+    EXPECT_EQ(response.uid, uid);
+    EXPECT_NE(response.message.find("[AIA017] spec.priorityClassName: PriorityClass \"ai-batch\" "
+                                    "does not exist"),
+              std::string::npos)
+        << response.message;
+  }
+  EXPECT_EQ(requestsTo(api_, kAiBatchPath), 1u) << "the 404 is remembered for a moment";
+}
+
+TEST_F(ServeClusterView, AJobNamingAMissingClassIsWarnedWithoutAsking) {
+  auto server = serve({"--kubeconfig", dir_.file("kubeconfig")});
+  ASSERT_TRUE(server->waitForOutput("\"msg\":\"cluster view: synced\"", kDeadlineSeconds))
+      << server->output();
+  std::string job = kBatchPod;
+  const std::string spec = job.substr(job.find(R"("spec":)"));
+  job = R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"batch-4",)"
+        R"("namespace":"default"},"spec":{"template":{)" +
+        spec.substr(0, spec.size() - 1) + "}}}";
+  const HttpResponse answer = server->post("/validate", makeReview(job, "CREATE", "job"));
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  const ReviewResponse response = parseReviewResponse(answer.body);
+  EXPECT_TRUE(response.allowed) << response.message;
+  EXPECT_NE(::testing::PrintToString(response.warnings).find("[AIA017]"), std::string::npos)
+      << ::testing::PrintToString(response.warnings);
+  EXPECT_EQ(requestsTo(api_, kAiBatchPath), 0u);
+}
+
 }  // namespace
 }  // namespace aiadmit

@@ -1,8 +1,10 @@
 #include "webhook/cluster/api_lookup.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "webhook/cluster/reflector.h"
+#include "webhook/kube/json.h"
 
 namespace aiadmit {
 
@@ -27,7 +29,22 @@ bool isObjectName(const std::string& name) {
 }
 
 bool isNamespaced(ClusterKind kind) {
-  return kind == ClusterKind::LocalQueue || kind == ClusterKind::ResourceClaimTemplate;
+  return kind == ClusterKind::LocalQueue || kind == ClusterKind::ResourceClaimTemplate ||
+         kind == ClusterKind::ResourceClaim;
+}
+
+constexpr size_t kMaxDepth = 128;
+
+// The object of a 200, read as the view reads its kind; nullopt when it
+// cannot be (then only its presence is known).
+std::optional<ClusterObject> readAnswer(const ClusterRef& ref, const std::string& apiVersion,
+                                        std::string body) {
+  JsonDocument document;
+  if (!parseJsonInSitu(body.data(), body.size(), kMaxDepth, document).empty()) return std::nullopt;
+  ClusterObject object;
+  std::string error;
+  if (!readClusterObject(ref.kind, apiVersion, document, object, &error)) return std::nullopt;
+  return object;
 }
 
 }  // namespace
@@ -113,12 +130,14 @@ void ApiLookup::confirm(std::vector<ClusterRef> refs, Done done) {
 
 // Records one answer; the last one hands the batch to its callback. The
 // empty ref stands for confirm()'s own share and is not an answer.
-void ApiLookup::answer(const Question& question, Presence presence) {
+void ApiLookup::answer(const Question& question, Presence presence,
+                       std::optional<ClusterObject> found) {
   Done done;
   ClusterAnswers answers;
   {
     std::lock_guard<std::mutex> lock(question.batch->mutex);
-    if (!question.ref.name.empty()) question.batch->answers[question.ref] = presence;
+    if (!question.ref.name.empty()) question.batch->answers.presence[question.ref] = presence;
+    if (found) question.batch->answers.found.push_back(std::move(*found));
     if (--question.batch->left != 0) return;
     done = std::move(question.batch->done);
     answers = std::move(question.batch->answers);
@@ -137,7 +156,8 @@ void ApiLookup::run() {
       queue_.pop_front();
       ++asking_;
     }
-    const Presence presence = ask(question.ref);
+    std::optional<ClusterObject> found;
+    const Presence presence = ask(question.ref, found);
     {
       std::lock_guard<std::mutex> lock(mutex_);
       --asking_;
@@ -148,17 +168,20 @@ void ApiLookup::run() {
       }
       if (presence == Presence::Unknown) ++counts_.unknown;
     }
-    answer(question, presence);
+    answer(question, presence, std::move(found));
   }
 }
 
-Presence ApiLookup::ask(const ClusterRef& ref) {
+Presence ApiLookup::ask(const ClusterRef& ref, std::optional<ClusterObject>& found) {
   const std::string version = servedVersion_ ? servedVersion_(ref.kind) : "";
   if (version.empty()) return Presence::Unknown;
   const std::string path = pathOf(ref, version);
   if (path.empty()) return Presence::No;
-  const ApiResponse response = client_.get(path);
-  if (response.status == 200) return Presence::Yes;
+  ApiResponse response = client_.get(path);
+  if (response.status == 200) {
+    found = readAnswer(ref, version, std::move(response.body));
+    return Presence::Yes;
+  }
   if (response.status == 404) return Presence::No;
   return Presence::Unknown;
 }

@@ -4,7 +4,8 @@
 // so the server asks the API before it refuses. Asked on threads of its own,
 // never on an I/O thread; each GET has a short timeout, the questions in
 // flight are bounded (beyond the bound the answer is Unknown at once), and
-// 404s are remembered for a moment so a burst of refused Pods asks once.
+// 404s are remembered for a moment so a burst of refused Pods asks once. What
+// the API has comes back too (a claim template the Pod's class depends on).
 #pragma once
 
 #include <chrono>
@@ -16,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -70,10 +72,11 @@ class ApiLookup {
     std::shared_ptr<Batch> batch;
   };
   void run();
-  Presence ask(const ClusterRef& ref);
+  Presence ask(const ClusterRef& ref, std::optional<ClusterObject>& found);
   bool rememberedAbsent(const ClusterRef& ref, std::chrono::steady_clock::time_point now);
   void remember(const ClusterRef& ref, std::chrono::steady_clock::time_point now);
-  static void answer(const Question& question, Presence presence);
+  static void answer(const Question& question, Presence presence,
+                     std::optional<ClusterObject> found = std::nullopt);
 
   ApiClient client_;
   const ServedVersion servedVersion_;

@@ -221,6 +221,46 @@ void collectViolations(const JsonValue& object, const Assessment& assessment,
   }
 }
 
+// The view the request decides with: the engine's, with what the API, asked
+// directly, had and the view did not yet.
+std::shared_ptr<const ClusterView> viewWith(std::shared_ptr<const ClusterView> cluster,
+                                            const ClusterAnswers* answers) {
+  if (cluster == nullptr || answers == nullptr || answers->found.empty()) return cluster;
+  ClusterView::Builder builder = cluster->extended();
+  for (const ClusterObject& object : answers->found) builder.add(object);
+  return std::move(builder).build();
+}
+
+// The claim templates and claims the templates name that the view says do
+// not exist: they decide whether the workload is a GPU workload, and may only
+// be newer than the view. The server asks the API for them.
+void unresolvedClaims(const Assessment& assessment, const AdmissionSubject& subject,
+                      const ClusterView* cluster, const ClusterAnswers* answers,
+                      std::vector<ClusterRef>& out) {
+  if (cluster == nullptr) return;
+  const std::string ns(subject.namespaceName);
+  for (const PodReader& pod : assessment.pods) {
+    for (const PodClaimSource& source : pod.claims().sources) {
+      ClusterRef ref;
+      if (!source.resourceClaimTemplateName.empty() &&
+          cluster->hasClaimTemplate(ns, source.resourceClaimTemplateName) == Presence::No) {
+        ref = {ClusterKind::ResourceClaimTemplate, ns, source.resourceClaimTemplateName};
+      } else if (!source.resourceClaimName.empty() &&
+                 cluster->hasClaim(ns, source.resourceClaimName) == Presence::No) {
+        ref = {ClusterKind::ResourceClaim, ns, source.resourceClaimName};
+      } else {
+        continue;
+      }
+      if (answers == nullptr || answers->presence.count(ref) == 0) out.push_back(std::move(ref));
+    }
+  }
+}
+
+void sortUnique(std::vector<ClusterRef>& refs) {
+  std::sort(refs.begin(), refs.end());
+  refs.erase(std::unique(refs.begin(), refs.end()), refs.end());
+}
+
 // Drops the violations resting on the absence of an object that the API,
 // asked directly, has (the view lagged behind a create). One it could not
 // tell of (no answer in time) is not a definite "no": it warns at most.
@@ -228,8 +268,8 @@ void applyAnswers(std::vector<Violation>& violations, const ClusterAnswers* answ
   if (answers == nullptr) return;
   std::erase_if(violations, [&](Violation& violation) {
     if (!violation.absent) return false;
-    const auto answer = answers->find(*violation.absent);
-    if (answer == answers->end() || answer->second == Presence::No) return false;
+    const auto answer = answers->presence.find(*violation.absent);
+    if (answer == answers->presence.end() || answer->second == Presence::No) return false;
     if (answer->second == Presence::Yes) return true;
     violation.unconfirmed = true;
     violation.brief = "not confirmed by the API: " + violation.brief;
@@ -275,13 +315,12 @@ AdmissionOutcome decide(std::vector<Violation>& violations, const Profile* profi
                         Evaluation& eval) {
   sortByAction(violations, profile, target, enforcement, eval);
   for (const Violation& violation : eval.denials) {
-    if (violation.absent && (answers == nullptr || answers->count(*violation.absent) == 0)) {
+    if (violation.absent &&
+        (answers == nullptr || answers->presence.count(*violation.absent) == 0)) {
       eval.toConfirm.push_back(*violation.absent);
     }
   }
-  std::sort(eval.toConfirm.begin(), eval.toConfirm.end());
-  eval.toConfirm.erase(std::unique(eval.toConfirm.begin(), eval.toConfirm.end()),
-                       eval.toConfirm.end());
+  sortUnique(eval.toConfirm);
   std::vector<std::string> warnings;
   for (const Violation& violation : eval.warnings) {
     warnings.push_back(violation.warning());
@@ -333,10 +372,10 @@ AdmissionOutcome validateClaimObject(const AdmissionSubject& subject, const Prof
 }  // namespace
 
 bool Engine::mutateInto(const AdmissionSubject& subject, JsonDocument& mutated,
-                        Evaluation* evaluation) const {
+                        Evaluation* evaluation, const ClusterAnswers* answers) const {
   if (!isAdmittable(subject)) return false;
   const auto profiles = this->profiles();
-  const auto cluster = clusterView();
+  const auto cluster = viewWith(clusterView(), answers);
   const Assessment assessment = assess(*subject.object, subject, *profiles, cluster.get());
   if (!isMutable(subject, assessment)) return false;
   Evaluation local;
@@ -346,6 +385,8 @@ bool Engine::mutateInto(const AdmissionSubject& subject, JsonDocument& mutated,
     return false;
   }
   describeWorkload(assessment, eval);
+  unresolvedClaims(assessment, subject, cluster.get(), answers, eval.toConfirm);
+  sortUnique(eval.toConfirm);
   const Classification& classification = assessment.classification();
   const ProfileSelection& selection = assessment.selection;
   if (!classification.isAiWorkload()) return false;
@@ -386,12 +427,12 @@ bool Engine::mutateInto(const AdmissionSubject& subject, JsonDocument& mutated,
 }
 
 AdmissionOutcome Engine::mutate(const AdmissionSubject& subject, Evaluation* evaluation,
-                                JsonDocument* mutatedOut) const {
+                                JsonDocument* mutatedOut, const ClusterAnswers* answers) const {
   Evaluation local;
   Evaluation& eval = evaluation != nullptr ? *evaluation : local;
   JsonDocument scratch;
   JsonDocument& mutated = mutatedOut != nullptr ? *mutatedOut : scratch;
-  if (!mutateInto(subject, mutated, &eval)) {
+  if (!mutateInto(subject, mutated, &eval, answers)) {
     if (!eval.inputError.empty()) return AdmissionOutcome::badRequest(eval.inputError);
     std::vector<std::string> warnings = noticeWarnings(eval);
     // Say why an AI workload got nothing: the selection failed or no profile applies.
@@ -425,7 +466,7 @@ AdmissionOutcome Engine::validate(const AdmissionSubject& subject, Evaluation* e
   Evaluation local;
   Evaluation& eval = evaluation != nullptr ? *evaluation : local;
   const auto profiles = this->profiles();
-  const auto cluster = clusterView();
+  const auto cluster = viewWith(clusterView(), answers);
   if (isClaimObject(subject)) {
     return validateClaimObject(subject, *profiles, cluster.get(), answers, enforcement_, eval);
   }
@@ -463,8 +504,11 @@ AdmissionOutcome Engine::validate(const AdmissionSubject& subject, Evaluation* e
   }
 
   applyAnswers(violations, answers);
-  return decide(violations, assessment.selection.profile, ruleTargetOf(subject), enforcement_,
-                answers, eval);
+  AdmissionOutcome outcome = decide(violations, assessment.selection.profile, ruleTargetOf(subject),
+                                    enforcement_, answers, eval);
+  unresolvedClaims(assessment, subject, cluster.get(), answers, eval.toConfirm);
+  sortUnique(eval.toConfirm);
+  return outcome;
 }
 
 ReviewAnswer answerReview(const Engine& engine, Endpoint endpoint, std::string_view body,
@@ -486,7 +530,7 @@ ReviewAnswer answerReview(const Engine& engine, Endpoint endpoint, std::string_v
       answer.operation = std::string(operationName(request.operation));
       const AdmissionSubject subject = AdmissionSubject::of(request);
       if (endpoint == Endpoint::Mutate) {
-        outcome = engine.mutate(subject, &answer.evaluation);
+        outcome = engine.mutate(subject, &answer.evaluation, nullptr, answers);
         outcome.setAuditAnnotations(mutationAuditAnnotations(answer.evaluation, outcome.patch()));
       } else {
         outcome = engine.validate(subject, &answer.evaluation, answers);

@@ -66,9 +66,11 @@ struct Evaluation {
     RuleAction configured = RuleAction::Off;
   };
   std::vector<RuleDecision> rules;
-  // The objects the denials rest on the absence of (AIA017-AIA019), sorted,
-  // that no direct read of the API has been asked about: the server asks,
-  // then validates again with the answers (webhook/kube/cluster_ref.h).
+  // What the server should ask the API for before it answers, sorted: the
+  // objects denials rest on the absence of (AIA017-AIA019), and the claim
+  // templates and claims the view lacks, which decide the workload's class.
+  // None that a direct read was already asked about. The server asks, then
+  // answers again with the answers (webhook/kube/cluster_ref.h).
   std::vector<ClusterRef> toConfirm;
 };
 
@@ -95,16 +97,19 @@ class Engine {
 
   // `mutated`, when given, receives the mutated object (for `check -o yaml`)
   // when the answer is a patch, so that no caller runs the pipeline twice.
+  // `answers`, in both: what the API said of objects the view lacks; what it
+  // had is decided with as if the view held it.
   AdmissionOutcome mutate(const AdmissionSubject& subject, Evaluation* evaluation,
-                          JsonDocument* mutated = nullptr) const;
+                          JsonDocument* mutated = nullptr,
+                          const ClusterAnswers* answers = nullptr) const;
   // `answers`: what the API said of objects the view lacks; a violation
   // resting on the absence of one it did not answer No for is dropped.
   AdmissionOutcome validate(const AdmissionSubject& subject, Evaluation* evaluation,
                             const ClusterAnswers* answers = nullptr) const;
 
   // The mutated object itself; false when not mutated.
-  bool mutateInto(const AdmissionSubject& subject, JsonDocument& mutated,
-                  Evaluation* evaluation) const;
+  bool mutateInto(const AdmissionSubject& subject, JsonDocument& mutated, Evaluation* evaluation,
+                  const ClusterAnswers* answers = nullptr) const;
 
  private:
   std::atomic<std::shared_ptr<const ProfileSet>> profiles_;

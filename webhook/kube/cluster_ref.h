@@ -9,6 +9,7 @@
 #include <compare>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "webhook/kube/cluster_view.h"
 
@@ -25,8 +26,13 @@ struct ClusterRef {
   std::string describe() const;
 };
 
-// Yes: the API has it; No: the API answered 404; Unknown: no answer in time,
-// or the question could not be asked. Rules act only on No.
-using ClusterAnswers = std::map<ClusterRef, Presence>;
+// What a direct read of the API said. presence: Yes, the API has it; No, it
+// answered 404; Unknown, no answer in time or the question could not be
+// asked (rules act only on No). found: the objects it had, as the view reads
+// them, so that a request decides with them as if the view held them.
+struct ClusterAnswers {
+  std::map<ClusterRef, Presence> presence{};
+  std::vector<ClusterObject> found{};
+};
 
 }  // namespace aiadmit

@@ -59,9 +59,9 @@ bool isAdmissionPath(std::string_view path) {
   return path == "/mutate" || path == "/validate";
 }
 
-// How long a /validate answer waits for the API to confirm what the cluster
-// view lacks before the answer that treats it as unknown goes out; well
-// within the webhook's timeout (3 s and more).
+// How long an answer waits for the API to confirm what the cluster view
+// lacks before the answer from the view alone goes out; well within the
+// webhook's timeout (3 s and more).
 constexpr std::chrono::milliseconds kConfirmWait{1000};
 
 // The endpoints. Runs on the I/O threads; the engine never blocks.
@@ -122,36 +122,40 @@ class Endpoints final : public HttpApplication {
                     answer);
     }
     ReviewAnswer result = answerReview(engine_, endpoint, request.body);
-    if (endpoint == Endpoint::Validate && lookup_ != nullptr &&
-        !result.evaluation.toConfirm.empty()) {
-      return confirmThenAnswer(std::move(result.evaluation.toConfirm), request, answer);
+    if (lookup_ != nullptr && !result.evaluation.toConfirm.empty()) {
+      return confirmThenAnswer(endpoint, std::move(result), request, answer);
     }
     answer.status = result.httpStatus;
     answer.body = std::move(result.body);
     record(endpoint, result, request.started);
   }
 
-  // A denial rests on objects the view lacks (AIA017-AIA019), which the
-  // view may only not have seen yet: ask the API, off the I/O thread, and
-  // validate again with its answers. Should they not come in time, the
-  // answer that counts them as unknown (warnings, no denial for them) goes.
-  void confirmThenAnswer(std::vector<ClusterRef> refs, const HttpRequest& request,
+  // The answer depends on objects the view lacks, which it may only not have
+  // seen yet: a claim template that makes the Pod a GPU workload, or what a
+  // denial of AIA017-AIA019 rests on. Ask the API, off the I/O thread, and
+  // answer again with what it says. Should that not come in time, the answer
+  // from the view alone goes, with what a denial rests on counted unknown
+  // (a warning, not a refusal).
+  void confirmThenAnswer(Endpoint endpoint, ReviewAnswer result, const HttpRequest& request,
                          HttpAnswer& answer) {
-    ClusterAnswers unknown;
-    for (const ClusterRef& ref : refs) unknown[ref] = Presence::Unknown;
-    ReviewAnswer fallback = answerReview(engine_, Endpoint::Validate, request.body, &unknown);
-    answer.status = fallback.httpStatus;
-    answer.body = std::move(fallback.body);
+    std::vector<ClusterRef> refs = std::move(result.evaluation.toConfirm);
+    if (endpoint == Endpoint::Validate) {
+      ClusterAnswers unknown;
+      for (const ClusterRef& ref : refs) unknown.presence[ref] = Presence::Unknown;
+      result = answerReview(engine_, endpoint, request.body, &unknown);
+    }
+    answer.status = result.httpStatus;
+    answer.body = std::move(result.body);
     answer.waitAtMost = kConfirmWait;
-    answer.later = [this, refs = std::move(refs), body = std::string(request.body),
+    answer.later = [this, endpoint, refs = std::move(refs), body = std::string(request.body),
                     started = request.started](AnswerLater reply) mutable {
-      lookup_->confirm(std::move(refs), [this, body = std::move(body), started,
+      lookup_->confirm(std::move(refs), [this, endpoint, body = std::move(body), started,
                                          reply = std::move(reply)](ClusterAnswers answers) {
-        ReviewAnswer confirmed = answerReview(engine_, Endpoint::Validate, body, &answers);
+        ReviewAnswer confirmed = answerReview(engine_, endpoint, body, &answers);
         HttpAnswer late;
         late.status = confirmed.httpStatus;
         late.body = std::move(confirmed.body);
-        record(Endpoint::Validate, confirmed, started);
+        record(endpoint, confirmed, started);
         reply(std::move(late));
       });
     };
