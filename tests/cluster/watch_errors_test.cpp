@@ -308,6 +308,9 @@ TEST_F(ClusterWatchErrors, AGroupServedOnlyInAVersionAiadmitCannotReadIsUnknown)
   EXPECT_EQ(watcher->view()->hasClaimTemplate("team-a", "other"), Presence::Unknown)
       << "not \"listed, none\"";
   EXPECT_TRUE(watcher->view()->knows(ClusterKind::Node));
+  EXPECT_TRUE(watcher->waitFor([](const ClusterWatchState& s) { return s.synced; }, kDeadline))
+      << "nothing to wait for: the view is as synced as it can be";
+  EXPECT_TRUE(watcher->view()->synced());
   EXPECT_EQ(logLines("warn ResourceClaimTemplate: resource.k8s.io is served in v1alpha3 only"), 1u)
       << logText();
   for (const auto& request : api_.requests()) {

@@ -101,12 +101,15 @@ void ClusterWatcher::publish() {
   for (const auto& reflector : reflectors_)
     reflector->contribute(builder, now, options_.staleAfter);
   // An optional resource that is not installed counts as synced: there is
-  // nothing more to wait for.
+  // nothing more to wait for. So does a group served only in versions
+  // aiadmit cannot read: its kind stays unknown (out of the view), but
+  // waiting will not change that before the cluster is upgraded, and an
+  // alert on the view would fire for as long.
   bool synced = true;
   for (const auto& reflector : reflectors_) {
     const ResourceState state = reflector->state();
     const bool stale = state.failing && now - state.failingSince >= options_.staleAfter;
-    synced = synced && state.synced && !stale;
+    synced = synced && (state.synced || state.unserved) && !stale;
   }
   builder.markSynced(synced);
   std::shared_ptr<const ClusterView> view = std::move(builder).build();
