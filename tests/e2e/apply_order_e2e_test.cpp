@@ -35,31 +35,6 @@ json queuedJob(const std::string& name, const std::string& queue) {
           {"spec", {{"suspend", true}, {"template", {{"spec", podSpec}}}}}};
 }
 
-json claimTemplate(const std::string& name) {
-  return {{"apiVersion", "resource.k8s.io/v1"},
-          {"kind", "ResourceClaimTemplate"},
-          {"metadata", {{"name", name}}},
-          {"spec",
-           {{"spec",
-             {{"devices",
-               {{"requests",
-                 {{{"name", "gpu"}, {"exactly", {{"deviceClassName", "gpu.nvidia.com"}}}}}}}}}}}}};
-}
-
-// A bare batch Pod of one GPU through the claim template `templateName`.
-json barePodClaiming(const std::string& name, const std::string& templateName) {
-  return {{"apiVersion", "v1"},
-          {"kind", "Pod"},
-          {"metadata", {{"name", name}, {"annotations", {{"aiadmit.dev/workload", "batch"}}}}},
-          {"spec",
-           {{"restartPolicy", "Never"},
-            {"resourceClaims", {{{"name", "gpu"}, {"resourceClaimTemplateName", templateName}}}},
-            {"containers",
-             {{{"name", "main"},
-               {"image", "registry.example/embed:1"},
-               {"resources", {{"claims", {{{"name", "gpu"}}}}}}}}}}}};
-}
-
 TEST(E2eApplyOrder, AJobBeforeItsLocalQueueInOneFileIsStoredWithAWarning) {
   Namespace ns("order-queue");
   const CommandResult applied =
@@ -87,9 +62,10 @@ TEST(E2eApplyOrder, ABarePodAfterItsClaimTemplateInOneFileIsAdmittedEveryTime) {
   // view may not have the template yet; the API does.
   for (int round = 0; round < 5; ++round) {
     const std::string name = "claim-" + std::to_string(round);
-    const CommandResult applied = kubectl(
-        {"apply", "-n", ns.name(), "-f", "-"},
-        toText(list({claimTemplate(name), barePodClaiming("pod-" + std::to_string(round), name)})));
+    const CommandResult applied =
+        kubectl({"apply", "-n", ns.name(), "-f", "-"},
+                toText(list({claimTemplate(name),
+                             podClaiming("pod-" + std::to_string(round), name, "batch")})));
     ASSERT_EQ(applied.exitCode, 0) << "round " << round << ": " << applied.err;
     EXPECT_EQ(applied.err.find("[AIA019]"), std::string::npos) << applied.err;
   }
@@ -98,7 +74,7 @@ TEST(E2eApplyOrder, ABarePodAfterItsClaimTemplateInOneFileIsAdmittedEveryTime) {
 TEST(E2eApplyOrder, ABarePodWhoseClaimTemplateTheApiLacksIsRefused) {
   Namespace ns("order-missing");
   const CommandResult applied = kubectl({"apply", "-n", ns.name(), "-f", "-"},
-                                        toText(barePodClaiming("lonely", "never-made")));
+                                        toText(podClaiming("lonely", "never-made", "batch")));
   EXPECT_NE(applied.exitCode, 0) << applied.out;
   EXPECT_NE(applied.err.find("[AIA019]"), std::string::npos) << applied.err;
   EXPECT_NE(applied.err.find("ResourceClaimTemplate \"never-made\" does not exist"),

@@ -10,29 +10,6 @@
 namespace aiadmit::e2e {
 namespace {
 
-json claimTemplate(const std::string& name, int count) {
-  json exactly = {{"deviceClassName", "gpu.nvidia.com"}};
-  if (count != 1) exactly["count"] = count;
-  return {{"apiVersion", "resource.k8s.io/v1"},
-          {"kind", "ResourceClaimTemplate"},
-          {"metadata", {{"name", name}}},
-          {"spec",
-           {{"spec", {{"devices", {{"requests", {{{"name", "gpu"}, {"exactly", exactly}}}}}}}}}}};
-}
-
-json podClaiming(const std::string& templateName) {
-  return {{"apiVersion", "v1"},
-          {"kind", "Pod"},
-          {"metadata", {{"name", "dra-" + templateName}}},
-          {"spec",
-           {{"restartPolicy", "Never"},
-            {"resourceClaims", {{{"name", "gpu"}, {"resourceClaimTemplateName", templateName}}}},
-            {"containers",
-             {{{"name", "main"},
-               {"image", "registry.example/embed:1"},
-               {"resources", {{"claims", {{{"name", "gpu"}}}}}}}}}}}};
-}
-
 TEST(E2eDra, APodOfAGpuClaimTemplateIsPlacedAndItsClaimAllocatedOnTheDraNode) {
   Namespace ns("dra");
   const CommandResult made =
@@ -41,7 +18,7 @@ TEST(E2eDra, APodOfAGpuClaimTemplateIsPlacedAndItsClaimAllocatedOnTheDraNode) {
 
   // The template reaches aiadmit's view by watch; until then a claim of it
   // is unresolved and never taken for a GPU.
-  const std::string pod = toText(podClaiming("one-gpu"));
+  const std::string pod = toText(podClaiming("dra-one-gpu", "one-gpu"));
   std::string answer;
   ASSERT_TRUE(waitUntil(
       [&] {

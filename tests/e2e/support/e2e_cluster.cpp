@@ -354,6 +354,33 @@ void renameTokenVolume(json& podSpec) {
 
 }  // namespace
 
+json claimTemplate(const std::string& name, int count) {
+  json exactly = {{"deviceClassName", "gpu.nvidia.com"}};
+  if (count != 1) exactly["count"] = count;
+  return {{"apiVersion", "resource.k8s.io/v1"},
+          {"kind", "ResourceClaimTemplate"},
+          {"metadata", {{"name", name}}},
+          {"spec",
+           {{"spec", {{"devices", {{"requests", {{{"name", "gpu"}, {"exactly", exactly}}}}}}}}}}};
+}
+
+json podClaiming(const std::string& name, const std::string& templateName,
+                 const std::string& workload) {
+  json metadata = {{"name", name}};
+  if (!workload.empty()) metadata["annotations"] = {{"aiadmit.dev/workload", workload}};
+  const json container = {{"name", "main"},
+                          {"image", "registry.example/embed:1"},
+                          {"resources", {{"claims", json::array({{{"name", "gpu"}}})}}}};
+  const json claim = {{"name", "gpu"}, {"resourceClaimTemplateName", templateName}};
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata", metadata},
+          {"spec",
+           {{"restartPolicy", "Never"},
+            {"resourceClaims", json::array({claim})},
+            {"containers", json::array({container})}}}};
+}
+
 json withoutServerFields(json object) {
   object.erase("status");
   json& metadata = object["metadata"];

@@ -129,6 +129,14 @@ bool writeClusterSnapshot(const std::string& path);
 // last-applied annotation, a Service's cluster IPs, a Job's controller-uid
 // labels, a Pod's node and the random suffix of its token volume): two
 // stored objects made from the same manifest compare equal.
+// A resource.k8s.io/v1 ResourceClaimTemplate of `count` devices of the
+// profiles' GPU class, gpu.nvidia.com.
+json claimTemplate(const std::string& name, int count = 1);
+// A bare Pod whose one container uses a claim of the template
+// `templateName`, declared `workload` (aiadmit.dev/workload) when given.
+json podClaiming(const std::string& name, const std::string& templateName,
+                 const std::string& workload = "");
+
 json withoutServerFields(json object);
 
 // The "KIND/NAME" kubectl names an object by in its messages.
