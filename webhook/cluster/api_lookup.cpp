@@ -28,11 +28,6 @@ bool isObjectName(const std::string& name) {
   });
 }
 
-bool isNamespaced(ClusterKind kind) {
-  return kind == ClusterKind::LocalQueue || kind == ClusterKind::ResourceClaimTemplate ||
-         kind == ClusterKind::ResourceClaim;
-}
-
 constexpr size_t kMaxDepth = 128;
 
 // The object of a 200, read as the view reads its kind; nullopt when it
@@ -90,14 +85,14 @@ ApiLookupCounts ApiLookup::counts() const {
 }
 
 std::string ApiLookup::pathOf(const ClusterRef& ref, const std::string& apiVersion) {
-  if (!isObjectName(ref.name) || (isNamespaced(ref.kind) && !isObjectName(ref.namespaceName))) {
-    return "";
-  }
   for (const ResourceType& type : clusterResourceTypes()) {
     if (type.kind != ref.kind) continue;
+    if (!isObjectName(ref.name) || (type.namespaced && !isObjectName(ref.namespaceName))) {
+      return "";
+    }
     std::string path = apiVersion.find('/') == std::string::npos ? "/api/" : "/apis/";
     path += apiVersion;
-    if (isNamespaced(ref.kind)) path += "/namespaces/" + ref.namespaceName;
+    if (type.namespaced) path += "/namespaces/" + ref.namespaceName;
     return path + "/" + type.plural + "/" + ref.name;
   }
   return "";

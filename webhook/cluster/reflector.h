@@ -39,6 +39,8 @@ struct ResourceType {
   // the DRA kinds, built in but served only by clusters with DRA (none
   // exist); Error for kinds every cluster serves.
   enum class WhenAbsent { Unknown, Empty, Error } whenAbsent = WhenAbsent::Error;
+  // Its objects live in namespaces: one is read at .../namespaces/NS/PLURAL/NAME.
+  bool namespaced = false;
 
   std::string path(std::string_view version) const;  // "/apis/GROUP/VERSION/PLURAL"
   std::string discoveryPath() const;                 // "/apis/GROUP"; "" for the core group
