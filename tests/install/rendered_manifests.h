@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -25,9 +26,14 @@ using Labels = std::map<std::string, std::string>;
 
 inline constexpr std::string_view kNamespace = "aiadmit-system";
 inline constexpr const char* kAppliedMutate = "applied.mutate.aiadmit.dev";
+inline constexpr const char* kReconciledMutate = "reconciled.mutate.aiadmit.dev";
 inline constexpr const char* kControlledMutate = "controlled.mutate.aiadmit.dev";
 inline constexpr const char* kAppliedValidate = "applied.validate.aiadmit.dev";
+inline constexpr const char* kReconciledValidate = "reconciled.validate.aiadmit.dev";
 inline constexpr const char* kControlledValidate = "controlled.validate.aiadmit.dev";
+// Three tiers (applied, reconciled, controlled), each with a mutating and a
+// validating webhook.
+inline constexpr size_t kWebhookCount = 6;
 
 inline std::string manifestsDir() {
   return sourceDir() + "/manifests";

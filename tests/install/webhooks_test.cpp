@@ -3,8 +3,9 @@
 // the hard way, called only in opted-in namespaces, and with rules that name
 // exactly the resources of the workload-type table, at the versions its rows
 // read and with the scope of each kind's CRD (and, for validation only, DRA
-// claim objects). The matchConditions are
-// evaluated in match_conditions_test.cpp.
+// claim objects). The reconciled tier is the applied one but for who asks
+// and its failurePolicy; the controlled tier validates only what it
+// mutates. The matchConditions are evaluated in match_conditions_test.cpp.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -24,7 +25,7 @@ namespace fs = std::filesystem;
 TEST(Webhooks, WebhooksAreCalledOnlyForOptedInNamespacesNeverTheSystemOnes) {
   const Rendered base = render(manifestsDir() + "/base");
   const std::vector<Webhook> webhooks = webhooksOf(base);
-  ASSERT_EQ(webhooks.size(), 4u);
+  ASSERT_EQ(webhooks.size(), kWebhookCount);
   for (const Webhook& webhook : webhooks) {
     SCOPED_TRACE(webhook.name());
     const JsonValue* selector = member(webhook.value, "namespaceSelector");
@@ -47,6 +48,7 @@ TEST(Webhooks, WebhooksAreSafeToCall) {
     names.insert(name);
     const bool mutating = webhook.configurationKind == "MutatingWebhookConfiguration";
     const bool applied = name.rfind("applied.", 0) == 0;
+    const bool reconciled = name.rfind("reconciled.", 0) == 0;
     EXPECT_EQ(stringSet(member(webhook.value, "admissionReviewVersions")),
               std::set<std::string>{"v1"});
     EXPECT_EQ(member(webhook.value, "admissionReviewVersions")->Size(), 1u);
@@ -65,20 +67,26 @@ TEST(Webhooks, WebhooksAreSafeToCall) {
     EXPECT_EQ(stringMember(service, "path"), mutating ? "/mutate" : "/validate");
     EXPECT_EQ(member(member(webhook.value, "clientConfig"), "url"), nullptr);
 
-    // Fail closed only for what people apply; controllers' objects fail open.
+    // Fail closed only for what people apply; controllers' objects and
+    // system: identities' updates fail open.
     EXPECT_EQ(stringMember(webhook.value, "failurePolicy"), applied ? "Fail" : "Ignore");
     const std::set<std::string> conditions = conditionNames(webhook.value);
     EXPECT_TRUE(conditions.count("not-a-mirror-pod"));
-    if (applied) {
+    // The API server refuses a webhook with more than 64 conditions.
+    EXPECT_LE(member(webhook.value, "matchConditions")->Size(), 64u);
+    if (applied || reconciled) {
       EXPECT_TRUE(conditions.count("not-made-by-a-controller"));
       EXPECT_TRUE(conditions.count("not-being-deleted"));
+      EXPECT_EQ(conditions.count("not-an-update-by-a-system-identity"), applied ? 1u : 0u);
+      EXPECT_EQ(conditions.count("update-by-a-system-identity"), reconciled ? 1u : 0u);
     } else {
       EXPECT_TRUE(conditions.count("made-by-a-controller") ||
                   conditions.count("made-by-a-custom-controller"));
     }
   }
-  EXPECT_EQ(names, (std::set<std::string>{kAppliedMutate, kControlledMutate, kAppliedValidate,
-                                          kControlledValidate}));
+  EXPECT_EQ(names,
+            (std::set<std::string>{kAppliedMutate, kReconciledMutate, kControlledMutate,
+                                   kAppliedValidate, kReconciledValidate, kControlledValidate}));
 }
 
 // "group/version/resource" → the operations and the scope of its rules.
@@ -200,9 +208,11 @@ TEST(Webhooks, AppliedRulesCoverExactlyTheWorkloadTypeTable) {
   for (const Webhook& webhook : webhooksOf(base)) {
     SCOPED_TRACE(webhook.name());
     const Coverages rules = coverageOf(webhook.value);
-    if (webhook.name() == kAppliedMutate || webhook.name() == kAppliedValidate) {
+    const bool validating =
+        webhook.name() == kAppliedValidate || webhook.name() == kReconciledValidate;
+    if (validating || webhook.name() == kAppliedMutate || webhook.name() == kReconciledMutate) {
       Coverages expected = table;
-      if (webhook.name() == kAppliedValidate) expected.merge(claimObjectCoverage());
+      if (validating) expected.merge(claimObjectCoverage());
       for (const auto& [key, coverage] : expected) {
         EXPECT_EQ(rules.count(key) ? rules.at(key) : Coverage{}, coverage) << key;
       }
@@ -213,22 +223,74 @@ TEST(Webhooks, AppliedRulesCoverExactlyTheWorkloadTypeTable) {
   }
 }
 
+// What controlled.validate takes, controlled.mutate takes too, kind by kind
+// and operation by operation: an operator's update of an object aiadmit
+// placed at creation (its desired spec, without what aiadmit added) is never
+// refused for what aiadmit itself injected.
 TEST(Webhooks, ControlledWebhooksTakeWhatAnOperatorMakesAndValidateOnlyWhatTheyMutate) {
   const Rendered base = render(manifestsDir() + "/base");
   std::map<std::string, Coverages> byName;
   for (const Webhook& webhook : webhooksOf(base))
     byName[webhook.name()] = coverageOf(webhook.value);
   EXPECT_EQ(byName.at(kControlledMutate), controlledCoverage({"CREATE"}));
-  EXPECT_EQ(byName.at(kControlledValidate), controlledCoverage({"CREATE", "UPDATE"}));
+  EXPECT_EQ(byName.at(kControlledValidate), controlledCoverage({"CREATE"}));
   for (const auto& [key, coverage] : byName.at(kControlledValidate)) {
-    EXPECT_TRUE(byName.at(kControlledMutate).count(key)) << key << " validated, never mutated";
+    ASSERT_TRUE(byName.at(kControlledMutate).count(key)) << key << " validated, never mutated";
+    for (const std::string& operation : coverage.operations) {
+      EXPECT_TRUE(byName.at(kControlledMutate).at(key).operations.count(operation))
+          << key << " " << operation << " validated, never mutated";
+    }
+  }
+}
+
+// A webhook's matchConditions: each expression by its condition's name.
+std::map<std::string, std::string> conditionsOf(const JsonValue* webhook) {
+  std::map<std::string, std::string> out;
+  const JsonValue* conditions = member(webhook, "matchConditions");
+  if (!isArray(conditions)) return out;
+  for (const JsonValue& condition : conditions->GetArray()) {
+    out[std::string(stringMember(&condition, "name"))] =
+        std::string(stringMember(&condition, "expression"));
+  }
+  return out;
+}
+
+// reconciled.* is applied.* for the UPDATEs of system: identities: the same
+// rules, namespaces, endpoint and conditions but the one on who asks, and it
+// fails open, so that no controller waits on aiadmit.
+TEST(Webhooks, ReconciledWebhooksAreTheAppliedOnesButForWhoAsksAndTheirFailurePolicy) {
+  const Rendered base = render(manifestsDir() + "/base");
+  std::map<std::string, const JsonValue*> byName;
+  for (const Webhook& webhook : webhooksOf(base)) byName[webhook.name()] = webhook.value;
+  for (const auto& [applied, reconciled] :
+       {std::pair{kAppliedMutate, kReconciledMutate}, {kAppliedValidate, kReconciledValidate}}) {
+    SCOPED_TRACE(reconciled);
+    ASSERT_TRUE(byName.count(applied) && byName.count(reconciled));
+    const JsonValue* a = byName.at(applied);
+    const JsonValue* r = byName.at(reconciled);
+    EXPECT_EQ(stringMember(a, "failurePolicy"), "Fail");
+    EXPECT_EQ(stringMember(r, "failurePolicy"), "Ignore");
+    EXPECT_LE(intMember(r, "timeoutSeconds"), intMember(a, "timeoutSeconds"));
+    EXPECT_EQ(coverageOf(r), coverageOf(a));
+    for (const char* field : {"namespaceSelector", "clientConfig", "matchPolicy", "sideEffects",
+                              "admissionReviewVersions", "reinvocationPolicy", "objectSelector"}) {
+      const JsonValue* af = member(a, field);
+      const JsonValue* rf = member(r, field);
+      EXPECT_EQ(af == nullptr ? "" : toJson(*af), rf == nullptr ? "" : toJson(*rf)) << field;
+    }
+    std::map<std::string, std::string> appliedConditions = conditionsOf(a);
+    std::map<std::string, std::string> reconciledConditions = conditionsOf(r);
+    ASSERT_EQ(appliedConditions.erase("not-an-update-by-a-system-identity"), 1u);
+    ASSERT_EQ(reconciledConditions.erase("update-by-a-system-identity"), 1u);
+    EXPECT_EQ(reconciledConditions, appliedConditions);
+    EXPECT_GE(appliedConditions.size(), 5u);
   }
 }
 
 // docs/install.md, "Adding a kind of your own": the WorkloadType document
 // loads with the shipped profiles, and the documented patch adds exactly its
-// resource to both applied webhooks.
-TEST(Webhooks, DocumentedKindOfYourOwnLoadsAndReachesBothAppliedWebhooks) {
+// resource to the applied and reconciled webhooks.
+TEST(Webhooks, DocumentedKindOfYourOwnLoadsAndReachesTheAppliedAndReconciledWebhooks) {
   const std::string workloadType = documentedYaml("## Adding a kind of your own");
   ASSERT_NE(workloadType.find("kind: WorkloadType"), std::string::npos) << workloadType;
   TempDir profiles;
@@ -246,7 +308,8 @@ TEST(Webhooks, DocumentedKindOfYourOwnLoadsAndReachesBothAppliedWebhooks) {
                                std::string(stringOf(&(*member(spec, "versions"))[0])) + "/" +
                                std::string(stringMember(spec, "resource"));
 
-  const std::string patches = documentedYaml("Its resource in both applied webhooks' rules");
+  const std::string patches =
+      documentedYaml("Its resource in the applied and reconciled webhooks' rules");
   ASSERT_NE(patches.find("patches:"), std::string::npos) << patches;
   TempDir overlay;
   writeFile(overlay.file("kustomization.yaml"),
@@ -262,11 +325,12 @@ TEST(Webhooks, DocumentedKindOfYourOwnLoadsAndReachesBothAppliedWebhooks) {
     base[webhook.name()] = coverageOf(webhook.value);
   }
   const std::vector<Webhook> webhooks = webhooksOf(rendered);
-  ASSERT_EQ(webhooks.size(), 4u);
+  ASSERT_EQ(webhooks.size(), kWebhookCount);
   for (const Webhook& webhook : webhooks) {
     SCOPED_TRACE(webhook.name());
     Coverages expected = base.at(webhook.name());
-    if (webhook.name() == kAppliedMutate || webhook.name() == kAppliedValidate) {
+    if (webhook.name() == kAppliedMutate || webhook.name() == kAppliedValidate ||
+        webhook.name() == kReconciledMutate || webhook.name() == kReconciledValidate) {
       expected[resource] = {{"CREATE", "UPDATE"}, "Namespaced"};
     }
     EXPECT_EQ(coverageOf(webhook.value), expected);

@@ -1,0 +1,153 @@
+// Which webhooks of the rendered configurations the API server would call
+// for an admission request: rules, selectors, then the matchConditions in
+// CEL, evaluated by tests/schema/match_conditions.mjs as kube-apiserver
+// evaluates them. Shared by the install tests that check the tiers.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tests/install/rendered_manifests.h"
+#include "webhook/kube/workload_type.h"
+
+namespace aiadmit::install {
+
+struct Resource {
+  std::string group;
+  std::string version;
+  std::string resource;
+};
+
+// The resource the API server names in the request: the table's row of the
+// object's group, version and kind.
+inline Resource resourceOf(const JsonValue* object) {
+  const std::string_view apiVersion = stringMember(object, "apiVersion");
+  const size_t slash = apiVersion.find('/');
+  // DRA claim objects, which only applied.validate takes.
+  if (apiVersion.substr(0, slash) == "resource.k8s.io") {
+    const std::string_view kind = stringMember(object, "kind");
+    return {"resource.k8s.io", std::string(apiVersion.substr(slash + 1)),
+            kind == "ResourceClaimTemplate" ? "resourceclaimtemplates" : "resourceclaims"};
+  }
+  const WorkloadType* type = WorkloadTypeTable::builtIn()->findForObject(*object);
+  if (type == nullptr) return {"example.com", "v1", "others"};
+  return {type->group,
+          std::string(slash == std::string_view::npos ? apiVersion : apiVersion.substr(slash + 1)),
+          type->resource};
+}
+
+inline bool isKubernetesKind(const Resource& resource) {
+  return resource.group.empty() || resource.group == "apps" || resource.group == "batch";
+}
+
+struct AdmissionCase {
+  std::string id = {};
+  std::string object = {};     // JSON
+  std::string oldObject = {};  // JSON; empty for CREATE
+  std::string operation = "CREATE";
+  Labels namespaceLabels = namespaceNamed("team-a", "true");
+  std::string subResource = {};
+  bool clusterScoped = false;      // no namespace in the request
+  std::string username = "alice";  // request.userInfo.username; "" for none
+};
+
+inline std::string jsonString(std::string_view text) {
+  JsonDocument doc;
+  JsonValue value(text.data(), static_cast<rapidjson::SizeType>(text.size()), doc.GetAllocator());
+  return toJson(value);
+}
+
+// Webhook name → "call", "skip" or "error: ..." for every case.
+inline std::map<std::string, std::map<std::string, std::string>> evaluateMatching(
+    const Rendered& rendered, const std::vector<AdmissionCase>& cases) {
+  std::string input = R"({"configurations":[)";
+  bool first = true;
+  for (const char* kind : {"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"}) {
+    for (const JsonValue* configuration : rendered.ofKind(kind)) {
+      if (!first) input += ",";
+      input += toJson(*configuration);
+      first = false;
+    }
+  }
+  input += R"(],"requests":[)";
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const AdmissionCase& c = cases[i];
+    const auto object = parseJson(c.object);
+    const Resource resource = resourceOf(object.get());
+    std::string labels = "{";
+    for (const auto& [key, value] : c.namespaceLabels) {
+      if (labels.size() > 1) labels += ",";
+      labels += jsonString(key) + ":" + jsonString(value);
+    }
+    labels += "}";
+    if (i > 0) input += ",";
+    input +=
+        R"({"id":)" + jsonString(c.id) + R"(,"namespaceLabels":)" + labels +
+        R"(,"request":{"uid":"u","resource":{"group":)" + jsonString(resource.group) +
+        R"(,"version":)" + jsonString(resource.version) + R"(,"resource":)" +
+        jsonString(resource.resource) + R"(},"subResource":)" + jsonString(c.subResource) +
+        R"(,"operation":)" + jsonString(c.operation) +
+        (c.clusterScoped ? std::string()
+                         : R"(,"namespace":)" +
+                               jsonString(c.namespaceLabels.at("kubernetes.io/metadata.name"))) +
+        R"(,"userInfo":)" +
+        (c.username.empty() ? std::string("{}")
+                            : R"({"username":)" + jsonString(c.username) + "}") +
+        R"(},"object":)" + c.object + R"(,"oldObject":)" +
+        (c.oldObject.empty() ? "null" : c.oldObject) + "}";
+  }
+  input += "]}";
+  TempDir dir;
+  writeFile(dir.file("input.json"), input);
+  const CommandResult result = runCommand(
+      {"node", sourceDir() + "/tests/schema/match_conditions.mjs", dir.file("input.json")});
+  std::map<std::string, std::map<std::string, std::string>> outcomes;
+  if (result.exitCode != 0) {
+    ADD_FAILURE() << "match_conditions.mjs failed: " << result.err;
+    return outcomes;
+  }
+  const auto doc = parseJson(result.out);
+  for (const JsonValue& entry : member(doc.get(), "results")->GetArray()) {
+    auto& byWebhook = outcomes[std::string(stringMember(&entry, "id"))];
+    const JsonValue* webhooks = member(&entry, "webhooks");
+    for (auto it = webhooks->MemberBegin(); it != webhooks->MemberEnd(); ++it) {
+      byWebhook[it->name.GetString()] = stringOf(&it->value);
+    }
+  }
+  return outcomes;
+}
+
+// Expected outcome per webhook, in the order applied.mutate,
+// reconciled.mutate, controlled.mutate, applied.validate,
+// reconciled.validate, controlled.validate: C call, S skip.
+struct Expectation {
+  AdmissionCase admission;
+  std::string expected;
+};
+
+// Each case's outcome at the six webhooks, in that order, against the base's
+// configurations.
+inline void expectOutcomes(const std::vector<Expectation>& expectations) {
+  std::vector<AdmissionCase> cases;
+  for (const Expectation& e : expectations) cases.push_back(e.admission);
+  const auto outcomes = evaluateMatching(render(manifestsDir() + "/base"), cases);
+  const char* order[] = {kAppliedMutate,   kReconciledMutate,   kControlledMutate,
+                         kAppliedValidate, kReconciledValidate, kControlledValidate};
+  for (const Expectation& e : expectations) {
+    const auto& outcome = outcomes.at(e.admission.id);
+    std::string got;
+    for (const char* webhook : order) {
+      const std::string& result = outcome.at(webhook);
+      got += result == "call" ? 'C' : result == "skip" ? 'S' : 'E';
+      EXPECT_TRUE(result == "call" || result == "skip")
+          << e.admission.id << " " << webhook << ": " << result;
+    }
+    EXPECT_EQ(got, e.expected) << e.admission.id;
+  }
+}
+
+}  // namespace aiadmit::install
