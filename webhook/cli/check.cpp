@@ -16,6 +16,7 @@
 #include <optional>
 #include <sstream>
 
+#include "webhook/cli/check_crds.h"
 #include "webhook/cli/check_output.h"
 #include "webhook/cli/check_summary.h"
 #include "webhook/engine/claim_objects.h"
@@ -37,15 +38,26 @@ cluster: its class and why, its profile, what would be injected, and every
 warning and denial as kubectl would print them. Files hold YAML documents
 (separated by ---) or JSON objects, and List objects stand for their items;
 a directory means its .yaml, .yml and .json files; - reads stdin. Objects
-that are not Pods, Jobs, CronJobs, Deployments, StatefulSets or ReplicaSets
-are skipped and counted.
+of a kind that no row of the workload-type table describes (Services,
+ConfigMaps, kinds of an operator nobody added) are skipped and counted;
+Pods, their controllers and the AI operators' custom resources are checked.
+Custom resources are checked with the defaults of their CRD applied, as the
+API server applies them before it calls the webhook, when the CRD is in the
+input, in --cluster or in --crds.
 
 Options:
   --profiles DIR      profile directory (default: the shipped profiles)
   --cluster FILE      decide with a cluster snapshot, as the webhook does with
                       its live view: the output of `kubectl get nodes,
                       resourceslices,deviceclasses,priorityclasses,localqueues
-                      -A -o yaml`; kinds it holds no object of are unknown
+                      -A -o yaml`; kinds it holds no object of are unknown;
+                      CustomResourceDefinitions in it (add `crd` to the
+                      kubectl get) give their defaults, as with --crds
+  --crds PATH         CustomResourceDefinitions (a file, or the .yaml, .yml
+                      and .json files of a directory; repeat for several)
+                      whose defaults are applied to their custom resources
+                      before they are checked; a later one of the same kind
+                      replaces an earlier one, and those of the input win
   -n, --namespace NS  namespace of objects that name none (default: default)
   -o, --output FORMAT text (default), json (one record per object) or
                       yaml (every object as the API server would store it,
@@ -65,6 +77,7 @@ some input or the profiles cannot be used (then -o yaml writes nothing).
 struct CheckOptions {
   std::string profilesDir;
   std::string clusterFile;  // a snapshot, or "" for the profiles alone
+  std::vector<std::string> crdPaths;
   std::string defaultNamespace = "default";
   Format format = Format::Text;
   bool recursive = false;
@@ -119,8 +132,8 @@ std::optional<int> parseOptions(const Arguments& args, CheckOptions& options) {
     }
     std::string flag;
     std::optional<std::string> value;
-    for (const char* name :
-         {"--profiles", "--cluster", "--namespace", "-n", "--output", "-o", "--enforcement"}) {
+    for (const char* name : {"--profiles", "--cluster", "--crds", "--namespace", "-n", "--output",
+                             "-o", "--enforcement"}) {
       value = flagValue(args, i, name);
       if (value) {
         flag = name;
@@ -139,6 +152,8 @@ std::optional<int> parseOptions(const Arguments& args, CheckOptions& options) {
       options.profilesDir = *value;
     } else if (flag == "--cluster") {
       options.clusterFile = *value;
+    } else if (flag == "--crds") {
+      options.crdPaths.push_back(*value);
     } else if (flag == "--namespace" || flag == "-n") {
       options.defaultNamespace = *value;
     } else if (flag == "--enforcement") {
@@ -188,11 +203,6 @@ bool readFile(const std::string& path, std::string& out, std::string& why) {
   }
   out = buffer.str();
   return true;
-}
-
-bool isManifestFile(const std::filesystem::path& path) {
-  const std::string extension = path.extension().string();
-  return extension == ".yaml" || extension == ".yml" || extension == ".json";
 }
 
 // The files of `path` as kubectl -f reads them: a directory's manifest files
@@ -435,10 +445,27 @@ bool loadSnapshot(const CheckOptions& options, std::shared_ptr<const ClusterView
     return false;
   }
   for (const std::string& kind : loadedSnapshot.skippedKinds) {
+    // The view holds no CRDs, but check reads them for their defaults.
+    if (kind.rfind("apiextensions.k8s.io/", 0) == 0) continue;
     std::cerr << "aiadmit check: " << options.clusterFile << ": " << kind
               << " objects are not read\n";
   }
   snapshot = std::move(loadedSnapshot.view);
+  return true;
+}
+
+// The CRDs of the snapshot, then of each --crds path; false (with the
+// reason on stderr) when one cannot be used.
+bool loadCrds(const CheckOptions& options, CrdDefaults::Builder& crds) {
+  std::vector<std::string> paths = options.crdPaths;
+  if (!options.clusterFile.empty()) paths.insert(paths.begin(), options.clusterFile);
+  for (const std::string& path : paths) {
+    std::string error;
+    if (!addCrdsFromPath(path, crds, error)) {
+      std::cerr << "aiadmit check: the CRDs cannot be used: " << error << "\n";
+      return false;
+    }
+  }
   return true;
 }
 
@@ -509,10 +536,15 @@ int checkCommand(const Arguments& args) {
   }
   std::shared_ptr<const ClusterView> snapshot;
   if (!loadSnapshot(options, snapshot)) return 2;
+  CrdDefaults::Builder crds;
+  if (!loadCrds(options, crds)) return 2;
   Engine engine(loaded.set, options.enforcement);
 
   std::vector<InputError> errors;
   std::vector<InputObject> objects = readInput(options, errors);
+  // The API server defaults a custom resource before any webhook sees it.
+  addInputCrds(objects, crds, errors);
+  applyCrdDefaults(*std::move(crds).build(), objects, errors);
   engine.replaceClusterView(viewForInput(snapshot, objects, options.defaultNamespace));
 
   Summary summary;
