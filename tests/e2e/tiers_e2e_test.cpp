@@ -1,0 +1,305 @@
+// Who waits on aiadmit, under the real API server. With aiadmit stopped, the
+// Fail tier (applied.*) still refuses every CREATE of an object no
+// controller owns and a person's UPDATE, while the updates that controllers
+// make of what people created (Kueue toggling spec.suspend, an autoscaler
+// or a GitOps controller setting replicas) go to reconciled.*, which fails
+// open; started again, reconciled.* mutates and validates them as before.
+// And an operator's update of an object it made reaches no webhook at all.
+// Serial where it stops aiadmit: every other test needs it as `up` started it.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tests/e2e/support/e2e_cluster.h"
+
+namespace aiadmit::e2e {
+namespace {
+
+constexpr const char* kKueue = "system:serviceaccount:kueue-system:kueue-controller-manager";
+
+const json kGpuContainer = {{"name", "main"},
+                            {"image", "registry.example/train:1"},
+                            {"resources", {{"limits", {{"nvidia.com/gpu", "1"}}}}}};
+
+json gpuJob(const std::string& name, bool suspend) {
+  return {
+      {"apiVersion", "batch/v1"},
+      {"kind", "Job"},
+      {"metadata", {{"name", name}}},
+      {"spec",
+       {{"suspend", suspend},
+        {"template",
+         {{"spec", {{"restartPolicy", "Never"}, {"containers", json::array({kGpuContainer})}}}}}}}};
+}
+
+json gpuDeployment(const std::string& name, int replicas) {
+  json container = kGpuContainer;
+  container["ports"] = json::array({{{"containerPort", 8080}}});
+  container["resources"]["limits"]["memory"] = "8Gi";
+  return {{"apiVersion", "apps/v1"},
+          {"kind", "Deployment"},
+          {"metadata", {{"name", name}}},
+          {"spec",
+           {{"replicas", replicas},
+            {"selector", {{"matchLabels", {{"app", name}}}}},
+            {"template",
+             {{"metadata", {{"labels", {{"app", name}}}}},
+              {"spec", {{"containers", json::array({container})}}}}}}}};
+}
+
+json jobSet(const std::string& name) {
+  return {{"apiVersion", "jobset.x-k8s.io/v1alpha2"},
+          {"kind", "JobSet"},
+          {"metadata", {{"name", name}}},
+          {"spec",
+           {{"suspend", true},
+            {"replicatedJobs",
+             json::array({{{"name", "workers"},
+                           {"replicas", 1},
+                           {"template",
+                            {{"spec",
+                              {{"template",
+                                {{"spec",
+                                  {{"restartPolicy", "Never"},
+                                   {"containers", json::array({kGpuContainer})}}}}}}}}}}})}}}};
+}
+
+json rayCluster(const std::string& name) {
+  const json head = {{"name", "ray-head"},
+                     {"image", "rayproject/ray:2.9.0"},
+                     {"resources", {{"requests", {{"cpu", "1"}}}}}};
+  return {{"apiVersion", "ray.io/v1"},
+          {"kind", "RayCluster"},
+          {"metadata", {{"name", name}}},
+          {"spec",
+           {{"headGroupSpec",
+             {{"rayStartParams", json::object()},
+              {"template", {{"spec", {{"containers", json::array({head})}}}}}}},
+            {"workerGroupSpecs",
+             json::array(
+                 {{{"groupName", "gpu"},
+                   {"replicas", 1},
+                   {"minReplicas", 0},
+                   {"maxReplicas", 4},
+                   {"rayStartParams", json::object()},
+                   {"template", {{"spec", {{"containers", json::array({kGpuContainer})}}}}}}})}}}};
+}
+
+// Kueue's and an autoscaler's rights on the test's workloads, as their
+// charts grant them, bound to their service accounts in the namespace.
+void grantControllers(const Namespace& ns, const std::vector<std::string>& accounts) {
+  json subjects = json::array();
+  for (const std::string& account : accounts) {
+    const size_t colon = account.rfind(':');
+    const std::string prefix = "system:serviceaccount:";
+    subjects.push_back({{"kind", "ServiceAccount"},
+                        {"namespace", account.substr(prefix.size(), colon - prefix.size())},
+                        {"name", account.substr(colon + 1)}});
+  }
+  const json role = {
+      {"apiVersion", "rbac.authorization.k8s.io/v1"},
+      {"kind", "Role"},
+      {"metadata", {{"name", "controllers"}}},
+      {"rules", json::array({{{"apiGroups", {"batch", "apps", "jobset.x-k8s.io", "ray.io"}},
+                              {"resources", {"jobs", "deployments", "jobsets", "rayclusters"}},
+                              {"verbs", {"get", "create", "update", "patch"}}}})}};
+  const json binding = {
+      {"apiVersion", "rbac.authorization.k8s.io/v1"},
+      {"kind", "RoleBinding"},
+      {"metadata", {{"name", "controllers"}}},
+      {"roleRef",
+       {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "Role"}, {"name", "controllers"}}},
+      {"subjects", subjects}};
+  for (const json& object : {role, binding}) {
+    const CommandResult created = kubectl({"create", "-n", ns.name(), "-f", "-"}, toText(object));
+    ASSERT_EQ(created.exitCode, 0) << created.err;
+  }
+  // The authorizer reads RBAC from its informers: wait until it has it.
+  for (const std::string& account : accounts) {
+    EXPECT_TRUE(waitUntil(
+        [&] {
+          return kubectl({"auth", "can-i", "patch", "rayclusters.ray.io", "-n", ns.name(),
+                          "--as=" + account})
+                     .out == "yes\n";
+        },
+        std::chrono::seconds(30)))
+        << account;
+  }
+}
+
+// kubectl patch KIND/NAME with a merge patch (or a JSON patch when `type` is
+// "json"), as `as` when given.
+CommandResult patch(const Namespace& ns, const std::string& object, const std::string& body,
+                    const std::string& as = "", const std::string& type = "merge") {
+  std::vector<std::string> args = {"patch", object, "-n", ns.name(), "--type=" + type, "-p", body};
+  if (!as.empty()) args.push_back("--as=" + as);
+  return kubectl(args);
+}
+
+// The webhooks the API server could not call and admitted without, for the
+// requests of `events` (its failed-open.*.webhook.admission.k8s.io
+// annotations).
+std::set<std::string> failedOpen(const std::vector<json>& events) {
+  std::set<std::string> webhooks;
+  for (const json& event : events) {
+    if (!event.contains("annotations")) continue;
+    for (const auto& [key, value] : event["annotations"].items()) {
+      if (key.rfind("failed-open.", 0) == 0 && value.is_string()) webhooks.insert(value);
+    }
+  }
+  return webhooks;
+}
+
+// The mutating webhooks of aiadmit's configuration that answered the
+// requests of `events` (the API server's mutation.webhook.admission.k8s.io
+// annotations).
+std::set<std::string> mutatingWebhooksCalled(const std::vector<json>& events) {
+  std::set<std::string> webhooks;
+  for (const json& event : events) {
+    if (!event.contains("annotations")) continue;
+    for (const auto& [key, value] : event["annotations"].items()) {
+      if (key.rfind("mutation.webhook.admission.k8s.io/", 0) != 0 || !value.is_string()) continue;
+      const json call = json::parse(value.get<std::string>(), nullptr, false);
+      if (call.is_object() && call.value("configuration", "") == "mutate.aiadmit.dev") {
+        webhooks.insert(call.value("webhook", ""));
+      }
+    }
+  }
+  return webhooks;
+}
+
+const std::set<std::string> kReconciled = {"reconciled.mutate.aiadmit.dev",
+                                           "reconciled.validate.aiadmit.dev"};
+
+constexpr const char* kDownError = "failed calling webhook \"applied.mutate.aiadmit.dev\"";
+
+TEST(E2eTiersSerial, WithAiadmitDownControllersUpdatesPassAndCreatesAndPeoplesUpdatesDoNot) {
+  Namespace ns("tiers");
+  const std::string autoscaler = "system:serviceaccount:" + ns.name() + ":ray-autoscaler";
+  grantControllers(ns, {kKueue, autoscaler});
+  for (const json& object :
+       {gpuJob("train", true), gpuDeployment("server", 0), jobSet("sweep"), rayCluster("ray")}) {
+    const CommandResult applied = kubectl({"create", "-n", ns.name(), "-f", "-"}, toText(object));
+    ASSERT_EQ(applied.exitCode, 0) << kubectlName(object) << ": " << applied.err;
+  }
+  {
+    AiadmitRestoredAtExit restore;
+    const CommandResult stopped = e2eCluster("aiadmit", {"stop"});
+    ASSERT_EQ(stopped.exitCode, 0) << stopped.err;
+
+    // What controllers update passes, through the reconciled tier.
+    struct ControllerUpdate {
+      std::string resource, name, as, type, body;
+    };
+    const std::vector<ControllerUpdate> updates = {
+        {"jobs", "train", kKueue, "merge", R"({"spec":{"suspend":false}})"},
+        {"jobs", "train", kKueue, "merge", R"({"spec":{"suspend":true}})"},
+        {"jobsets", "sweep", kKueue, "merge", R"({"spec":{"suspend":false}})"},
+        {"rayclusters", "ray", autoscaler, "json",
+         R"([{"op":"replace","path":"/spec/workerGroupSpecs/0/replicas","value":3}])"},
+        {"deployments", "server", kKueue, "merge", R"({"spec":{"replicas":1}})"},
+    };
+    for (const ControllerUpdate& u : updates) {
+      SCOPED_TRACE(u.resource + "/" + u.name + " " + u.body);
+      const CommandResult patched = patch(ns, u.resource + "/" + u.name, u.body, u.as, u.type);
+      EXPECT_EQ(patched.exitCode, 0) << patched.err;
+      // Sent to the Ignore tier, not left out by a condition: the API server
+      // records that it went on without it.
+      EXPECT_EQ(failedOpen(auditEvents(u.resource, ns.name(), u.name, "patch")), kReconciled);
+    }
+    const json ray = kubectlJson({"get", "raycluster", "ray", "-n", ns.name()});
+    ASSERT_TRUE(ray.is_object());
+    EXPECT_EQ(ray["spec"]["workerGroupSpecs"][0]["replicas"], 3);
+    const json job = kubectlJson({"get", "job", "train", "-n", ns.name()});
+    ASSERT_TRUE(job.is_object());
+    EXPECT_EQ(job["spec"]["suspend"], true);
+
+    // A person's update is still refused, of a built-in kind and of a custom one.
+    for (const auto& [object, body] : std::vector<std::pair<std::string, std::string>>{
+             {"deployment/server", R"({"spec":{"replicas":2}})"},
+             {"raycluster/ray", R"({"metadata":{"labels":{"team":"b"}}})"}}) {
+      const CommandResult refused = patch(ns, object, body);
+      EXPECT_NE(refused.exitCode, 0) << object;
+      EXPECT_NE(refused.err.find(kDownError), std::string::npos) << object << ": " << refused.err;
+    }
+    // Any CREATE still is, by a person or by a service account.
+    for (const auto& [name, as] : std::vector<std::pair<std::string, std::string>>{
+             {"by-a-person", ""}, {"by-kueue", kKueue}}) {
+      std::vector<std::string> args = {"create", "-n", ns.name(), "-f", "-"};
+      if (!as.empty()) args.push_back("--as=" + as);
+      const CommandResult refused = kubectl(args, toText(gpuJob(name, false)));
+      EXPECT_NE(refused.exitCode, 0) << name;
+      EXPECT_NE(refused.err.find(kDownError), std::string::npos) << name << ": " << refused.err;
+    }
+  }
+  // Started again (the restore waited until aiadmit answers), a controller's
+  // update is mutated and validated as a person's: the API server records
+  // reconciled.mutate's answer, and reconciled.validate refuses a mistake.
+  const size_t before = auditEvents("deployments", ns.name(), "server", "patch").size();
+  const CommandResult scaled = patch(ns, "deployment/server", R"({"spec":{"replicas":2}})", kKueue);
+  EXPECT_EQ(scaled.exitCode, 0) << scaled.err;
+  std::vector<json> events;
+  EXPECT_TRUE(waitUntil(
+      [&] {
+        events = auditEvents("deployments", ns.name(), "server", "patch");
+        return events.size() > before;
+      },
+      std::chrono::seconds(10)));
+  const std::vector<json> after(events.begin() + std::min(before, events.size()), events.end());
+  EXPECT_EQ(mutatingWebhooksCalled(after), std::set<std::string>{"reconciled.mutate.aiadmit.dev"});
+  EXPECT_TRUE(failedOpen(after).empty());
+  const CommandResult typo = patch(
+      ns, "deployment/server",
+      R"([{"op":"add","path":"/spec/template/spec/containers/0/resources/limits/nvidia.com~1gpus","value":"1"}])",
+      kKueue, "json");
+  EXPECT_NE(typo.exitCode, 0);
+  EXPECT_NE(typo.err.find("admission webhook \"reconciled.validate.aiadmit.dev\" denied the "
+                          "request: [AIA003]"),
+            std::string::npos)
+      << typo.err;
+}
+
+// An operator aiadmit does not know (its controlling owner here: a
+// ConfigMap) creates a GPU Deployment, which controlled.mutate places on the
+// GPU pool; the operator then rolls out its desired spec, which lacks the
+// toleration and node selector it never wrote. No webhook of aiadmit's is
+// called for that update, so nothing aiadmit injected can refuse it.
+TEST(E2eTiers, AnOperatorsUpdateOfWhatItMadeReachesNoWebhookOfAiadmits) {
+  Namespace ns("operator");
+  const CommandResult owner = kubectl(
+      {"create", "configmap", "operator", "-n", ns.name(), "-o", "jsonpath={.metadata.uid}"});
+  ASSERT_EQ(owner.exitCode, 0) << owner.err;
+  json desired = gpuDeployment("served", 0);
+  desired["metadata"]["ownerReferences"] = json::array({{{"apiVersion", "v1"},
+                                                         {"kind", "ConfigMap"},
+                                                         {"name", "operator"},
+                                                         {"uid", owner.out},
+                                                         {"controller", true}}});
+  const CommandResult created = kubectl({"create", "-n", ns.name(), "-f", "-"}, toText(desired));
+  ASSERT_EQ(created.exitCode, 0) << created.err;
+  const json placed = kubectlJson({"get", "deployment", "served", "-n", ns.name()});
+  ASSERT_TRUE(placed.is_object());
+  ASSERT_TRUE(placed["spec"]["template"]["spec"].contains("tolerations"))
+      << "controlled.mutate placed it at creation: " << placed.dump();
+
+  desired["spec"]["template"]["spec"]["containers"][0]["image"] = "registry.example/train:2";
+  const CommandResult rolled = kubectl({"replace", "-n", ns.name(), "-f", "-"}, toText(desired));
+  ASSERT_EQ(rolled.exitCode, 0) << rolled.err;
+  const json stored = kubectlJson({"get", "deployment", "served", "-n", ns.name()});
+  ASSERT_TRUE(stored.is_object());
+  EXPECT_EQ(stored["spec"]["template"]["spec"]["containers"][0]["image"],
+            "registry.example/train:2");
+  EXPECT_FALSE(stored["spec"]["template"]["spec"].contains("tolerations"));
+  const std::vector<json> updates = auditEvents("deployments", ns.name(), "served", "update");
+  ASSERT_FALSE(updates.empty());
+  for (const auto& [key, value] : auditAnnotations(updates)) {
+    EXPECT_EQ(key.find("aiadmit.dev"), std::string::npos) << key << ": " << value;
+    EXPECT_EQ(value.find("aiadmit.dev"), std::string::npos) << key << ": " << value;
+  }
+}
+
+}  // namespace
+}  // namespace aiadmit::e2e
