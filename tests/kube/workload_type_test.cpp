@@ -512,27 +512,6 @@ TEST(WorkloadTypeResolve, TooManyTemplatesAreRefused) {
 
 // ---- The rows against the real CRDs ----
 
-// The schema node a table pointer names, following `*` into
-// additionalProperties (maps) or items (lists).
-const JsonValue* schemaAt(const JsonValue* schema, const std::string& pointer) {
-  size_t start = pointer.empty() || pointer[0] != '/' ? 0 : 1;
-  while (schema != nullptr && start <= pointer.size() && !pointer.empty()) {
-    const size_t slash = pointer.find('/', start);
-    const std::string token =
-        pointer.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
-    if (token == "*") {
-      const JsonValue* next = member(schema, "additionalProperties");
-      schema = next != nullptr ? next : member(schema, "items");
-    } else {
-      const JsonValue* property = member(member(schema, "properties"), token);
-      schema = property != nullptr ? property : member(schema, "additionalProperties");
-    }
-    if (slash == std::string::npos) break;
-    start = slash + 1;
-  }
-  return schema;
-}
-
 std::string joinPointer(const std::string& base, const std::string& relative) {
   if (relative.empty() || relative[0] == '/') return relative;
   const size_t lastWildcard = base.rfind("/*");
@@ -585,12 +564,13 @@ TEST(WorkloadTypeCrds, EveryPointerOfACustomResourceRowIsInEachServedVersionsSch
       for (const TemplateSlot& slot : type->templates) {
         SCOPED_TRACE(slot.role + " in " + name);
         for (const std::string& pointer : pointersOf(slot)) {
-          EXPECT_NE(schemaAt(schema, pointer), nullptr) << pointer;
+          EXPECT_NE(testing::crdSchemaAt(schema, pointer), nullptr) << pointer;
         }
         // A PodSpec slot names an object with containers; a resources slot
         // a ResourceRequirements.
         const char* expected = slot.shape == TemplateShape::PodSpec ? "containers" : "limits";
-        EXPECT_NE(member(member(schemaAt(schema, slot.spec), "properties"), expected), nullptr)
+        EXPECT_NE(member(member(testing::crdSchemaAt(schema, slot.spec), "properties"), expected),
+                  nullptr)
             << slot.spec;
       }
     }

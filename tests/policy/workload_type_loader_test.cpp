@@ -97,6 +97,10 @@ spec:
   resource: mxjobs
   class: training
   lifecycle: RunsToCompletion
+  updates:
+    scale: [/spec/mxReplicaSpecs/*/replicas]
+    suspend: /spec/runPolicy/suspend
+    immutable: [/spec/mxReplicaSpecs/Scheduler]
   jobSettings:
     backoffLimit: /spec/runPolicy/backoffLimit
     ttlSecondsAfterFinished: /spec/runPolicy/ttlSecondsAfterFinished
@@ -113,6 +117,9 @@ spec:
   const WorkloadType* type = result.workloadTypes->find("kubeflow.org", "v1", "MXJob");
   ASSERT_NE(type, nullptr);
   EXPECT_EQ(type->classReason, "a MXJob is training work (WorkloadType mxjobs)");
+  EXPECT_EQ(type->updates.scale, std::vector<std::string>{"/spec/mxReplicaSpecs/*/replicas"});
+  EXPECT_EQ(type->updates.suspend, "/spec/runPolicy/suspend");
+  EXPECT_EQ(type->updates.immutable, std::vector<std::string>{"/spec/mxReplicaSpecs/Scheduler"});
   ASSERT_EQ(type->templates.size(), 1u);
   EXPECT_EQ(describeInjections(type->templates[0].injectable),
             "gpuLimits, placement, priority, scheduler, stamps, sharedMemory");

@@ -22,6 +22,11 @@ std::string sourceDir();
 std::string binaryPath();
 std::string corpusDir();  // ../shared/corpus beside the repository
 
+// The node of a CRD's openAPIV3Schema a workload-type pointer pattern names,
+// following `*` into additionalProperties (maps) or items (lists); nullptr
+// when the schema has no such field.
+const JsonValue* crdSchemaAt(const JsonValue* schema, const std::string& pointer);
+
 std::string readFile(const std::string& path);
 void writeFile(const std::string& path, std::string_view content);
 

@@ -112,6 +112,49 @@ struct ClassCondition {
   std::string reason;
 };
 
+// What an UPDATE of the kind may change without being a rollout, and what it
+// may not change at all. Pointer patterns are absolute, with `*` wildcards.
+struct UpdateRules {
+  // Fields that change how many Pods run, not what they run (replicas,
+  // minReplicas, a worker group's count): an UPDATE that changes nothing else
+  // is a scale, and a scale is never a rollout.
+  std::vector<std::string> scale;
+  // The kind's suspend flag ("" when none). Queue controllers (Kueue) flip it
+  // and, while the old object is suspended, write the templates' node
+  // selection, tolerations, scheduling gates, labels and annotations.
+  std::string suspend;
+  // Parts fixed once created, by the API server or the operator's own webhook
+  // (a Job's pod template, a JobSet's replicated jobs): aiadmit never edits a
+  // template inside one on UPDATE, since the update would then be refused.
+  std::vector<std::string> immutable;
+};
+
+// Where the operator reads the scheduling of all its Pods, instead of (or
+// before) their templates: JSON Pointers into the object, "" when the kind
+// has no such field. A label or annotation is a pointer too
+// ("/metadata/labels/ray.io~1scheduler-name").
+//
+// Rules read every field: AIA010 holds when schedulerName names the
+// profile's gang scheduler or a `gang` field is present; AIA011 and AIA017
+// judge priorityClassName as they judge a template's. The scheduling mutator
+// writes the profile's scheduler and priority class at a field of `/spec`
+// that no `gang` pattern contains, instead of the templates: the operator
+// gives it to every Pod whose template names none (Volcano). A label (an
+// integration that works only where the operator runs with it, KubeRay's)
+// or a field inside `gang` (Kubeflow's schedulingPolicy, which names only
+// the PodGroup's class, and whose presence would claim gang scheduling) is
+// read, not written: the templates get the profile's value, or the field's
+// own when it has one, so that the two never disagree.
+struct SchedulingFields {
+  std::string schedulerName;      // Volcano's spec.schedulerName, KubeRay's ray.io/scheduler-name
+  std::string priorityClassName;  // Volcano's spec.priorityClassName, ray.io/priority-class-name
+  std::string queue;              // Volcano's spec.queue, runPolicy.schedulingPolicy.queue
+  // Pointer patterns (`*` allowed) whose presence says the operator
+  // gang-schedules the workload's Pods itself (a Kubeflow job's
+  // runPolicy.schedulingPolicy, a Volcano Job's minAvailable).
+  std::vector<std::string> gang;
+};
+
 struct WorkloadType {
   std::string group;  // "" for the core group
   std::string kind;
@@ -122,6 +165,8 @@ struct WorkloadType {
   std::vector<ClassCondition> classConditions;
   Lifecycle lifecycle = Lifecycle::Either;
   std::vector<TemplateSlot> templates;
+  UpdateRules updates;
+  SchedulingFields scheduling;
   bool builtIn = false;
   std::string source;  // "built-in", or FILE:LINE of its WorkloadType document
 

@@ -71,6 +71,73 @@ WorkloadType row(std::string group, std::string kind, std::vector<std::string> v
   return type;
 }
 
+// What an UPDATE of the row's kind may change without a rollout, and what it
+// may not change (UpdateRules).
+WorkloadType withUpdates(WorkloadType type, std::vector<std::string> scale, std::string suspend,
+                         std::vector<std::string> immutable = {}) {
+  type.updates.scale = std::move(scale);
+  type.updates.suspend = std::move(suspend);
+  type.updates.immutable = std::move(immutable);
+  return type;
+}
+
+// A worker group's counts under a RayClusterSpec at `prefix`: the autoscaler
+// writes replicas and the workers to delete; people change the bounds.
+std::vector<std::string> rayWorkerScale(const std::string& prefix, bool v1) {
+  std::vector<std::string> fields;
+  for (const char* field : {"replicas", "minReplicas", "maxReplicas", "scaleStrategy"}) {
+    fields.push_back(prefix + "/workerGroupSpecs/*/" + field);
+  }
+  // v1 suspends a worker group on its own.
+  if (v1) fields.push_back(prefix + "/workerGroupSpecs/*/suspend");
+  return fields;
+}
+
+// Where the operator reads the scheduling of the row's kind (SchedulingFields).
+WorkloadType withScheduling(WorkloadType type, SchedulingFields scheduling) {
+  type.scheduling = std::move(scheduling);
+  return type;
+}
+
+// JobSet places each child Job alone in one topology domain (a rack, a node
+// pool, a TPU slice) when the JobSet, or the replicated job's Job template,
+// carries this annotation: the domain is taken whole, not Pod by Pod.
+constexpr const char* kExclusiveTopology =
+    "annotations/alpha.jobset.sigs.k8s.io~1exclusive-topology";
+
+// The exclusive-topology annotation of a JobSet spec at `prefix` whose own
+// metadata is at `metadata`.
+std::vector<std::string> exclusiveTopology(const std::string& metadata, const std::string& prefix) {
+  return {metadata + "/" + kExclusiveTopology,
+          prefix + "/replicatedJobs/*/template/metadata/" + kExclusiveTopology};
+}
+
+// Kubeflow's run policy: the PodGroup the operator makes when it runs with a
+// gang scheduler takes the policy's queue and priority class (its Pods keep
+// their templates' priority). The policy is only written to gang-schedule.
+SchedulingFields kubeflowRunPolicy() {
+  SchedulingFields fields;
+  fields.priorityClassName = "/spec/runPolicy/schedulingPolicy/priorityClass";
+  fields.queue = "/spec/runPolicy/schedulingPolicy/queue";
+  fields.gang = {"/spec/runPolicy/schedulingPolicy"};
+  return fields;
+}
+
+// KubeRay's batch-scheduler labels, on a RayCluster and on the RayJob and
+// RayService that copy their labels onto the RayCluster they make. With a
+// batch scheduler (volcano, yunikorn) KubeRay sets every Pod's scheduler,
+// and Volcano's PodGroup takes the queue and the priority class, which the
+// Pods then get too; without one the labels do nothing.
+SchedulingFields kubeRayLabels() {
+  SchedulingFields fields;
+  fields.schedulerName = "/metadata/labels/ray.io~1scheduler-name";
+  fields.priorityClassName = "/metadata/labels/ray.io~1priority-class-name";
+  fields.queue = "/metadata/labels/volcano.sh~1queue-name";
+  // YuniKorn gang-schedules a RayCluster that carries this label.
+  fields.gang = {"/metadata/labels/ray.io~1gang-scheduling-enabled"};
+  return fields;
+}
+
 JobSettingPointers jobSettingsUnder(const std::string& prefix) {
   return {prefix + "/backoffLimit", prefix + "/activeDeadlineSeconds",
           prefix + "/ttlSecondsAfterFinished"};
@@ -93,24 +160,35 @@ void addCoreKinds(std::vector<WorkloadType>& out) {
          "batch",
          "a Pod with restartPolicy " + std::string(policy) + " runs to completion"});
   }
+  // A Pod's spec is settled at creation (the few fields that may change are
+  // not aiadmit's to write).
+  podType.updates.immutable = {"/spec"};
   out.push_back(std::move(podType));
   for (const char* kind : {"Deployment", "StatefulSet", "ReplicaSet"}) {
     std::string resource = std::string(kind) + "s";
     for (char& c : resource) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    out.push_back(row("apps", kind, {"v1"}, resource, "realtime",
-                      "a " + std::string(kind) + " is a long-running server",
-                      Lifecycle::LongRunning,
-                      {podTemplate("pod", "/spec/template", Factors{count("/spec/replicas", 1)})}));
+    out.push_back(withUpdates(
+        row("apps", kind, {"v1"}, resource, "realtime",
+            "a " + std::string(kind) + " is a long-running server", Lifecycle::LongRunning,
+            {podTemplate("pod", "/spec/template", Factors{count("/spec/replicas", 1)})}),
+        {"/spec/replicas"}, ""));
   }
-  out.push_back(row("batch", "Job", {"v1"}, "jobs", "batch", "a Job runs to completion",
-                    Lifecycle::RunsToCompletion,
-                    {podTemplate("pod", "/spec/template", Factors{count("/spec/parallelism", 1)},
-                                 jobSettingsUnder("/spec"))}));
-  out.push_back(row("batch", "CronJob", {"v1"}, "cronjobs", "batch", "a CronJob runs to completion",
-                    Lifecycle::RunsToCompletion,
-                    {podTemplate("pod", "/spec/jobTemplate/spec/template",
-                                 Factors{count("/spec/jobTemplate/spec/parallelism", 1)},
-                                 jobSettingsUnder("/spec/jobTemplate/spec"))}));
+  // A Job's pod template is immutable (but for the scheduling directives a
+  // queue controller writes while it is suspended); an indexed Job scales by
+  // parallelism and completions together.
+  out.push_back(
+      withUpdates(row("batch", "Job", {"v1"}, "jobs", "batch", "a Job runs to completion",
+                      Lifecycle::RunsToCompletion,
+                      {podTemplate("pod", "/spec/template", Factors{count("/spec/parallelism", 1)},
+                                   jobSettingsUnder("/spec"))}),
+                  {"/spec/parallelism", "/spec/completions"}, "/spec/suspend", {"/spec/template"}));
+  out.push_back(
+      withUpdates(row("batch", "CronJob", {"v1"}, "cronjobs", "batch",
+                      "a CronJob runs to completion", Lifecycle::RunsToCompletion,
+                      {podTemplate("pod", "/spec/jobTemplate/spec/template",
+                                   Factors{count("/spec/jobTemplate/spec/parallelism", 1)},
+                                   jobSettingsUnder("/spec/jobTemplate/spec"))}),
+                  {}, "/spec/suspend"));
 }
 
 // Kubeflow Training Operator v1: a map of replica type to ReplicaSpec, whose
@@ -120,28 +198,45 @@ void addKubeflowTrainingJobs(std::vector<WorkloadType>& out) {
     const char* kind;
     const char* resource;
     const char* specs;
-  } jobs[] = {{"PyTorchJob", "pytorchjobs", "pytorchReplicaSpecs"},
-              {"TFJob", "tfjobs", "tfReplicaSpecs"},
-              {"XGBoostJob", "xgboostjobs", "xgbReplicaSpecs"},
-              {"PaddleJob", "paddlejobs", "paddleReplicaSpecs"},
-              {"JAXJob", "jaxjobs", "jaxReplicaSpecs"}};
+    bool elastic;  // an elasticPolicy with minReplicas and maxReplicas
+  } jobs[] = {{"PyTorchJob", "pytorchjobs", "pytorchReplicaSpecs", true},
+              {"TFJob", "tfjobs", "tfReplicaSpecs", false},
+              {"XGBoostJob", "xgboostjobs", "xgbReplicaSpecs", false},
+              {"PaddleJob", "paddlejobs", "paddleReplicaSpecs", true},
+              {"JAXJob", "jaxjobs", "jaxReplicaSpecs", false}};
   for (const auto& job : jobs) {
-    out.push_back(
-        row("kubeflow.org", job.kind, {"v1"}, job.resource, "training",
-            "a " + std::string(job.kind) + " is a distributed training run",
-            Lifecycle::RunsToCompletion,
-            {podTemplate("{key}", "/spec/" + std::string(job.specs) + "/*/template",
-                         Factors{count("replicas", 1)}, jobSettingsUnder("/spec/runPolicy"))}));
+    std::vector<std::string> scale = {"/spec/" + std::string(job.specs) + "/*/replicas"};
+    if (job.elastic) {
+      scale.push_back("/spec/elasticPolicy/minReplicas");
+      scale.push_back("/spec/elasticPolicy/maxReplicas");
+    }
+    // Elastic jobs scale a replica type's replicas; Kueue suspends through
+    // the run policy.
+    out.push_back(withScheduling(
+        withUpdates(
+            row("kubeflow.org", job.kind, {"v1"}, job.resource, "training",
+                "a " + std::string(job.kind) + " is a distributed training run",
+                Lifecycle::RunsToCompletion,
+                {podTemplate("{key}", "/spec/" + std::string(job.specs) + "/*/template",
+                             Factors{count("replicas", 1)}, jobSettingsUnder("/spec/runPolicy"))}),
+            std::move(scale), "/spec/runPolicy/suspend"),
+        kubeflowRunPolicy()));
   }
   // MPI Operator v2beta1 knows two replica types with their own defaults.
   const JobSettingPointers runPolicy = jobSettingsUnder("/spec/runPolicy");
-  out.push_back(
-      row("kubeflow.org", "MPIJob", {"v2beta1"}, "mpijobs", "training",
-          "an MPIJob is a distributed training run", Lifecycle::RunsToCompletion,
-          {podTemplate("Launcher", "/spec/mpiReplicaSpecs/Launcher/template",
-                       Factors{count("/spec/mpiReplicaSpecs/Launcher/replicas", 1)}, runPolicy),
-           podTemplate("Worker", "/spec/mpiReplicaSpecs/Worker/template",
-                       Factors{count("/spec/mpiReplicaSpecs/Worker/replicas", 0)}, runPolicy)}));
+  // The launcher's Job is made once, from the template as it was then:
+  // aiadmit does not edit the templates of a running MPIJob.
+  out.push_back(withScheduling(
+      withUpdates(
+          row("kubeflow.org", "MPIJob", {"v2beta1"}, "mpijobs", "training",
+              "an MPIJob is a distributed training run", Lifecycle::RunsToCompletion,
+              {podTemplate("Launcher", "/spec/mpiReplicaSpecs/Launcher/template",
+                           Factors{count("/spec/mpiReplicaSpecs/Launcher/replicas", 1)}, runPolicy),
+               podTemplate("Worker", "/spec/mpiReplicaSpecs/Worker/template",
+                           Factors{count("/spec/mpiReplicaSpecs/Worker/replicas", 0)}, runPolicy)}),
+          {"/spec/mpiReplicaSpecs/Worker/replicas"}, "/spec/runPolicy/suspend",
+          {"/spec/mpiReplicaSpecs"}),
+      kubeflowRunPolicy()));
 }
 
 // A JobSet spec at `prefix`: one template per replicated job, replicas ×
@@ -170,14 +265,25 @@ void addTrainer(std::vector<WorkloadType>& out) {
   node.note =
       "no pod template: GPUs per node are trainer.resourcesPerNode; placement, priority and "
       "probes come from the referenced runtime's templates";
-  out.push_back(row("trainer.kubeflow.org", "TrainJob", {"v1alpha1"}, "trainjobs", "training",
-                    "a TrainJob is a training run", Lifecycle::RunsToCompletion, {node}));
+  // The CRD fixes runtimeRef and the trainer once created; runtime patches
+  // keep their manager.
+  out.push_back(
+      withUpdates(row("trainer.kubeflow.org", "TrainJob", {"v1alpha1"}, "trainjobs", "training",
+                      "a TrainJob is a training run", Lifecycle::RunsToCompletion, {node}),
+                  {}, "/spec/suspend", {"/spec/trainer", "/spec/runtimeRef"}));
   for (const auto& [kind, resource] :
        {std::pair{"TrainingRuntime", "trainingruntimes"},
         std::pair{"ClusterTrainingRuntime", "clustertrainingruntimes"}}) {
-    out.push_back(row("trainer.kubeflow.org", kind, {"v1alpha1"}, resource, "training",
-                      "a " + std::string(kind) + " is the template of training runs",
-                      Lifecycle::Either, {replicatedJobs("/spec/template/spec")}));
+    // Trainer makes a PodGroup for the runtime's Pods under a pod group
+    // policy (coscheduling or volcano).
+    SchedulingFields gang;
+    gang.gang = exclusiveTopology("/spec/template/metadata", "/spec/template/spec");
+    gang.gang.insert(gang.gang.begin(), "/spec/podGroupPolicy");
+    out.push_back(
+        withScheduling(row("trainer.kubeflow.org", kind, {"v1alpha1"}, resource, "training",
+                           "a " + std::string(kind) + " is the template of training runs",
+                           Lifecycle::Either, {replicatedJobs("/spec/template/spec")}),
+                       std::move(gang)));
   }
 }
 
@@ -211,19 +317,30 @@ std::vector<TemplateSlot> rayJob(const std::string& prefix, bool v1) {
 void addKubeRay(std::vector<WorkloadType>& out) {
   for (const bool v1 : {true, false}) {
     const std::vector<std::string> versions = {v1 ? "v1" : "v1alpha1"};
-    out.push_back(row("ray.io", "RayCluster", versions, "rayclusters", "batch",
-                      "a RayCluster runs the Ray jobs submitted to it", Lifecycle::Either,
-                      rayCluster("/spec", {}, v1)));
-    out.push_back(row("ray.io", "RayJob", versions, "rayjobs", "batch",
-                      "a RayJob runs one Ray entrypoint to completion", Lifecycle::RunsToCompletion,
-                      rayJob("/spec", v1)));
-    out.push_back(row("ray.io", "RayService", versions, "rayservices", "realtime",
-                      "a RayService is a long-running Ray Serve server", Lifecycle::LongRunning,
-                      rayCluster("/spec/rayClusterConfig", {}, v1)));
+    out.push_back(
+        withScheduling(withUpdates(row("ray.io", "RayCluster", versions, "rayclusters", "batch",
+                                       "a RayCluster runs the Ray jobs submitted to it",
+                                       Lifecycle::Either, rayCluster("/spec", {}, v1)),
+                                   rayWorkerScale("/spec", v1), "/spec/suspend"),
+                       kubeRayLabels()));
+    out.push_back(
+        withScheduling(withUpdates(row("ray.io", "RayJob", versions, "rayjobs", "batch",
+                                       "a RayJob runs one Ray entrypoint to completion",
+                                       Lifecycle::RunsToCompletion, rayJob("/spec", v1)),
+                                   rayWorkerScale("/spec/rayClusterSpec", v1), "/spec/suspend"),
+                       kubeRayLabels()));
+    out.push_back(withScheduling(
+        withUpdates(row("ray.io", "RayService", versions, "rayservices", "realtime",
+                        "a RayService is a long-running Ray Serve server", Lifecycle::LongRunning,
+                        rayCluster("/spec/rayClusterConfig", {}, v1)),
+                    rayWorkerScale("/spec/rayClusterConfig", v1), ""),
+        kubeRayLabels()));
   }
-  out.push_back(row("ray.io", "RayCronJob", {"v1"}, "raycronjobs", "batch",
-                    "a RayCronJob runs RayJobs to completion", Lifecycle::RunsToCompletion,
-                    rayJob("/spec/jobTemplate", true)));
+  out.push_back(withUpdates(row("ray.io", "RayCronJob", {"v1"}, "raycronjobs", "batch",
+                                "a RayCronJob runs RayJobs to completion",
+                                Lifecycle::RunsToCompletion, rayJob("/spec/jobTemplate", true)),
+                            rayWorkerScale("/spec/jobTemplate/rayClusterSpec", true),
+                            "/spec/suspend"));
 }
 
 // A LeaderWorkerSetSpec at `prefix`: `groups` leader-worker groups of
@@ -241,31 +358,54 @@ std::vector<TemplateSlot> leaderWorkers(const std::string& prefix, const std::st
 }
 
 void addLeaderWorkerSets(std::vector<WorkloadType>& out) {
-  out.push_back(row("leaderworkerset.x-k8s.io", "LeaderWorkerSet", {"v1"}, "leaderworkersets",
-                    "realtime", "a LeaderWorkerSet is a long-running multi-host server",
-                    Lifecycle::LongRunning,
-                    leaderWorkers("/spec/", "/spec/", "", Factors{count("/spec/replicas", 1)})));
+  out.push_back(withUpdates(
+      row("leaderworkerset.x-k8s.io", "LeaderWorkerSet", {"v1"}, "leaderworkersets", "realtime",
+          "a LeaderWorkerSet is a long-running multi-host server", Lifecycle::LongRunning,
+          leaderWorkers("/spec/", "/spec/", "", Factors{count("/spec/replicas", 1)})),
+      {"/spec/replicas"}, ""));
   // Every slice holds each role; a role is a LeaderWorkerSetSpec.
-  out.push_back(
+  out.push_back(withUpdates(
       row("disaggregatedset.x-k8s.io", "DisaggregatedSet", {"v1"}, "disaggregatedsets", "realtime",
           "a DisaggregatedSet is a long-running server split into roles (prefill, decode)",
           Lifecycle::LongRunning,
           leaderWorkers("/spec/roles/*/spec/", "spec/", "{.name}-",
-                        Factors{count("/spec/slices", 1), count("spec/replicas", 1)})));
+                        Factors{count("/spec/slices", 1), count("spec/replicas", 1)})),
+      {"/spec/slices", "/spec/roles/*/spec/replicas"}, ""));
 }
 
 void addJobSetAndVolcano(std::vector<WorkloadType>& out) {
-  out.push_back(row("jobset.x-k8s.io", "JobSet", {"v1alpha2"}, "jobsets", "batch",
-                    "a JobSet runs its Jobs to completion", Lifecycle::RunsToCompletion,
-                    {replicatedJobs("/spec")}));
+  // JobSet's webhook refuses any change to the replicated jobs but the
+  // scheduling directives Kueue writes while the JobSet is suspended.
+  SchedulingFields jobSetGang;
+  jobSetGang.gang = exclusiveTopology("/metadata", "/spec");
+  out.push_back(
+      withScheduling(withUpdates(row("jobset.x-k8s.io", "JobSet", {"v1alpha2"}, "jobsets", "batch",
+                                     "a JobSet runs its Jobs to completion",
+                                     Lifecycle::RunsToCompletion, {replicatedJobs("/spec")}),
+                                 {}, "/spec/suspend", {"/spec/replicatedJobs"}),
+                     std::move(jobSetGang)));
   // Volcano retries the whole job (maxRetry) and has no job-level deadline;
   // a task's replicas have no default (Go's zero).
   TemplateSlot task =
       podTemplate("{.name}", "/spec/tasks/*/template", Factors{count("replicas", 0)},
                   {"/spec/maxRetry", "", "/spec/ttlSecondsAfterFinished"});
-  out.push_back(row("batch.volcano.sh", "Job", {"v1alpha1"}, "jobs", "batch",
-                    "a Volcano Job runs its tasks to completion", Lifecycle::RunsToCompletion,
-                    {task}));
+  // Volcano's webhook lets an update change only minAvailable and the
+  // tasks' replicas and minAvailable.
+  // Volcano's controller gives every Pod whose template names none the Job's
+  // scheduler and priority class, and makes the PodGroup (minAvailable
+  // members, the Job's queue and priority) that Volcano gang-schedules.
+  SchedulingFields volcano;
+  volcano.schedulerName = "/spec/schedulerName";
+  volcano.priorityClassName = "/spec/priorityClassName";
+  volcano.queue = "/spec/queue";
+  volcano.gang = {"/spec/minAvailable"};
+  out.push_back(withScheduling(
+      withUpdates(
+          row("batch.volcano.sh", "Job", {"v1alpha1"}, "jobs", "batch",
+              "a Volcano Job runs its tasks to completion", Lifecycle::RunsToCompletion, {task}),
+          {"/spec/minAvailable", "/spec/tasks/*/replicas", "/spec/tasks/*/minAvailable"}, "",
+          {"/spec/tasks"}),
+      std::move(volcano)));
 }
 
 // A KServe component: an inline PodSpec with the component's own labels and
@@ -310,9 +450,20 @@ void addKServe(std::vector<WorkloadType>& out) {
   slots[4].replicas = Factors{count("predictor/minReplicas", 1)};
   slots[5].replicas = Factors{count("predictor/minReplicas", 1),
                               countLess("predictor/workerSpec/pipelineParallelSize", 1, 1, "")};
-  out.push_back(row("serving.kserve.io", "InferenceService", {"v1beta1"}, "inferenceservices",
-                    "realtime", "an InferenceService is a long-running model server",
-                    Lifecycle::LongRunning, withoutProbes(std::move(slots))));
+  // A component's autoscaling bounds and target are its scale.
+  std::vector<std::string> scale;
+  for (const char* component :
+       {"/spec/predictor", "/spec/transformer", "/spec/explainer", "/spec/canary/*/predictor"}) {
+    for (const char* field :
+         {"minReplicas", "maxReplicas", "scaleTarget", "scaleMetric", "autoScaling"}) {
+      scale.push_back(std::string(component) + "/" + field);
+    }
+  }
+  out.push_back(
+      withUpdates(row("serving.kserve.io", "InferenceService", {"v1beta1"}, "inferenceservices",
+                      "realtime", "an InferenceService is a long-running model server",
+                      Lifecycle::LongRunning, withoutProbes(std::move(slots))),
+                  std::move(scale), ""));
 
   // LLMInferenceService: PodSpecs directly (spec.template, not
   // spec.template.spec), labels and annotations on the workload spec. A
@@ -326,18 +477,22 @@ void addKServe(std::vector<WorkloadType>& out) {
     slot.replicas = std::move(replicas);
     return slot;
   };
-  out.push_back(row(
-      "serving.kserve.io", "LLMInferenceService", {"v1alpha1", "v1alpha2"}, "llminferenceservices",
-      "realtime", "an LLMInferenceService is a long-running LLM server", Lifecycle::LongRunning,
-      withoutProbes(
-          {llm("main", "/spec/template", "/spec", Factors{count("/spec/replicas", 1)}),
-           llm("main-worker", "/spec/worker", "/spec", std::nullopt),
-           llm("prefill", "/spec/prefill/template", "/spec/prefill",
-               Factors{count("/spec/prefill/replicas", 1)}),
-           llm("prefill-worker", "/spec/prefill/worker", "/spec/prefill", std::nullopt),
-           llm("scheduler", "/spec/router/scheduler/template", "/spec/router/scheduler",
-               Factors{count("/spec/router/scheduler/replicas", 1)}),
-           llm("tokenizer", "/spec/router/scheduler/tokenizer/template", "", std::nullopt)})));
+  out.push_back(withUpdates(
+      row("serving.kserve.io", "LLMInferenceService", {"v1alpha1", "v1alpha2"},
+          "llminferenceservices", "realtime", "an LLMInferenceService is a long-running LLM server",
+          Lifecycle::LongRunning,
+          withoutProbes(
+              {llm("main", "/spec/template", "/spec", Factors{count("/spec/replicas", 1)}),
+               llm("main-worker", "/spec/worker", "/spec", std::nullopt),
+               llm("prefill", "/spec/prefill/template", "/spec/prefill",
+                   Factors{count("/spec/prefill/replicas", 1)}),
+               llm("prefill-worker", "/spec/prefill/worker", "/spec/prefill", std::nullopt),
+               llm("scheduler", "/spec/router/scheduler/template", "/spec/router/scheduler",
+                   Factors{count("/spec/router/scheduler/replicas", 1)}),
+               llm("tokenizer", "/spec/router/scheduler/tokenizer/template", "", std::nullopt)})),
+      {"/spec/replicas", "/spec/scaling", "/spec/prefill/replicas", "/spec/prefill/scaling",
+       "/spec/router/scheduler/replicas"},
+      ""));
 }
 
 }  // namespace

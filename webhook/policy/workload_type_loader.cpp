@@ -62,6 +62,54 @@ void readJobSettings(Reader& r, const YAML::Node& node, const std::string& field
   read("ttlSecondsAfterFinished", out.ttlSecondsAfterFinished);
 }
 
+// A list of absolute pointer patterns (wildcards allowed).
+std::vector<std::string> readPatterns(Reader& r, const YAML::Node& node, const std::string& field) {
+  std::vector<std::string> patterns;
+  if (!node.IsSequence()) {
+    r.error(node, field, "must be a list of pointers such as /spec/replicas");
+    return patterns;
+  }
+  for (size_t i = 0; i < node.size(); ++i) {
+    if (auto pattern = readPointer(r, node[i], Reader::index(field, i), false, true)) {
+      if (pattern->empty()) {
+        r.error(node[i], Reader::index(field, i), "must not be empty");
+        continue;
+      }
+      patterns.push_back(std::move(*pattern));
+    }
+  }
+  return patterns;
+}
+
+// What an UPDATE may change without a rollout, and what it may not change.
+void readUpdates(Reader& r, const YAML::Node& node, const std::string& field, UpdateRules& out) {
+  if (!r.mapping(node, field, {"scale", "suspend", "immutable"})) return;
+  r.optional(node, "scale", field, [&](auto& n, auto& f) { out.scale = readPatterns(r, n, f); });
+  r.optional(node, "immutable", field,
+             [&](auto& n, auto& f) { out.immutable = readPatterns(r, n, f); });
+  r.optional(node, "suspend", field, [&](auto& n, auto& f) {
+    out.suspend = readPointer(r, n, f, false, false).value_or("");
+  });
+}
+
+// Where the operator reads its Pods' scheduling: one field each (no *), and
+// the patterns whose presence says it gang-schedules them.
+void readScheduling(Reader& r, const YAML::Node& node, const std::string& field,
+                    SchedulingFields& out) {
+  if (!r.mapping(node, field, {"schedulerName", "priorityClassName", "queue", "gang"})) return;
+  auto read = [&](std::string_view key, std::string& target) {
+    r.optional(node, key, field, [&](auto& n, auto& f) {
+      const auto pointer = readPointer(r, n, f, false, false);
+      if (pointer && pointer->empty()) r.error(n, f, "must not be empty");
+      target = pointer.value_or("");
+    });
+  };
+  read("schedulerName", out.schedulerName);
+  read("priorityClassName", out.priorityClassName);
+  read("queue", out.queue);
+  r.optional(node, "gang", field, [&](auto& n, auto& f) { out.gang = readPatterns(r, n, f); });
+}
+
 // `unknown`, or a list of factors whose product is the Pod count.
 void readReplicas(Reader& r, const YAML::Node& node, const std::string& field,
                   std::optional<std::vector<ReplicaFactor>>& out) {
@@ -224,7 +272,7 @@ void readSpec(Reader& r, const YAML::Node& spec, WorkloadTypeDocument& doc) {
   WorkloadType& type = doc.type;
   if (!r.mapping(spec, "spec",
                  {"group", "kind", "versions", "resource", "class", "classReason", "lifecycle",
-                  "jobSettings", "templates"})) {
+                  "jobSettings", "updates", "scheduling", "templates"})) {
     return;
   }
   requiredString(r, spec, "group", "spec.group", "an API group such as kubeflow.org", type.group,
@@ -257,6 +305,10 @@ void readSpec(Reader& r, const YAML::Node& spec, WorkloadTypeDocument& doc) {
                      : text == "LongRunning"    ? Lifecycle::LongRunning
                                                 : Lifecycle::Either;
   });
+  r.optional(spec, "updates", "spec",
+             [&](auto& n, auto& f) { readUpdates(r, n, f, type.updates); });
+  r.optional(spec, "scheduling", "spec",
+             [&](auto& n, auto& f) { readScheduling(r, n, f, type.scheduling); });
   JobSettingPointers typeSettings;
   r.optional(spec, "jobSettings", "spec",
              [&](auto& n, auto& f) { readJobSettings(r, n, f, typeSettings); });

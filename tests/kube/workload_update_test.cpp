@@ -1,0 +1,229 @@
+// What an UPDATE changes, through each row's UpdateRules: a scale, a suspend
+// and a queue controller's placement of a suspended workload are not a
+// rollout; the parts a kind fixes at creation are named; every pointer the
+// rows name for updates exists in each served version of the kind's CRD.
+#include "webhook/kube/workload_update.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+
+#include "tests/support/test_support.h"
+#include "webhook/kube/json_pointer.h"
+#include "webhook/kube/yaml_json.h"
+
+namespace aiadmit {
+namespace {
+
+using aiadmit::testing::corpusDir;
+using aiadmit::testing::readFile;
+
+std::shared_ptr<JsonDocument> yamlObject(const std::string& yaml) {
+  std::vector<ManifestDocument> documents;
+  std::string error;
+  EXPECT_TRUE(parseManifests(yaml, documents, &error)) << error;
+  if (documents.empty()) return std::make_shared<JsonDocument>();
+  return documents.front().json;
+}
+
+const WorkloadType& rowOf(const JsonValue& object) {
+  const WorkloadType* type = WorkloadTypeTable::builtIn()->findForObject(object);
+  EXPECT_NE(type, nullptr);
+  static const WorkloadType none;
+  return type != nullptr ? *type : none;
+}
+
+// `after` is `before` with the value at `pointer` replaced by `yamlValue`.
+std::shared_ptr<JsonDocument> with(const JsonValue& before, const std::string& pointer,
+                                   const std::string& yamlValue) {
+  auto after = std::make_shared<JsonDocument>();
+  after->CopyFrom(before, after->GetAllocator());
+  const size_t slash = pointer.rfind('/');
+  JsonValue* parent = ensureObjectAt(*after, pointer.substr(0, slash), after->GetAllocator());
+  EXPECT_NE(parent, nullptr) << pointer;
+  const auto value = yamlObject("v: " + yamlValue);
+  JsonValue copy(*member(value.get(), "v"), after->GetAllocator());
+  const std::string key = pointerTokens(pointer).back();
+  if (JsonValue* existing = const_cast<JsonValue*>(member(parent, key))) {
+    *existing = copy;
+  } else {
+    parent->AddMember(makeString(key, after->GetAllocator()), copy, after->GetAllocator());
+  }
+  return after;
+}
+
+const std::string kJobSet = R"(
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: train, labels: {kueue.x-k8s.io/queue-name: team}}
+spec:
+  suspend: true
+  replicatedJobs:
+    - name: workers
+      replicas: 2
+      template:
+        spec:
+          template:
+            metadata: {labels: {app: train}}
+            spec:
+              restartPolicy: Never
+              containers: [{name: t, image: trainer:1, resources: {limits: {nvidia.com/gpu: 8}}}]
+)";
+
+TEST(WorkloadUpdate, KueueStartingASuspendedJobSetWithItsFlavorsPlacementIsTheControllers) {
+  const auto before = yamlObject(kJobSet);
+  auto after = with(*before, "/spec/suspend", "false");
+  after = with(*after, "/spec/replicatedJobs/0/template/spec/template/spec/nodeSelector",
+               "{cloud.google.com/gke-accelerator: nvidia-h100-80gb}");
+  after = with(*after, "/spec/replicatedJobs/0/template/spec/template/metadata/annotations",
+               "{kueue.x-k8s.io/podset: workers}");
+  EXPECT_TRUE(changesOnlyControllerFields(rowOf(*before), *before, *after));
+  // The same placement written into a JobSet that is not suspended is a
+  // change of its template, which JobSet's webhook refuses anyway.
+  const auto running = with(*before, "/spec/suspend", "false");
+  const auto placed =
+      with(*running, "/spec/replicatedJobs/0/template/spec/template/spec/nodeSelector", "{a: b}");
+  EXPECT_FALSE(changesOnlyControllerFields(rowOf(*before), *running, *placed));
+}
+
+TEST(WorkloadUpdate, ATemplateChangeOrALabelOnTheObjectIsNoControllersUpdate) {
+  const auto before = yamlObject(kJobSet);
+  const auto image =
+      with(*before, "/spec/replicatedJobs/0/template/spec/template/spec/containers/0/image",
+           "trainer:2");
+  EXPECT_FALSE(changesOnlyControllerFields(rowOf(*before), *before, *image));
+  const auto labelled = with(*before, "/metadata/labels/team", "ml");
+  EXPECT_FALSE(changesOnlyControllerFields(rowOf(*before), *before, *labelled));
+  const auto stamped = with(*before, "/metadata/annotations", "{aiadmit.dev/gpus: '2'}");
+  EXPECT_FALSE(changesOnlyControllerFields(rowOf(*before), *before, *stamped));
+  // Annotations aiadmit does not read are not its business.
+  const auto noted = with(*before, "/metadata/annotations", "{note: hello}");
+  EXPECT_TRUE(changesOnlyControllerFields(rowOf(*before), *before, *noted));
+}
+
+struct ScaleCase {
+  const char* name;
+  const char* object;
+  const char* pointer;
+  const char* value;
+};
+
+const ScaleCase kScales[] = {
+    {"DeploymentReplicas",
+     "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  replicas: 1\n"
+     "  template: {spec: {containers: [{name: c, image: i}]}}",
+     "/spec/replicas", "4"},
+    {"RayAutoscalerWorkers",
+     "apiVersion: ray.io/v1\nkind: RayCluster\nmetadata: {name: r}\nspec:\n"
+     "  headGroupSpec: {template: {spec: {containers: [{name: h, image: ray}]}}}\n"
+     "  workerGroupSpecs:\n  - groupName: gpu\n    replicas: 1\n    minReplicas: 0\n"
+     "    maxReplicas: 8\n    template: {spec: {containers: [{name: w, image: ray}]}}",
+     "/spec/workerGroupSpecs/0/replicas", "5"},
+    {"RayAutoscalerWorkersToDelete",
+     "apiVersion: ray.io/v1\nkind: RayCluster\nmetadata: {name: r}\nspec:\n"
+     "  headGroupSpec: {template: {spec: {containers: [{name: h, image: ray}]}}}\n"
+     "  workerGroupSpecs:\n  - groupName: gpu\n    replicas: 2\n"
+     "    template: {spec: {containers: [{name: w, image: ray}]}}",
+     "/spec/workerGroupSpecs/0/scaleStrategy", "{workersToDelete: [r-gpu-x1]}"},
+    {"InferenceServiceMinReplicas",
+     "apiVersion: serving.kserve.io/v1beta1\nkind: InferenceService\nmetadata: {name: s}\n"
+     "spec:\n  predictor:\n    minReplicas: 1\n    model: {modelFormat: {name: pytorch}}",
+     "/spec/predictor/minReplicas", "3"},
+    {"LLMInferenceServiceReplicas",
+     "apiVersion: serving.kserve.io/v1alpha1\nkind: LLMInferenceService\nmetadata: {name: l}\n"
+     "spec:\n  replicas: 1\n  template: {containers: [{name: main, image: vllm}]}",
+     "/spec/replicas", "2"},
+    {"LeaderWorkerSetReplicas",
+     "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata: {name: l}\n"
+     "spec:\n  replicas: 1\n  leaderWorkerTemplate:\n    size: 2\n"
+     "    workerTemplate: {spec: {containers: [{name: w, image: vllm}]}}",
+     "/spec/replicas", "3"},
+    {"PyTorchJobWorkers",
+     "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: p}\nspec:\n"
+     "  pytorchReplicaSpecs:\n    Worker:\n      replicas: 2\n"
+     "      template: {spec: {containers: [{name: pytorch, image: t}]}}",
+     "/spec/pytorchReplicaSpecs/Worker/replicas", "4"},
+    {"VolcanoTaskReplicas",
+     "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {name: v}\nspec:\n"
+     "  minAvailable: 2\n  tasks:\n  - name: worker\n    replicas: 2\n"
+     "    template: {spec: {containers: [{name: w, image: t}]}}",
+     "/spec/tasks/0/replicas", "4"},
+    {"JobSuspend",
+     "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  suspend: true\n"
+     "  template: {spec: {restartPolicy: Never, containers: [{name: c, image: i}]}}",
+     "/spec/suspend", "false"},
+    {"RayJobSuspend",
+     "apiVersion: ray.io/v1\nkind: RayJob\nmetadata: {name: r}\nspec:\n  suspend: false\n"
+     "  entrypoint: python x.py\n  rayClusterSpec:\n"
+     "    headGroupSpec: {template: {spec: {containers: [{name: h, image: ray}]}}}",
+     "/spec/suspend", "true"},
+};
+
+class WorkloadScale : public ::testing::TestWithParam<ScaleCase> {};
+
+TEST_P(WorkloadScale, IsTheControllersAndAnImageChangeBesideItIsNot) {
+  const ScaleCase& scale = GetParam();
+  const auto before = yamlObject(scale.object);
+  const auto after = with(*before, scale.pointer, scale.value);
+  EXPECT_TRUE(changesOnlyControllerFields(rowOf(*before), *before, *after));
+  // The first container's image of the first template, changed as well.
+  const Resolution resolution = resolveTemplates(rowOf(*before), *after);
+  ASSERT_FALSE(resolution.templates.empty());
+  const auto rolled =
+      with(*after, resolution.templates.back().specPointer + "/containers/0/image", "other:2");
+  EXPECT_FALSE(changesOnlyControllerFields(rowOf(*before), *before, *rolled));
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryKind, WorkloadScale, ::testing::ValuesIn(kScales),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(WorkloadUpdate, PointersAreWithinTheirPatternsToken_byToken) {
+  EXPECT_TRUE(
+      pointerWithin("/spec/replicatedJobs/0/template/spec/template/spec", "/spec/replicatedJobs"));
+  EXPECT_TRUE(pointerWithin("/spec/tasks/3/template/spec", "/spec/tasks/*/template"));
+  EXPECT_TRUE(pointerWithin("/spec", "/spec"));
+  EXPECT_FALSE(pointerWithin("/spec/templates", "/spec/template"));
+  EXPECT_FALSE(pointerWithin("/spec", "/spec/template"));
+}
+
+TEST(WorkloadUpdate, ThePartsEachKindFixesAtCreationHoldItsTemplates) {
+  const WorkloadTypeTable& table = *WorkloadTypeTable::builtIn();
+  EXPECT_TRUE(inImmutablePart(*table.findGroupKind("", "Pod"), "/spec"));
+  EXPECT_TRUE(inImmutablePart(*table.findGroupKind("batch", "Job"), "/spec/template/spec"));
+  EXPECT_TRUE(inImmutablePart(*table.findGroupKind("jobset.x-k8s.io", "JobSet"),
+                              "/spec/replicatedJobs/0/template/spec/template/spec"));
+  EXPECT_TRUE(inImmutablePart(*table.findGroupKind("batch.volcano.sh", "Job"),
+                              "/spec/tasks/0/template/spec"));
+  EXPECT_TRUE(inImmutablePart(*table.findGroupKind("kubeflow.org", "MPIJob"),
+                              "/spec/mpiReplicaSpecs/Launcher/template/spec"));
+  EXPECT_FALSE(inImmutablePart(*table.findGroupKind("apps", "Deployment"), "/spec/template/spec"));
+  EXPECT_FALSE(inImmutablePart(*table.findGroupKind("ray.io", "RayCluster"),
+                               "/spec/workerGroupSpecs/0/template/spec"));
+}
+
+TEST(WorkloadUpdateCrds, EveryUpdatePointerOfACustomResourceRowIsInEachServedVersionsSchema) {
+  size_t checked = 0;
+  for (const WorkloadType& type : WorkloadTypeTable::builtIn()->types()) {
+    if (type.group.find('.') == std::string::npos) continue;
+    SCOPED_TRACE(type.qualifiedKind());
+    const auto crd = yamlObject(
+        readFile(corpusDir() + "/../crds/" + type.group + "_" + type.resource + ".yaml"));
+    std::vector<std::string> pointers = type.updates.scale;
+    pointers.insert(pointers.end(), type.updates.immutable.begin(), type.updates.immutable.end());
+    if (!type.updates.suspend.empty()) pointers.push_back(type.updates.suspend);
+    for (const JsonValue& version : member(member(crd.get(), "spec"), "versions")->GetArray()) {
+      const std::string name(stringMember(&version, "name"));
+      if (!type.servesVersion(name)) continue;
+      const JsonValue* schema = member(member(&version, "schema"), "openAPIV3Schema");
+      for (const std::string& pointer : pointers) {
+        EXPECT_NE(testing::crdSchemaAt(schema, pointer), nullptr) << pointer << " in " << name;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 60u);
+}
+
+}  // namespace
+}  // namespace aiadmit
