@@ -18,6 +18,7 @@ class GpuLimitsMutator final : public Mutator {
  public:
   std::string_view name() const override { return "gpu-limits"; }
   bool mutate(MutationContext& context) const override;
+  bool runsOnControllersObjects() const override { return true; }
 };
 
 }  // namespace aiadmit

@@ -49,7 +49,8 @@ struct MutationContext {
   bool primaryTemplate = true;
   // The object was made by a controller (an ownerReference with controller:
   // true): its own metadata is what its controller set, and aiadmit leaves it
-  // alone; its pod templates carry what the controller's workload declared.
+  // alone; its pod templates carry what the controller's workload declared,
+  // and only mutators that run on controllers' objects run.
   bool madeByController = false;
   // The cluster view (null: none): the template's DRA claims resolve in it,
   // as classification resolved them, and mutators do not inject what it
@@ -97,6 +98,12 @@ class Mutator {
   // mutator then edits nothing but the object's own metadata: a changed pod
   // template makes the controller replace every Pod.
   virtual bool runsOnUnchangedTemplate() const { return false; }
+  // Whether it runs on an object a controller made (a Pod of a Job, a Job of
+  // a JobSet, a Ray Pod). What an operator creates is the operator's: it gets
+  // what its role needs to run where its GPUs are (limits beside requests,
+  // the pool's tolerations and node selection) and never a default, a probe,
+  // a Job setting or a stamp that its parent did not carry.
+  virtual bool runsOnControllersObjects() const { return false; }
 };
 
 // All mutators in the order the engine runs them (mutators/registry.cpp).

@@ -15,6 +15,7 @@ class PoolPlacementMutator final : public Mutator {
  public:
   std::string_view name() const override { return "pool-placement"; }
   bool mutate(MutationContext& context) const override;
+  bool runsOnControllersObjects() const override { return true; }
 };
 
 }  // namespace aiadmit

@@ -12,6 +12,7 @@ class PoolTolerationsMutator final : public Mutator {
  public:
   std::string_view name() const override { return "pool-tolerations"; }
   bool mutate(MutationContext& context) const override;
+  bool runsOnControllersObjects() const override { return true; }
 };
 
 }  // namespace aiadmit

@@ -25,21 +25,27 @@ bool StampMutator::mutate(MutationContext& context) const {
   if (!context.profile.mutations.stamp || !context.mayInject(kInjectStamps)) return false;
   const std::string_view workloadClass = className(context.classification.workloadClass);
   const std::string& profile = context.profile.name;
-  bool changed = false;
+  bool objectChanged = false;
+  bool templateChanged = false;
   std::vector<std::string> locations = metadataLocations(context);
   // Only the object's own metadata then; the templates stay as they were.
   if (context.templateUnchanged) {
     std::erase_if(locations, [](const std::string& where) { return where != kObjectMetadata; });
   }
   for (const std::string& where : locations) {
+    bool& changed = where == kObjectMetadata ? objectChanged : templateChanged;
     changed = setAnnotation(context, where, kClassAnnotation, workloadClass) || changed;
     changed = setAnnotation(context, where, kProfileAnnotation, profile) || changed;
   }
-  if (changed) {
-    context.report("stamped aiadmit.dev/class=" + std::string(workloadClass) +
-                   " and aiadmit.dev/profile");
+  const std::string stamped =
+      "stamped aiadmit.dev/class=" + std::string(workloadClass) + " and aiadmit.dev/profile";
+  // The object's own metadata belongs to no template: its change names no role.
+  if (templateChanged) {
+    context.report(stamped);
+  } else if (objectChanged) {
+    context.reportForWorkload(stamped);
   }
-  return changed;
+  return objectChanged || templateChanged;
 }
 
 }  // namespace aiadmit

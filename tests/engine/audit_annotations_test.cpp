@@ -75,8 +75,9 @@ TEST(AuditAnnotationKeys, TheCheckerRefusesWhatTheApiServerRefuses) {
 TEST(AuditAnnotationKeys, TheManifestsNameTheWebhooks) {
   const std::vector<std::string> names = webhookNames();
   EXPECT_EQ(names, (std::vector<std::string>{
-                       "applied.mutate.aiadmit.dev", "controlled.mutate.aiadmit.dev",
-                       "applied.validate.aiadmit.dev", "controlled.validate.aiadmit.dev"}));
+                       "applied.mutate.aiadmit.dev", "reconciled.mutate.aiadmit.dev",
+                       "controlled.mutate.aiadmit.dev", "applied.validate.aiadmit.dev",
+                       "reconciled.validate.aiadmit.dev", "controlled.validate.aiadmit.dev"}));
 }
 
 struct Sample {

@@ -245,11 +245,12 @@ spec:
   const Decision decision = mutate(engine, *job);
   ASSERT_EQ(decision.outcome.decision(), aiadmit::Decision::Patched);
   // What it needs to run on the pool is injected, so it is never denied for
-  // it; its own labels and annotations stay the JobSet's.
+  // it; its labels and annotations stay the JobSet's, and it gets no Job
+  // setting its JobSet did not carry.
   EXPECT_NE(valueAt(*decision.mutated, "/spec/template/spec/tolerations"), nullptr);
   EXPECT_EQ(valueAt(*decision.mutated, "/metadata/annotations"), nullptr);
-  EXPECT_NE(valueAt(*decision.mutated, "/spec/template/metadata/annotations/aiadmit.dev~1class"),
-            nullptr);
+  EXPECT_EQ(valueAt(*decision.mutated, "/spec/template/metadata"), nullptr);
+  EXPECT_EQ(valueAt(*decision.mutated, "/spec/ttlSecondsAfterFinished"), nullptr);
 }
 
 TEST(CustomResources, MoreTemplatesThanTheLimitIsBadInput) {

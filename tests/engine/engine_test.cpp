@@ -70,10 +70,15 @@ TEST(Engine, AStampedProfileThatNoLongerExistsIsReplacedNotDenied) {
       server.post("/validate", makeReview(stamped, "UPDATE", "v", stamped)).body);
   EXPECT_TRUE(validated.allowed) << validated.message;
 
-  const ReviewResponse mutated =
-      parseReviewResponse(server.post("/mutate", makeReview(stamped, "UPDATE", "m", stamped)).body);
+  // The next update that changes what aiadmit reads (a label on the object)
+  // brings the record up to date.
+  std::string relabelled = stamped;
+  const std::string name = "\"name\":\"server\",";
+  relabelled.replace(relabelled.find(name), name.size(), name + "\"labels\":{\"team\":\"ml\"},");
+  const ReviewResponse mutated = parseReviewResponse(
+      server.post("/mutate", makeReview(relabelled, "UPDATE", "m", stamped)).body);
   ASSERT_FALSE(mutated.patch.empty());
-  const std::string patched = applyPatch(stamped, mutated.patch);
+  const std::string patched = applyPatch(relabelled, mutated.patch);
   const auto doc = parseJson(patched);
   EXPECT_EQ(
       stringMember(member(member(doc.get(), "metadata"), "annotations"), "aiadmit.dev/profile"),
@@ -122,10 +127,21 @@ TEST(Engine, AScaleOnlyUpdateNeverChangesThePodTemplate) {
   const ReviewResponse response =
       parseReviewResponse(server.post("/mutate", makeReview(after, "UPDATE", "s", before)).body);
   ASSERT_TRUE(response.allowed);
-  // A changed pod template makes the controller replace every replica.
-  EXPECT_EQ(response.patch.find("/spec/template"), std::string::npos) << response.patch;
-  ASSERT_FALSE(response.patch.empty()) << "the object itself records the decision";
-  const auto patched = parseJson(applyPatch(after, response.patch));
+  // A scale is the controller's (an autoscaler's, kubectl scale's): it is
+  // never a rollout, and aiadmit writes nothing, not even its record.
+  EXPECT_EQ(response.patch, "");
+
+  // A label changed with it is the user's: the object records the decision,
+  // and the template still does not change, since a changed pod template
+  // makes the controller replace every replica.
+  std::string relabelled = after;
+  const std::string name = "\"name\":\"server\",";
+  relabelled.replace(relabelled.find(name), name.size(), name + "\"labels\":{\"team\":\"ml\"},");
+  const ReviewResponse labelled = parseReviewResponse(
+      server.post("/mutate", makeReview(relabelled, "UPDATE", "l", before)).body);
+  ASSERT_FALSE(labelled.patch.empty()) << "the object itself records the decision";
+  EXPECT_EQ(labelled.patch.find("/spec/template"), std::string::npos) << labelled.patch;
+  const auto patched = parseJson(applyPatch(relabelled, labelled.patch));
   const JsonValue* annotations = member(member(patched.get(), "metadata"), "annotations");
   EXPECT_EQ(stringMember(annotations, "aiadmit.dev/class"), "realtime");
   EXPECT_EQ(stringMember(annotations, "aiadmit.dev/profile"), "realtime");

@@ -8,6 +8,7 @@
 #include "webhook/engine/audit_annotations.h"
 #include "webhook/engine/claim_objects.h"
 #include "webhook/kube/json_patch.h"
+#include "webhook/kube/workload_update.h"
 #include "webhook/policy/accelerators.h"
 
 namespace aiadmit {
@@ -81,41 +82,56 @@ bool isAdmittable(const AdmissionSubject& subject) {
          (subject.operation == Operation::Create || subject.operation == Operation::Update);
 }
 
-// A Pod's spec and a Job's pod template are immutable after creation; the
-// templates of the other controllers and of custom resources are not.
+// An UPDATE that changes only what controllers change without a rollout: a
+// scale, the suspend flag, a queue controller's placement of a suspended
+// workload (the row's UpdateRules). It is never mutated and never refused.
+bool isControllersUpdate(const AdmissionSubject& subject, const Assessment& assessment) {
+  return subject.operation == Operation::Update && subject.oldObject != nullptr &&
+         assessment.type != nullptr &&
+         changesOnlyControllerFields(*assessment.type, *subject.oldObject, *subject.object);
+}
+
+// The spec pointer of a template; a built-in kind read without one (a Pod
+// with no spec) is where its row's first template would be.
+std::string_view specPointerOf(const PodTemplateView& view, const WorkloadType& type) {
+  if (view.place != nullptr) return view.place->specPointer;
+  return type.templates.empty() ? std::string_view() : std::string_view(type.templates[0].spec);
+}
+
+// Whether aiadmit may edit this template of the request's object: on UPDATE,
+// not in a part the kind fixes at creation (a Pod's spec, a Job's template,
+// a JobSet's replicated jobs), where the API server or the operator's own
+// webhook would refuse the patched object.
+bool isEditable(const PodTemplateView& view, const AdmissionSubject& subject,
+                const WorkloadType& type) {
+  return subject.operation == Operation::Create ||
+         !inImmutablePart(type, specPointerOf(view, type));
+}
+
 bool isMutable(const AdmissionSubject& subject, const Assessment& assessment) {
   if (assessment.type == nullptr) return false;
   if (subject.operation == Operation::Create) return true;
-  return assessment.kind != WorkloadKind::Pod && assessment.kind != WorkloadKind::Job;
+  if (isControllersUpdate(subject, assessment)) return false;
+  return std::any_of(
+      assessment.views.begin(), assessment.views.end(),
+      [&](const PodTemplateView& view) { return isEditable(view, subject, *assessment.type); });
 }
 
-// Where the template of a built-in controller lives: what it creates is made from it.
-const JsonValue* workloadTemplate(const JsonValue* object, WorkloadKind kind) {
-  const JsonValue* spec = member(object, "spec");
-  return kind == WorkloadKind::CronJob ? member(spec, "jobTemplate") : member(spec, "template");
-}
-
-bool sameValue(const JsonValue* before, const JsonValue* after) {
-  if (before == nullptr || after == nullptr) return before == after;
-  return *before == *after;
-}
-
-// An UPDATE that left the templates as they were (a scale, a label on the
-// object): a changed template would make the controller replace every Pod,
-// which for a model server means reloading the model on each replica.
+// An UPDATE that left the templates as they were but for their scale (a
+// label on the object, replicas): a changed template would make the
+// controller replace every Pod, which for a model server means reloading the
+// model on each replica.
 bool templateUnchanged(const AdmissionSubject& subject, const Assessment& assessment) {
   if (subject.operation != Operation::Update || subject.oldObject == nullptr) return false;
-  if (assessment.kind != WorkloadKind::Other) {
-    return sameValue(workloadTemplate(subject.oldObject, assessment.kind),
-                     workloadTemplate(subject.object, assessment.kind));
-  }
   const Resolution before = resolveTemplates(*assessment.type, *subject.oldObject);
   const std::vector<ResolvedTemplate>& after = assessment.resolution.templates;
   if (!before.ok() || before.templates.size() != after.size()) return false;
+  const std::vector<std::string>& scale = assessment.type->updates.scale;
   for (size_t i = 0; i < after.size(); ++i) {
-    if (before.templates[i].specPointer != after[i].specPointer ||
-        !sameValue(before.templates[i].spec, after[i].spec) ||
-        !sameValue(before.templates[i].metadata, after[i].metadata)) {
+    const ResolvedTemplate& old = before.templates[i];
+    if (old.specPointer != after[i].specPointer ||
+        !sameIgnoring(old.spec, after[i].spec, old.specPointer, scale) ||
+        !sameIgnoring(old.metadata, after[i].metadata, old.metadataPointer, scale)) {
       return false;
     }
   }
@@ -209,8 +225,13 @@ void collectViolations(const JsonValue& object, const Assessment& assessment,
                              readings,
                              ruleTargetOf(subject)};
   };
+  // The workload's shape was judged on the workload the developer wrote.
+  const bool controllersObject = madeByController(object);
   for (const auto& validator : allValidators()) {
     if (!classification.isAiWorkload() && !validator->appliesToUnclassified()) continue;
+    if (controllersObject && ruleInfo(validator->rule()).subject == RuleSubject::Workload) {
+      continue;
+    }
     if (validator->scope() == Validator::Scope::Workload) {
       runValidator(*validator, contextOf(readings[primary]), out);
       continue;
@@ -416,10 +437,13 @@ bool Engine::mutateInto(const AdmissionSubject& subject, JsonDocument& mutated,
   // Template by template, each in the fixed mutator order.
   const PodTemplateView* primary = assessment.primary();
   for (const PodTemplateView& view : assessment.views) {
+    if (!isEditable(view, subject, *assessment.type)) continue;
     context.place = view.place;
-    context.primaryTemplate = &view == primary;
+    // A controller's object gets no GPUs its template did not ask for.
+    context.primaryTemplate = &view == primary && !context.madeByController;
     for (const auto& mutator : allMutators()) {
       if (context.templateUnchanged && !mutator->runsOnUnchangedTemplate()) continue;
+      if (context.madeByController && !mutator->runsOnControllersObjects()) continue;
       changed = mutator->mutate(context) || changed;
     }
   }
@@ -504,8 +528,14 @@ AdmissionOutcome Engine::validate(const AdmissionSubject& subject, Evaluation* e
   }
 
   applyAnswers(violations, answers);
+  // What a controller changes without a rollout (a scale, Kueue's suspend
+  // and placement) is the controller's: refusing it would stop the workload
+  // from ever starting or scaling. aiadmit warns.
+  const RuleAction enforcement = isControllersUpdate(subject, assessment)
+                                     ? capAction(enforcement_, RuleAction::Warn)
+                                     : enforcement_;
   AdmissionOutcome outcome = decide(violations, assessment.selection.profile, ruleTargetOf(subject),
-                                    enforcement_, answers, eval);
+                                    enforcement, answers, eval);
   unresolvedClaims(assessment, subject, cluster.get(), answers, eval.toConfirm);
   sortUnique(eval.toConfirm);
   return outcome;

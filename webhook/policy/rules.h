@@ -34,6 +34,14 @@ inline constexpr RuleId AIA001{1}, AIA002{2}, AIA003{3}, AIA004{4}, AIA005{5}, A
 // exists.
 enum class RuleTarget { BarePod, Controller };
 
+// What a rule judges: a Pod's fit (its GPUs, the nodes that can hold them,
+// the pool), which holds for every Pod whoever made it; or how the workload
+// is put together (its class, its probes, gang scheduling, priority, restart
+// policy, the annotations it declares), which is judged where the developer
+// wrote it, through the table's role, and never again on what a controller
+// made from it: an operator sets its children's restart policy and probes.
+enum class RuleSubject { Pod, Workload };
+
 // The catalogue: every rule once, in ID order, with the action it has when a
 // profile says nothing and the title docs/rules.md gives it (a test holds the
 // docs to this table). A new rule is one row here and one validator.
@@ -43,6 +51,7 @@ struct RuleInfo {
   std::string_view title;
   // The default for controllers' objects, when it is not defaultAction.
   std::optional<RuleAction> controllerDefault = std::nullopt;
+  RuleSubject subject = RuleSubject::Pod;
 
   constexpr RuleAction defaultFor(RuleTarget target) const {
     return target == RuleTarget::Controller && controllerDefault ? *controllerDefault
@@ -51,21 +60,27 @@ struct RuleInfo {
 };
 
 inline constexpr RuleInfo kRuleCatalogue[] = {
-    {AIA001, RuleAction::Deny, "an aiadmit.dev annotation aiadmit cannot use"},
-    {AIA002, RuleAction::Deny, "shape against kind"},
+    {AIA001, RuleAction::Deny, "an aiadmit.dev annotation aiadmit cannot use", std::nullopt,
+     RuleSubject::Workload},
+    {AIA002, RuleAction::Deny, "shape against kind", std::nullopt, RuleSubject::Workload},
     {AIA003, RuleAction::Deny, "accelerator name the cluster does not offer"},
     {AIA004, RuleAction::Deny, "GPU quantity that is not a positive whole number"},
     {AIA005, RuleAction::Deny, "GPU requests that differ from limits"},
     {AIA006, RuleAction::Deny, "more GPUs than a node has"},
-    {AIA007, RuleAction::Deny, "aimed at the GPU pool without asking for a GPU"},
+    {AIA007, RuleAction::Deny, "aimed at the GPU pool without asking for a GPU", std::nullopt,
+     RuleSubject::Workload},
     {AIA008, RuleAction::Deny, "selection that contradicts the pool"},
-    {AIA009, RuleAction::Deny, "model server without a readiness probe"},
-    {AIA010, RuleAction::Deny, "distributed training without gang scheduling"},
-    {AIA011, RuleAction::Deny, "priority class not allowed"},
+    {AIA009, RuleAction::Deny, "model server without a readiness probe", std::nullopt,
+     RuleSubject::Workload},
+    {AIA010, RuleAction::Deny, "distributed training without gang scheduling", std::nullopt,
+     RuleSubject::Workload},
+    {AIA011, RuleAction::Deny, "priority class not allowed", std::nullopt, RuleSubject::Workload},
     {AIA012, RuleAction::Deny, "GPUs in a namespace that may not use them"},
     {AIA013, RuleAction::Deny, "shared GPUs where the profile forbids sharing"},
-    {AIA014, RuleAction::Deny, "training or batch Pod that restarts Always"},
-    {AIA015, RuleAction::Warn, "model server without a memory limit"},
+    {AIA014, RuleAction::Deny, "training or batch Pod that restarts Always", std::nullopt,
+     RuleSubject::Workload},
+    {AIA015, RuleAction::Warn, "model server without a memory limit", std::nullopt,
+     RuleSubject::Workload},
     // Rules on the cluster view: they act only on what the cluster is known
     // to hold (webhook/kube/cluster_view.h) and say nothing without one. What
     // does not exist yet may exist a moment later (one `kubectl apply` of a
