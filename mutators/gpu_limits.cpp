@@ -15,31 +15,37 @@ namespace {
 // quantity; anything else (a fraction, a typo) is left for validation.
 bool needsLimitFromRequest(const ResourceEntry& entry, const Profile& profile) {
   if (entry.section != "requests" || !profile.allowsResource(entry.name)) return false;
-  const JsonValue* limits = member(member(entry.container.json, "resources"), "limits");
+  const JsonValue* limits = member(entry.container.resources(), "limits");
   return member(limits, entry.name) == nullptr &&
-         PodReader::containerRequest(*entry.container.json, entry.name) > 0;
+         PodReader::containerRequest(entry.container, entry.name) > 0;
+}
+
+// "container vllm", or the field of a template that is only a
+// ResourceRequirements ("trainer.resourcesPerNode").
+std::string containerName(const PodContainer& container) {
+  if (container.resourcesOnly) return "resourcesPerNode";
+  return "container " + std::string(container.name);
 }
 
 bool copyRequestsToLimits(MutationContext& context) {
   struct Missing {
-    JsonValue* container;
+    PodContainer container;
     std::string name;
   };
   std::vector<Missing> missing;
   context.pod().forEachResource([&](const ResourceEntry& entry) {
     if (!needsLimitFromRequest(entry, context.profile)) return;
-    // The reader looks at the copy being edited: its containers are the copy's.
-    missing.push_back({const_cast<JsonValue*>(entry.container.json), std::string(entry.name)});
+    missing.push_back({entry.container, std::string(entry.name)});
   });
   for (const Missing& entry : missing) {
-    JsonValue& resources = *member(entry.container, "resources");
+    JsonValue& resources = ensureResources(entry.container, context.alloc);
     JsonValue value(*member(member(&resources, "requests"), entry.name), context.alloc);
     const std::string text = quantityText(value);
     // Creating `limits` may move the members of `resources`: copy the request first.
     JsonValue& limits = ensureObject(resources, "limits", context.alloc);
     limits.AddMember(makeString(entry.name, context.alloc), value, context.alloc);
-    context.report("added limit " + entry.name + "=" + text + " to container " +
-                   std::string(stringMember(entry.container, "name")) + " to match its request");
+    context.report("added limit " + entry.name + "=" + text + " to " +
+                   containerName(entry.container) + " to match its request");
   }
   return !missing.empty();
 }
@@ -60,6 +66,8 @@ bool addWantedGpus(MutationContext& context) {
   // limit on top would ask for a second set of GPUs from the device plugin.
   const ClaimedDevices& claimed = pod.claimedDevices();
   if (!claimed.gpus.empty()) return false;
+  // Nor does one with a KAI share: KAI refuses a whole GPU beside it.
+  if (pod.asksForGpuShare()) return false;
   const std::string_view annotated = pod.annotation(kGpusAnnotation).value_or("");
   int64_t count = 0;
   std::string_view why;
@@ -80,15 +88,15 @@ bool addWantedGpus(MutationContext& context) {
   }
   if (count <= 0) return false;
 
-  JsonValue* container = mainContainer(context);
+  const PodContainer* container = pod.mainContainer().container;
   if (container == nullptr) return false;
   const std::string& resource = context.profile.gpu.resourceName;
   JsonValue& limits =
-      ensureObject(ensureObject(*container, "resources", context.alloc), "limits", context.alloc);
+      ensureObject(ensureResources(*container, context.alloc), "limits", context.alloc);
   const std::string quantity = std::to_string(count);
   setString(limits, resource, quantity, context.alloc);
-  context.report("added limit " + resource + "=" + quantity + " to container " +
-                 std::string(stringMember(container, "name")) + " " + std::string(why));
+  context.report("added limit " + resource + "=" + quantity + " to " + containerName(*container) +
+                 " " + std::string(why));
   return true;
 }
 

@@ -29,8 +29,7 @@ void AcceleratorNameValidator::check(const ValidationContext& context,
     const Suggestion closest = closestName(entry.name, offered);
     out.push_back(
         {AIA003,
-         containerFieldPath(context.view, entry.container.list, entry.container.index) +
-             ".resources." + std::string(entry.section),
+         resourcesFieldPath(context.view, entry.container) + "." + std::string(entry.section),
          inQuotes(entry.name) + inContainer(context.pod, entry.container) +
              " is not a resource this cluster offers",
          "did you mean " + inQuotes(closest.name) + "?",

@@ -138,8 +138,8 @@ void ClusterCapacityValidator::check(const ValidationContext& context,
     if (deviceClassOfResourceName(entry.name)) return;
     const std::string name(entry.name);
     if (resources.insert(name).second) {
-      fields[name] = containerFieldPath(context.view, entry.container.list, entry.container.index) +
-                     ".resources." + std::string(entry.section);
+      fields[name] =
+          resourcesFieldPath(context.view, entry.container) + "." + std::string(entry.section);
     }
   });
   for (const std::string& resource : resources) {

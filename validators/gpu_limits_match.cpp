@@ -10,20 +10,18 @@ void GpuLimitsMatchValidator::check(const ValidationContext& context,
     if (entry.section != "requests") return;
     const auto requested = Quantity::fromJson(entry.value);
     if (!requested) return;  // AIA004
-    const JsonValue* limit =
-        member(member(member(entry.container.json, "resources"), "limits"), entry.name);
+    const JsonValue* limit = member(member(entry.container.resources(), "limits"), entry.name);
     if (limit != nullptr) {
       const auto limited = Quantity::fromJson(*limit);
       if (!limited || limited->sameValue(*requested)) return;
     }
 
-    const std::string path =
-        containerFieldPath(context.view, entry.container.list, entry.container.index);
+    const std::string path = resourcesFieldPath(context.view, entry.container);
     const std::string name = inQuotes(entry.name);
     const std::string where = inContainer(context.pod, entry.container);
     if (limit == nullptr) {
       out.push_back(
-          {AIA005, path + ".resources.limits",
+          {AIA005, path + ".limits",
            name + where + " is requested (" + quantityText(entry.value) + ") without a limit",
            "set the limit to the same number; accelerators cannot be overcommitted",
            name + " has a request but no limit; set an equal limit"});
@@ -31,7 +29,7 @@ void GpuLimitsMatchValidator::check(const ValidationContext& context,
     }
     const std::string amounts =
         " requests " + quantityText(entry.value) + " but limits " + quantityText(*limit);
-    out.push_back({AIA005, path + ".resources.requests", name + where + amounts,
+    out.push_back({AIA005, path + ".requests", name + where + amounts,
                    "make them equal, or set only the limit", name + amounts + "; make them equal"});
   });
 }

@@ -15,7 +15,7 @@ void GpuNamespaceValidator::check(const ValidationContext& context,
       })) {
     return;
   }
-  if (!context.pod.asksForAccelerator()) return;
+  if (!context.pod.asksForAccelerator() && !context.pod.asksForGpuShare()) return;
 
   std::string namespaces;
   for (const std::string& pattern : allowed) {

@@ -31,8 +31,7 @@ void GpuQuantityValidator::check(const ValidationContext& context,
     }
     if (entry.section == "requests") {
       // The same amount in limits was reported already.
-      const JsonValue* limit =
-          member(member(member(entry.container.json, "resources"), "limits"), entry.name);
+      const JsonValue* limit = member(member(entry.container.resources(), "limits"), entry.name);
       if (limit != nullptr) {
         const auto limitQuantity = Quantity::fromJson(*limit);
         if ((limitQuantity && quantity && limitQuantity->sameValue(*quantity)) ||
@@ -62,10 +61,10 @@ void GpuQuantityValidator::check(const ValidationContext& context,
             "ask for whole GPUs, or for " + (slice[0] == '"' ? "a slice such as " + slice : slice);
       }
     }
-    out.push_back({AIA004,
-                   containerFieldPath(context.view, entry.container.list, entry.container.index) +
-                       ".resources." + std::string(entry.section),
-                   std::move(problem), std::move(fix), std::move(brief)});
+    out.push_back(
+        {AIA004,
+         resourcesFieldPath(context.view, entry.container) + "." + std::string(entry.section),
+         std::move(problem), std::move(fix), std::move(brief)});
   });
 }
 

@@ -30,11 +30,19 @@ void GpuSharingValidator::check(const ValidationContext& context,
     const auto key = std::make_tuple(entry.container.list, entry.container.index, entry.name);
     if (std::find(reported.begin(), reported.end(), key) != reported.end()) return;
     reported.push_back(key);
-    report(containerFieldPath(context.view, entry.container.list, entry.container.index) +
-               ".resources." + std::string(entry.section),
+    report(resourcesFieldPath(context.view, entry.container) + "." + std::string(entry.section),
            inQuotes(entry.name) + inContainer(context.pod, entry.container), inQuotes(entry.name),
            "is a shared GPU", "ask for whole GPUs (" + inQuotes(profile->gpu.resourceName) + ")");
   });
+
+  // A KAI share is a GPU shared with other Pods by definition.
+  if (const std::optional<GpuShare> share = context.pod.gpuShare()) {
+    const std::string annotation = std::string(share->key) + "=" + std::string(share->value);
+    report(annotationFieldPath(context, share->key), "annotation " + annotation,
+           std::string(share->key), "asks for a share of a GPU",
+           "remove the " + std::string(share->key) + " annotation and ask for whole GPUs (" +
+               inQuotes(profile->gpu.resourceName) + ")");
+  }
 
   const std::string podSpec = context.view.specFieldPath();
   const JsonValue* nodeSelector = member(spec, "nodeSelector");

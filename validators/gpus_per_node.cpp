@@ -13,14 +13,15 @@ std::string askingField(const ValidationContext& context, const std::string& res
   std::string field;
   int asking = 0;
   for (const PodContainer& container : context.pod.containers()) {
-    if (PodReader::containerRequest(*container.json, resource) == 0) continue;
-    if (++asking == 1) {
-      field =
-          containerFieldPath(context.view, container.list, container.index) + ".resources.limits";
-    }
+    if (PodReader::containerRequest(container, resource) == 0) continue;
+    if (++asking == 1) field = resourcesFieldPath(context.view, container) + ".limits";
   }
   for (const GpuClaim& gpu : context.pod.claimedDevices().gpus) {
     if (gpu.devices > 0 && ++asking == 1) field = podSpec + "." + gpu.fieldPath;
+  }
+  if (const std::optional<GpuShare> share = context.pod.gpuShare(); share && ++asking == 1) {
+    field = annotationFieldPath(context,
+                                share->devices > 1 ? kGpuFractionDevicesAnnotation : share->key);
   }
   return asking == 1 ? field : podSpec + ".containers";
 }
@@ -30,9 +31,14 @@ std::string askingField(const ValidationContext& context, const std::string& res
 std::string whatIsAsked(const ValidationContext& context, const std::string& resource,
                         int64_t extended) {
   const std::vector<GpuClaim>& gpus = context.pod.claimedDevices().gpus;
-  if (context.pod.claimedGpuCount() == 0) return inQuotes(resource);
+  const std::optional<GpuShare> share = context.pod.gpuShare();
+  if (context.pod.claimedGpuCount() == 0 && !share) return inQuotes(resource);
   std::string parts;
   if (extended > 0) parts = std::to_string(extended) + " " + inQuotes(resource);
+  if (share) {
+    if (!parts.empty()) parts += ", ";
+    parts += std::to_string(share->devices) + " shared by annotation " + std::string(share->key);
+  }
   for (const GpuClaim& gpu : gpus) {
     if (gpu.devices == 0) continue;
     if (!parts.empty()) parts += ", ";
@@ -51,9 +57,15 @@ void GpusPerNodeValidator::check(const ValidationContext& context,
   if (profile == nullptr) return;
   const std::string& resource = profile->gpu.resourceName;
   const int64_t perNode = profile->gpu.gpusPerNode;
-  // GPUs by extended resource and by DRA claim land on the same node.
+  // GPUs by extended resource, by DRA claim and by KAI share (a part of
+  // each of its devices) land on the same node.
   const int64_t extended = context.pod.podRequest(resource);
-  const int64_t claimed = context.pod.claimedGpuCount();
+  const std::optional<GpuShare> share = context.pod.gpuShare();
+  const int64_t byClaim = context.pod.claimedGpuCount();
+  const int64_t shared = share ? share->devices : 0;
+  const int64_t claimed = byClaim > std::numeric_limits<int64_t>::max() - shared
+                              ? std::numeric_limits<int64_t>::max()
+                              : byClaim + shared;
   const int64_t wanted = extended > std::numeric_limits<int64_t>::max() - claimed
                              ? std::numeric_limits<int64_t>::max()
                              : extended + claimed;

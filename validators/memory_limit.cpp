@@ -7,16 +7,13 @@ void MemoryLimitValidator::check(const ValidationContext& context,
   if (context.classification.workloadClass != WorkloadClass::Realtime) return;
   for (const PodContainer& serving : context.pod.containers()) {
     if (serving.list != ContainerList::Containers) continue;
-    const JsonValue& container = *serving.json;
-    if (member(member(member(&container, "resources"), "limits"), "memory") != nullptr) continue;
+    if (member(member(serving.resources(), "limits"), "memory") != nullptr) continue;
     if (!context.pod.asksForAccelerator(serving)) continue;
-    const std::string_view name = stringMember(&container, "name");
+    const std::string_view name = serving.name;
     const std::string problem =
         (name.empty() ? std::string("the GPU server") : "GPU server " + inQuotes(name)) +
         " has no memory limit";
-    Violation violation{AIA015,
-                        containerFieldPath(context.view, ContainerList::Containers, serving.index) +
-                            ".resources.limits",
+    Violation violation{AIA015, resourcesFieldPath(context.view, serving) + ".limits",
                         problem + ", so it can grow until it starves the node", "set limits.memory",
                         problem + "; set limits.memory"};
     // The field path names the container too: a name too long to fit beside

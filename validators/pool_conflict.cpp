@@ -30,6 +30,14 @@ void PoolConflictValidator::check(const ValidationContext& context,
                                   std::vector<Violation>& out) const {
   const Profile* profile = context.profile;
   if (profile == nullptr) return;
+  // A template that is only a ResourceRequirements (a TrainJob's
+  // resourcesPerNode) has no placement of its own: its Pods' come from the
+  // runtime and runtimePatches, which this object does not hold.
+  const ResolvedTemplate* place = context.view.place;
+  if (place != nullptr && place->slot != nullptr &&
+      place->slot->shape == TemplateShape::Resources) {
+    return;
+  }
   const JsonValue* spec = context.view.spec;
   const Placement& pool = profile->placement;
   const std::string podSpec = context.view.specFieldPath();

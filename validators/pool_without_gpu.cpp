@@ -61,7 +61,10 @@ void PoolWithoutGpuValidator::check(const ValidationContext& context,
       member(spec, "tolerations") == nullptr) {
     return;
   }
-  if (context.pod.asksForAccelerator() || context.pod.claimsDevices()) return;
+  if (context.pod.asksForAccelerator() || context.pod.claimsDevices() ||
+      context.pod.asksForGpuShare()) {
+    return;
+  }
   if (servesTheNode(context)) return;
 
   Aim aim;

@@ -21,8 +21,7 @@ void ReadinessProbeValidator::check(const ValidationContext& context,
 
   const std::string_view name = serving->name;
   const std::string server = name.empty() ? std::string("the model server") : inQuotes(name);
-  out.push_back({AIA009,
-                 containerFieldPath(context.view, ContainerList::Containers, serving->index),
+  out.push_back({AIA009, containerFieldPath(context.view, *serving),
                  server + " has no readinessProbe, so it gets traffic before its model is loaded",
                  probesOn ? "declare its TCP port under ports so aiadmit adds one, or add one"
                           : "add a readinessProbe that passes once the model is loaded",

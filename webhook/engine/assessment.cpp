@@ -63,8 +63,9 @@ Assessment assess(const JsonValue& object, const AdmissionSubject& subject,
   if (!assessment.resolution.ok()) return assessment;
   for (const ResolvedTemplate& place : assessment.resolution.templates) {
     // A template that is only a ResourceRequirements (a TrainJob's
-    // resourcesPerNode) has no pod to read or edit here.
-    if (place.slot == nullptr || place.slot->shape != TemplateShape::PodSpec) continue;
+    // resourcesPerNode) is a view too: the pod reader reads it as the main
+    // container of each node, and the row lets only GPU limits in.
+    if (place.slot == nullptr) continue;
     assessment.views.push_back(
         PodTemplateView::at(object, assessment.kind, *assessment.type, place));
   }
@@ -78,7 +79,8 @@ Assessment assess(const JsonValue& object, const AdmissionSubject& subject,
     assessment.pods.push_back(PodReader::of(view));
     assessment.pods.back().resolveClaimsIn(cluster, subject.namespaceName);
   }
-  assessment.workload = classifyWorkload(assessment.views, assessment.pods);
+  assessment.workload =
+      classifyWorkload(assessment.views, assessment.pods, madeByController(object));
   const Classification& classification = assessment.workload.classification;
   if (classification.isAiWorkload()) {
     assessment.selection = selectProfile(profiles, *assessment.primary(),

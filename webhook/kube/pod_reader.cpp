@@ -4,6 +4,7 @@
 #include <limits>
 #include <string>
 
+#include "webhook/kube/json_pointer.h"
 #include "webhook/kube/quantity.h"
 #include "webhook/kube/resources.h"
 
@@ -12,6 +13,11 @@ namespace aiadmit {
 namespace {
 
 constexpr std::string_view kGpuContainerKey = "aiadmit.dev/gpu-container";
+// KServe makes a predictor's model-format object (`model`, or a legacy
+// framework field such as `pytorch`) its main container and names it so
+// when the object has no name of its own; KServe is the only operator whose
+// rows have container objects.
+constexpr std::string_view kContainerObjectName = "kserve-container";
 
 std::optional<std::string_view> annotationOf(const JsonValue* metadata, std::string_view key) {
   const JsonValue* value = member(member(metadata, "annotations"), key);
@@ -39,28 +45,74 @@ const AcceleratorNames& AcceleratorNames::byLook() {
   return names;
 }
 
+const JsonValue* PodContainer::resources() const {
+  return resourcesOnly ? json : member(json, "resources");
+}
+
 PodReader::PodReader(const JsonValue* objectMetadata, const JsonValue* templateMetadata,
                      const JsonValue* podSpec, const AcceleratorNames& accelerators)
     : objectMetadata_(objectMetadata),
       templateMetadata_(templateMetadata),
       spec_(podSpec),
       accelerators_(&accelerators) {
-  for (ContainerList list : {ContainerList::InitContainers, ContainerList::Containers}) {
-    const JsonValue* items = member(podSpec, containerListName(list));
-    if (!isArray(items)) continue;
+  readContainers(nullptr, {}, {});
+}
+
+void PodReader::readContainers(const JsonValue* root, std::string_view specPointer,
+                               std::span<const std::string> objects) {
+  containers_.clear();
+  auto readList = [&](ContainerList list) {
+    const JsonValue* items = member(spec_, containerListName(list));
+    if (!isArray(items)) return;
     containers_.reserve(containers_.size() + items->Size());
     for (rapidjson::SizeType i = 0; i < items->Size(); ++i) {
       const JsonValue& item = (*items)[i];
       if (!item.IsObject()) continue;
       const bool sidecar =
           list == ContainerList::InitContainers && stringMember(&item, "restartPolicy") == "Always";
-      containers_.push_back({&item, list, i, stringMember(&item, "name"), sidecar});
+      containers_.push_back({.json = &item,
+                             .list = list,
+                             .index = i,
+                             .name = stringMember(&item, "name"),
+                             .sidecar = sidecar});
     }
+  };
+  readList(ContainerList::InitContainers);
+  // Container objects come first among the regular containers: the operator
+  // makes them the Pod's first container, its main one.
+  const JsonValue* items = member(spec_, "containers");
+  size_t next = isArray(items) ? items->Size() : 0;
+  for (const std::string& pointer : objects) {
+    const JsonValue* object = root != nullptr ? valueAt(*root, pointer) : nullptr;
+    if (!isObject(object) || pointer.size() <= specPointer.size() ||
+        pointer.compare(0, specPointer.size(), specPointer) != 0) {
+      continue;
+    }
+    std::string_view name = stringMember(object, "name");
+    if (name.empty()) name = kContainerObjectName;
+    containers_.push_back({.json = object,
+                           .index = next++,
+                           .name = name,
+                           .object = std::string_view(pointer).substr(specPointer.size())});
   }
+  readList(ContainerList::Containers);
 }
 
 PodReader PodReader::of(const PodTemplateView& view, const AcceleratorNames& accelerators) {
-  return PodReader(member(view.object, "metadata"), view.metadata, view.spec, accelerators);
+  PodReader reader(member(view.object, "metadata"), view.metadata, view.spec, accelerators);
+  const ResolvedTemplate* place = view.place;
+  if (place == nullptr || place->slot == nullptr || view.object == nullptr) return reader;
+  if (place->slot->shape == TemplateShape::Resources) {
+    // The ResourceRequirements is what the operator gives its main container
+    // on every node: read it as that container.
+    reader.containers_.clear();
+    if (isObject(view.spec)) {
+      reader.containers_.push_back({.json = view.spec, .name = place->role, .resourcesOnly = true});
+    }
+  } else if (!place->containerObjects.empty()) {
+    reader.readContainers(view.object, place->specPointer, place->containerObjects);
+  }
+  return reader;
 }
 
 std::optional<std::string_view> PodReader::templateAnnotation(std::string_view key) const {
@@ -88,7 +140,7 @@ bool PodReader::isAccelerator(std::string_view resourceName) const {
 
 void PodReader::forEachResource(const std::function<void(const ResourceEntry&)>& visit) const {
   for (const PodContainer& container : containers_) {
-    const JsonValue* resources = member(container.json, "resources");
+    const JsonValue* resources = container.resources();
     for (std::string_view section : {"limits", "requests"}) {
       const JsonValue* quantities = member(resources, section);
       if (!isObject(quantities)) continue;
@@ -114,7 +166,7 @@ std::optional<PodReader::FirstAccelerator> PodReader::firstAccelerator() const {
 }
 
 bool PodReader::asksForAccelerator(const PodContainer& container) const {
-  const JsonValue* resources = member(container.json, "resources");
+  const JsonValue* resources = container.resources();
   for (std::string_view section : {"limits", "requests"}) {
     const JsonValue* quantities = member(resources, section);
     if (!isObject(quantities)) continue;
@@ -269,6 +321,27 @@ int64_t PodReader::claimedGpuCount() const {
   return devices;
 }
 
+std::optional<GpuShare> PodReader::gpuShare() const {
+  // KAI reads the Pod's own annotations, which come from the template's
+  // metadata (for a Pod, its own): the object's do not reach its Pods.
+  for (std::string_view key : {kGpuFractionAnnotation, kGpuMemoryAnnotation}) {
+    const std::optional<std::string_view> value = annotationOf(templateMetadata_, key);
+    if (!value) continue;
+    const auto quantity = Quantity::parse(*value);
+    if (!quantity || quantity->isZero() || quantity->isNegative()) continue;
+    // KAI takes a fraction above one device for no share at all.
+    if (key == kGpuFractionAnnotation && quantity->approximate() > 1.0) continue;
+    GpuShare share{key, *value, 1};
+    if (const auto devices = annotationOf(templateMetadata_, kGpuFractionDevicesAnnotation)) {
+      const auto count = Quantity::parse(*devices);
+      const std::optional<int64_t> whole = count ? count->wholeValue() : std::nullopt;
+      if (whole && *whole > 0) share.devices = *whole;
+    }
+    return share;
+  }
+  return std::nullopt;
+}
+
 Placement PodReader::placement() const {
   Placement placement;
   if (const JsonValue* selector = member(spec_, "nodeSelector");
@@ -306,7 +379,12 @@ Placement PodReader::placement() const {
 }
 
 int64_t PodReader::containerRequest(const JsonValue& container, std::string_view resource) {
-  const JsonValue* resources = member(&container, "resources");
+  const PodContainer reading{.json = &container};
+  return containerRequest(reading, resource);
+}
+
+int64_t PodReader::containerRequest(const PodContainer& container, std::string_view resource) {
+  const JsonValue* resources = container.resources();
   const JsonValue* value = member(member(resources, "requests"), resource);
   if (value == nullptr) value = member(member(resources, "limits"), resource);
   if (value == nullptr) return 0;
@@ -322,7 +400,7 @@ int64_t PodReader::podRequest(std::string_view resource) const {
   int64_t sidecars = 0;
   int64_t initPeak = 0;
   for (const PodContainer& container : containers_) {
-    const int64_t own = containerRequest(*container.json, resource);
+    const int64_t own = containerRequest(container, resource);
     if (container.list == ContainerList::Containers) {
       running = saturatingAdd(running, own);
     } else if (container.sidecar) {
@@ -390,6 +468,27 @@ bool PodReader::declaresPort(const JsonValue& container) {
     if (member(&port, "containerPort") != nullptr) return true;
   }
   return false;
+}
+
+std::string containerFieldPath(const PodTemplateView& view, const PodContainer& container) {
+  const std::string spec = view.specFieldPath();
+  if (container.resourcesOnly) return spec;
+  if (!container.object.empty() && view.spec != nullptr) {
+    return spec + "." + fieldPathOf(*view.spec, container.object);
+  }
+  return spec + "." + std::string(containerListName(container.list)) + "[" +
+         std::to_string(container.index) + "]";
+}
+
+std::string resourcesFieldPath(const PodTemplateView& view, const PodContainer& container) {
+  const std::string path = containerFieldPath(view, container);
+  return container.resourcesOnly ? path : path + ".resources";
+}
+
+JsonValue& ensureResources(const PodContainer& container, JsonAllocator& alloc) {
+  // The reader looks at the document being edited: its containers are that copy's.
+  JsonValue& json = *const_cast<JsonValue*>(container.json);
+  return container.resourcesOnly ? json : ensureObject(json, "resources", alloc);
 }
 
 std::string inContainer(const PodReader& pod, const PodContainer& container) {

@@ -33,11 +33,23 @@ class AcceleratorNames {
 };
 
 struct PodContainer {
-  const JsonValue* json = nullptr;  // never null: items that are not objects are skipped
+  // Never null: items that are not objects are skipped. For a template that
+  // is only a ResourceRequirements (a TrainJob's trainer.resourcesPerNode),
+  // the one container is that object itself.
+  const JsonValue* json = nullptr;
   ContainerList list = ContainerList::Containers;
-  size_t index = 0;  // within its list
-  std::string_view name;
+  // Within its list. A container object (KServe's predictor.model) is
+  // numbered after the list's items, so that no two containers share one.
+  size_t index = 0;
+  std::string_view name{};
   bool sidecar = false;  // an init container with restartPolicy Always
+  // A container object's pointer relative to the PodSpec ("/model"); "" for
+  // an item of containers or initContainers.
+  std::string_view object{};
+  bool resourcesOnly = false;  // `json` is a ResourceRequirements, not a container
+  // Its ResourceRequirements: `resources` of a container, `json` itself when
+  // resourcesOnly; null when absent.
+  const JsonValue* resources() const;
 };
 
 // One entry of a container's resources.limits or resources.requests.
@@ -50,6 +62,22 @@ struct ResourceEntry {
 
 // Where an annotation was read.
 enum class AnnotationSite { None, Template, Object };
+
+// A GPU share that KAI Scheduler (and Run:ai before it) hands out by
+// annotation on the Pod instead of an extended resource: `gpu-fraction`
+// (a portion of one device's memory, 0 < f <= 1) or `gpu-memory` (MiB of
+// one device), on `gpu-fraction-num-devices` devices (default 1). Such a
+// Pod runs on GPUs that it shares with others; it never asks for
+// nvidia.com/gpu as well (KAI refuses both together).
+inline constexpr std::string_view kGpuFractionAnnotation = "gpu-fraction";
+inline constexpr std::string_view kGpuMemoryAnnotation = "gpu-memory";
+inline constexpr std::string_view kGpuFractionDevicesAnnotation = "gpu-fraction-num-devices";
+
+struct GpuShare {
+  std::string_view key;  // kGpuFractionAnnotation or kGpuMemoryAnnotation
+  std::string_view value;
+  int64_t devices = 1;  // GPUs on one node that the share is taken from
+};
 
 // Why a container is the main one.
 enum class MainContainerBasis {
@@ -152,8 +180,14 @@ class PodReader {
   bool claimsGpus() const { return !claimedDevices().gpus.empty(); }
   // The GPU devices the Pod's claims certainly need on one node.
   int64_t claimedGpuCount() const;
-  // Whether the Pod asks for GPUs at all: by extended resource or by claim.
-  bool asksForGpus() const { return asksForAccelerator() || claimsGpus(); }
+  // The KAI GPU share the Pod's own annotations ask for (the pod template's,
+  // which its Pods carry; a Pod's own): a positive gpu-fraction, else a
+  // positive gpu-memory. nullopt when neither is there or usable.
+  std::optional<GpuShare> gpuShare() const;
+  bool asksForGpuShare() const { return gpuShare().has_value(); }
+  // Whether the Pod asks for GPUs at all: by extended resource, by claim or
+  // by a KAI share.
+  bool asksForGpus() const { return asksForAccelerator() || claimsGpus() || asksForGpuShare(); }
 
   // --- Placement: where the Pod may land, as a pool that nodes are matched
   // against (ClusterView::nodeMatches): its nodeSelector, its tolerations
@@ -168,6 +202,9 @@ class PodReader {
   // Zero when absent or not a positive whole number; a whole number beyond
   // int64 saturates (more than any node has).
   static int64_t containerRequest(const JsonValue& container, std::string_view resource);
+  // The same for a container of this reader (a container object, or a
+  // template's ResourceRequirements, included).
+  static int64_t containerRequest(const PodContainer& container, std::string_view resource);
   // What the Pod needs of `resource` on one node, as kube-scheduler sums it:
   // regular containers and sidecars add up; each other init container runs
   // alone beside the sidecars started before it; the larger of the two.
@@ -188,6 +225,10 @@ class PodReader {
 
  private:
   const PodContainer* named(std::string_view name) const;
+  // The containers of the PodSpec, with `objects` (absolute pointers into
+  // `root`, each below `specPointer`) first among the regular ones.
+  void readContainers(const JsonValue* root, std::string_view specPointer,
+                      std::span<const std::string> objects);
 
   const JsonValue* objectMetadata_;
   const JsonValue* templateMetadata_;
@@ -199,6 +240,17 @@ class PodReader {
   std::string_view namespaceName_;
   mutable std::optional<ClaimedDevices> claimedDevices_;
 };
+
+// kubectl field paths of a container of `view`'s pod reader:
+// "spec.template.spec.containers[0]", "spec.predictor.model"; for a
+// template that is only a ResourceRequirements, the template itself.
+std::string containerFieldPath(const PodTemplateView& view, const PodContainer& container);
+// Where its ResourceRequirements are: "spec.template.spec.containers[0].resources",
+// "spec.predictor.model.resources", "spec.trainer.resourcesPerNode".
+std::string resourcesFieldPath(const PodTemplateView& view, const PodContainer& container);
+// The ResourceRequirements of `container`, in the document the reader was
+// made on (a mutator's copy), created when missing.
+JsonValue& ensureResources(const PodContainer& container, JsonAllocator& alloc);
 
 // ` in container "vllm"` when the Pod has several containers and this one has
 // a name; "" when the field path says enough.

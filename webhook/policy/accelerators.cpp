@@ -31,7 +31,8 @@ bool ProfileAcceleratorNames::isAccelerator(std::string_view name) const {
 }
 
 bool usesProfilePool(const PodReader& pod, const Profile& profile) {
-  if (pod.claimsGpus()) return true;
+  // A KAI share is a part of the GPUs the pool's nodes hold.
+  if (pod.claimsGpus() || pod.asksForGpuShare()) return true;
   bool uses = false;
   pod.forEachResource([&](const ResourceEntry& entry) {
     if (uses || !profile.allowsResource(entry.name)) return;

@@ -25,8 +25,9 @@ class ProfileAcceleratorNames final : public AcceleratorNames {
 };
 
 // Whether any container asks for a positive quantity of an accelerator
-// resource the profile allows, or the Pod claims GPUs through DRA
-// (PodReader::claimsGpus): such a Pod belongs on the profile's GPU pool.
+// resource the profile allows, the Pod claims GPUs through DRA
+// (PodReader::claimsGpus), or it asks for a KAI GPU share
+// (PodReader::gpuShare): such a Pod belongs on the profile's GPU pool.
 bool usesProfilePool(const PodReader& pod, const Profile& profile);
 
 }  // namespace aiadmit

@@ -45,6 +45,10 @@ WorkloadClass classOfKind(const PodTemplateView& view, std::string* why) {
 std::string acceleratorRequest(const PodTemplateView& view, const PodReader& pod) {
   const auto first = pod.firstAccelerator();
   if (!first) return {};
+  // A template that is only a ResourceRequirements is named by its field.
+  if (first->container->resourcesOnly) {
+    return std::string(first->name) + " (" + view.specFieldPath() + ")";
+  }
   std::string request =
       std::string(first->name) + " (" +
       (first->container->list == ContainerList::InitContainers ? "init container " : "container ") +
@@ -71,6 +75,16 @@ std::string gpuClaimRequest(const PodTemplateView& view, const PodReader& pod) {
   return request + ")";
 }
 
+// "asks for a GPU share by annotation gpu-fraction=0.5" (KAI Scheduler), or "".
+std::string gpuShareRequest(const PodReader& pod) {
+  const std::optional<GpuShare> share = pod.gpuShare();
+  if (!share) return {};
+  std::string request = "asks for a GPU share by annotation " + std::string(share->key) + "=" +
+                        std::string(share->value);
+  if (share->devices > 1) request += " on " + std::to_string(share->devices) + " GPUs";
+  return request;
+}
+
 // Why a Pod that claims devices is still not an AI workload: none of its
 // claims could be resolved to a GPU. "" when it claims nothing unresolved.
 std::string unresolvedClaims(const PodReader& pod) {
@@ -95,7 +109,23 @@ Classification classify(const PodTemplateView& view) {
   return classify(view, PodReader::of(view));
 }
 
-Classification classify(const PodTemplateView& view, const PodReader& pod) {
+namespace {
+
+// Whether a stamp of aiadmit's alone may classify the object: on what a
+// controller made, only when the object asks for GPUs itself. Operators copy
+// a template's metadata onto every Pod of a group (KubeRay's head Pod gets
+// its workers' stamp), and those that ask for no GPU are no AI workload. A
+// claim the cluster view cannot resolve yet may hold GPUs: its stamp stands.
+bool stampApplies(const PodReader& pod, bool madeByController) {
+  if (!madeByController || pod.asksForGpus()) return true;
+  if (!pod.claimedDevices().unresolved.empty()) return true;
+  const auto gpus = pod.annotation(kGpusAnnotation);
+  return gpus && !gpus->empty() && *gpus != "0";
+}
+
+}  // namespace
+
+Classification classify(const PodTemplateView& view, const PodReader& pod, bool madeByController) {
   Classification result;
   if (view.type == nullptr) return result;
 
@@ -133,9 +163,14 @@ Classification classify(const PodTemplateView& view, const PodReader& pod) {
   }
 
   // 2. The class aiadmit stamped on the controller that created this object.
+  std::optional<std::string_view> ignoredStamp;
   for (const auto& value :
        {pod.templateAnnotation(kClassAnnotation), pod.objectAnnotation(kClassAnnotation)}) {
     if (!value) continue;
+    if (!stampApplies(pod, madeByController)) {
+      ignoredStamp = *value;
+      continue;
+    }
     if (auto parsed = parseClass(*value)) {
       result.workloadClass = *parsed;
       result.basis = ClassBasis::ClassStamp;
@@ -146,14 +181,19 @@ Classification classify(const PodTemplateView& view, const PodReader& pod) {
   }
 
   // 3. The kind, for objects that ask for an accelerator: by extended
-  // resource, by a DRA claim of a GPU class, or by annotation.
+  // resource, by a DRA claim of a GPU class, by a KAI share, or by annotation.
   std::string request = acceleratorRequest(view, pod);
   if (!request.empty()) request = "requests " + request;
   if (request.empty()) request = gpuClaimRequest(view, pod);
+  if (request.empty()) request = gpuShareRequest(pod);
   if (request.empty()) {
     const auto gpus = pod.annotation(kGpusAnnotation);
     if (!gpus || gpus->empty() || *gpus == "0") {
       result.reason = unresolvedClaims(pod);
+      if (result.reason.empty() && ignoredStamp) {
+        result.reason = "annotation aiadmit.dev/class=" + std::string(*ignoredStamp) +
+                        " was copied from its controller's workload, but it asks for no GPU";
+      }
       return result;
     }
     request = "requests GPUs by annotation aiadmit.dev/gpus=" + std::string(*gpus);
@@ -191,10 +231,10 @@ size_t WorkloadClassification::primaryTemplate() const {
 }
 
 WorkloadClassification classifyWorkload(std::span<const PodTemplateView> templates,
-                                        std::span<const PodReader> pods) {
+                                        std::span<const PodReader> pods, bool madeByController) {
   WorkloadClassification result;
   for (size_t i = 0; i < templates.size() && i < pods.size(); ++i) {
-    Classification one = classify(templates[i], pods[i]);
+    Classification one = classify(templates[i], pods[i], madeByController);
     if (!result.classification.unknownWorkloadValue && one.unknownWorkloadValue) {
       result.classification.unknownWorkloadValue = one.unknownWorkloadValue;
     }

@@ -4,10 +4,13 @@
 //     object's own, so that a controller and its Pods always agree;
 //  2. else aiadmit.dev/class, which aiadmit stamps on what it admitted, so
 //     that Pods (and Jobs of a CronJob) created by a controller keep its class;
+//     on an object a controller made, only when it asks for GPUs itself (an
+//     operator copies one template's stamp onto Pods that ask for none);
 //  3. else, for an object that asks for an accelerator (a resource that looks
-//     like one, or aiadmit.dev/gpus), its kind: Deployment, StatefulSet,
-//     ReplicaSet are realtime; Job, CronJob batch; a bare Pod realtime when
-//     its restartPolicy is Always (the default), else batch;
+//     like one, a GPU claim, a KAI GPU share, or aiadmit.dev/gpus), its
+//     kind: Deployment, StatefulSet, ReplicaSet are realtime; Job, CronJob
+//     batch; a bare Pod realtime when its restartPolicy is Always (the
+//     default), else batch;
 //  4. else it is not an AI workload.
 // A value of aiadmit.dev/workload that is not a class is reported (AIA001) and
 // the class then comes from the kind.
@@ -56,7 +59,10 @@ struct Classification {
 
 Classification classify(const PodTemplateView& view);
 // The same with the pod reader the caller already has for the template.
-Classification classify(const PodTemplateView& view, const PodReader& pod);
+// `madeByController`: an ownerReference with controller: true made the
+// object (the engine knows); a class stamp alone then does not classify it.
+Classification classify(const PodTemplateView& view, const PodReader& pod,
+                        bool madeByController = false);
 
 // The class of a whole workload, from each of its templates: the strongest
 // basis any template has (the developer's annotation, then aiadmit's stamp,
@@ -71,7 +77,8 @@ struct WorkloadClassification {
   size_t primaryTemplate() const;
 };
 WorkloadClassification classifyWorkload(std::span<const PodTemplateView> templates,
-                                        std::span<const PodReader> pods);
+                                        std::span<const PodReader> pods,
+                                        bool madeByController = false);
 
 // An aiadmit annotation as the workload declares it: the pod template's value
 // when present (what the controller's Pods carry), else the object's; nullopt
