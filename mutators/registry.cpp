@@ -3,6 +3,7 @@
 // - GPU limits come first: the pool, the /dev/shm decision and the GPU count
 //   all read the limits it makes explicit;
 // - pool tolerations and placement only aim pods that ask for GPUs at the pool;
+//   a TrainJob, which has no pod template, gets them through runtimePatches;
 // - the stamp comes last and records the class and profile of the result.
 // docs/mutators.md describes each one; keep both in the same order.
 #include "mutators/gpu_limits.h"
@@ -14,6 +15,7 @@
 #include "mutators/scheduling.h"
 #include "mutators/shared_memory.h"
 #include "mutators/stamp.h"
+#include "mutators/trainjob_placement.h"
 
 namespace aiadmit {
 
@@ -23,6 +25,7 @@ const std::vector<std::unique_ptr<const Mutator>>& allMutators() {
     list.push_back(std::make_unique<GpuLimitsMutator>());
     list.push_back(std::make_unique<PoolTolerationsMutator>());
     list.push_back(std::make_unique<PoolPlacementMutator>());
+    list.push_back(std::make_unique<TrainJobPlacementMutator>());
     list.push_back(std::make_unique<SchedulingMutator>());
     list.push_back(std::make_unique<RealtimeProbesMutator>());
     list.push_back(std::make_unique<JobDefaultsMutator>());

@@ -287,34 +287,57 @@ bool targets(const JsonValue& override, std::string_view job) {
   return false;
 }
 
-// spec.podTemplateOverrides: Trainer merges each override into the pod
-// template of the jobs it targets (node selector and labels merged,
-// tolerations appended, affinity replaced).
-void applyOverrides(JsonValue& replicatedJob, const JsonValue& trainJob, JsonAllocator& alloc) {
-  const JsonValue* overrides = member(member(&trainJob, "spec"), "podTemplateOverrides");
-  if (!isArray(overrides)) return;
-  JsonValue& templ =
-      ensureObject(ensureObject(ensureObject(replicatedJob, "template", alloc), "spec", alloc),
-                   "template", alloc);
+// One patch of a replicated job's pod template, as Trainer merges it: node
+// selector and labels merged, tolerations appended, affinity replaced.
+void mergePodTemplatePatch(JsonValue& templ, const JsonValue* metadata, const JsonValue* spec,
+                           JsonAllocator& alloc) {
   JsonValue& podSpec = ensureObject(templ, "spec", alloc);
-  for (const JsonValue& override : overrides->GetArray()) {
-    if (!targets(override, stringMember(&replicatedJob, "name"))) continue;
-    const JsonValue* metadata = member(&override, "metadata");
-    mergeMap(templ, "labels", member(metadata, "labels"), alloc);
-    mergeMap(templ, "annotations", member(metadata, "annotations"), alloc);
-    const JsonValue* spec = member(&override, "spec");
-    if (const JsonValue* selector = member(spec, "nodeSelector"); isObject(selector)) {
-      JsonValue& own = ensureObject(podSpec, "nodeSelector", alloc);
-      for (const auto& entry : selector->GetObject())
-        setMember(own, entry.name.GetString(), JsonValue(entry.value, alloc), alloc);
+  mergeMap(templ, "labels", member(metadata, "labels"), alloc);
+  mergeMap(templ, "annotations", member(metadata, "annotations"), alloc);
+  if (const JsonValue* selector = member(spec, "nodeSelector"); isObject(selector)) {
+    JsonValue& own = ensureObject(podSpec, "nodeSelector", alloc);
+    for (const auto& entry : selector->GetObject())
+      setMember(own, entry.name.GetString(), JsonValue(entry.value, alloc), alloc);
+  }
+  if (const JsonValue* tolerations = member(spec, "tolerations"); isArray(tolerations)) {
+    JsonValue& own = ensureArray(podSpec, "tolerations", alloc);
+    for (const JsonValue& toleration : tolerations->GetArray())
+      own.PushBack(JsonValue(toleration, alloc), alloc);
+  }
+  if (const JsonValue* affinity = member(spec, "affinity"); isObject(affinity))
+    setMember(podSpec, "affinity", JsonValue(*affinity, alloc), alloc);
+}
+
+// spec.podTemplateOverrides (the jobs each targets) and spec.runtimePatches
+// (each manager's entry for this replicated job), merged into its pod template.
+void applyOverrides(JsonValue& replicatedJob, const JsonValue& trainJob, JsonAllocator& alloc) {
+  const std::string_view name = stringMember(&replicatedJob, "name");
+  auto templateOf = [&]() -> JsonValue& {
+    return ensureObject(ensureObject(ensureObject(replicatedJob, "template", alloc), "spec", alloc),
+                        "template", alloc);
+  };
+  const JsonValue* trainJobSpec = member(&trainJob, "spec");
+  if (const JsonValue* overrides = member(trainJobSpec, "podTemplateOverrides");
+      isArray(overrides)) {
+    for (const JsonValue& override : overrides->GetArray()) {
+      if (!targets(override, name)) continue;
+      mergePodTemplatePatch(templateOf(), member(&override, "metadata"), member(&override, "spec"),
+                            alloc);
     }
-    if (const JsonValue* tolerations = member(spec, "tolerations"); isArray(tolerations)) {
-      JsonValue& own = ensureArray(podSpec, "tolerations", alloc);
-      for (const JsonValue& toleration : tolerations->GetArray())
-        own.PushBack(JsonValue(toleration, alloc), alloc);
+  }
+  const JsonValue* patches = member(trainJobSpec, "runtimePatches");
+  if (!isArray(patches)) return;
+  for (const JsonValue& patch : patches->GetArray()) {
+    const JsonValue* jobs =
+        member(member(member(member(&patch, "trainingRuntimeSpec"), "template"), "spec"),
+               "replicatedJobs");
+    if (!isArray(jobs)) continue;
+    for (const JsonValue& job : jobs->GetArray()) {
+      if (stringMember(&job, "name") != name) continue;
+      const JsonValue* podTemplate = member(member(member(&job, "template"), "spec"), "template");
+      mergePodTemplatePatch(templateOf(), member(podTemplate, "metadata"),
+                            member(podTemplate, "spec"), alloc);
     }
-    if (const JsonValue* affinity = member(spec, "affinity"); isObject(affinity))
-      setMember(podSpec, "affinity", JsonValue(*affinity, alloc), alloc);
   }
 }
 

@@ -1,0 +1,182 @@
+#include "mutators/trainjob_placement.h"
+
+#include <string>
+#include <vector>
+
+#include "webhook/kube/json_pointer.h"
+#include "webhook/kube/scheduling.h"
+#include "webhook/policy/accelerators.h"
+
+namespace aiadmit {
+
+namespace {
+
+// The most entries the CRD lets spec.runtimePatches hold.
+constexpr rapidjson::SizeType kMaxRuntimePatches = 16;
+
+bool isTrainJobResources(const MutationContext& context) {
+  return context.type != nullptr && context.place != nullptr && context.place->slot != nullptr &&
+         context.place->slot->shape == TemplateShape::Resources &&
+         context.type->group == "trainer.kubeflow.org" && context.type->kind == "TrainJob";
+}
+
+// The PodSpec a runtimePatches entry gives the trainer's replicated job, or null.
+const JsonValue* trainerPodSpec(const JsonValue& patch) {
+  const JsonValue* jobs = valueAt(patch, "/trainingRuntimeSpec/template/spec/replicatedJobs");
+  if (!isArray(jobs)) return nullptr;
+  for (const JsonValue& job : jobs->GetArray()) {
+    if (stringMember(&job, "name") != kTrainerReplicatedJob) continue;
+    const JsonValue* spec = valueAt(job, "/template/spec/template/spec");
+    return isObject(spec) ? spec : nullptr;
+  }
+  return nullptr;
+}
+
+// What the pool needs that no other manager's patch gives the trainer's job.
+struct Missing {
+  std::vector<Toleration> tolerations;
+  std::vector<std::pair<std::string, std::string>> nodeSelector;
+  bool empty() const { return tolerations.empty() && nodeSelector.empty(); }
+};
+
+Missing missingPlacement(const MutationContext& context, const JsonValue* patches) {
+  std::vector<const JsonValue*> others;
+  if (isArray(patches)) {
+    for (const JsonValue& patch : patches->GetArray()) {
+      if (stringMember(&patch, "manager") == kRuntimePatchManager) continue;
+      if (const JsonValue* spec = trainerPodSpec(patch)) others.push_back(spec);
+    }
+  }
+  const Profile& profile = context.profile;
+  Missing missing;
+  if (profile.mutations.tolerations) {
+    for (const Toleration& wanted : profile.placement.tolerations) {
+      bool covered = false;
+      for (const JsonValue* spec : others) {
+        covered = covered || anyTolerationCovers(member(spec, "tolerations"), wanted);
+      }
+      if (!covered) missing.tolerations.push_back(wanted);
+    }
+  }
+  if (profile.mutations.placement) {
+    for (const auto& [key, value] : profile.placement.nodeSelector) {
+      bool set = false;
+      for (const JsonValue* spec : others) {
+        // A key another patch sets, to any value, is that patch's to decide.
+        set = set || member(member(spec, "nodeSelector"), key) != nullptr;
+      }
+      if (!set) missing.nodeSelector.emplace_back(key, value);
+    }
+  }
+  return missing;
+}
+
+// aiadmit's runtimePatches entry that gives the trainer's job `missing`.
+JsonValue patchEntry(const Missing& missing, JsonAllocator& alloc) {
+  JsonValue podSpec(rapidjson::kObjectType);
+  if (!missing.tolerations.empty()) {
+    JsonValue tolerations(rapidjson::kArrayType);
+    for (const Toleration& toleration : missing.tolerations) {
+      tolerations.PushBack(tolerationToJson(toleration, alloc), alloc);
+    }
+    podSpec.AddMember("tolerations", tolerations, alloc);
+  }
+  if (!missing.nodeSelector.empty()) {
+    JsonValue selector(rapidjson::kObjectType);
+    for (const auto& [key, value] : missing.nodeSelector) setString(selector, key, value, alloc);
+    podSpec.AddMember("nodeSelector", selector, alloc);
+  }
+  JsonValue job(rapidjson::kObjectType);
+  setString(job, "name", kTrainerReplicatedJob, alloc);
+  ensureObjectAt(job, "/template/spec/template", alloc)->AddMember("spec", podSpec, alloc);
+  JsonValue jobs(rapidjson::kArrayType);
+  jobs.PushBack(job, alloc);
+  JsonValue entry(rapidjson::kObjectType);
+  setString(entry, "manager", kRuntimePatchManager, alloc);
+  ensureObjectAt(entry, "/trainingRuntimeSpec/template/spec", alloc)
+      ->AddMember("replicatedJobs", jobs, alloc);
+  return entry;
+}
+
+// The index of aiadmit's entry in `patches`, or -1.
+int ownEntry(const JsonValue* patches) {
+  if (!isArray(patches)) return -1;
+  for (rapidjson::SizeType i = 0; i < patches->Size(); ++i) {
+    if (stringMember(&(*patches)[i], "manager") == kRuntimePatchManager) {
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
+void reportAdded(MutationContext& context, const Missing& missing) {
+  const std::string where =
+      " to replicated job " + std::string(kTrainerReplicatedJob) + " through runtimePatches";
+  for (const Toleration& toleration : missing.tolerations) {
+    context.report("added toleration " + describeToleration(toleration) + where);
+  }
+  for (const auto& [key, value] : missing.nodeSelector) {
+    context.report("added node selector " + key + "=" + value + where);
+  }
+}
+
+// Sets, replaces or removes aiadmit's entry; whether the object changed.
+bool writeEntry(MutationContext& context, JsonValue& spec, const Missing& missing) {
+  JsonValue* patches = member(&spec, "runtimePatches");
+  const int own = ownEntry(patches);
+  if (missing.empty()) {
+    if (own < 0) return false;
+    patches->Erase(patches->Begin() + own);
+    if (patches->Empty()) spec.RemoveMember("runtimePatches");
+    context.report("removed runtimePatches entry " + std::string(kRuntimePatchManager) +
+                   ": other patches place the trainer on the pool");
+    return true;
+  }
+  JsonValue entry = patchEntry(missing, context.alloc);
+  if (own >= 0) {
+    JsonValue& current = (*patches)[static_cast<rapidjson::SizeType>(own)];
+    // Trainer's webhook stamps the time it last saw each entry; that is not
+    // a difference of placement.
+    if (const JsonValue* time = member(&current, "time")) {
+      JsonValue copy(*time, context.alloc);
+      entry.AddMember("time", copy, context.alloc);
+    }
+    if (current == entry) return false;
+    current = entry;
+  } else {
+    if (isArray(patches) && patches->Size() >= kMaxRuntimePatches) {
+      context.notice("runtimePatches already holds " + std::to_string(kMaxRuntimePatches) +
+                     " entries, the most the CRD allows: the pool's placement is not added");
+      return false;
+    }
+    ensureArray(spec, "runtimePatches", context.alloc).PushBack(entry, context.alloc);
+  }
+  reportAdded(context, missing);
+  return true;
+}
+
+}  // namespace
+
+bool TrainJobPlacementMutator::mutate(MutationContext& context) const {
+  if (!isTrainJobResources(context)) return false;
+  const Profile& profile = context.profile;
+  if (!profile.mutations.placement && !profile.mutations.tolerations) return false;
+  if (!usesProfilePool(context.pod(), profile)) return false;
+  JsonValue* spec = member(&context.object, "spec");
+  if (!isObject(spec)) return false;
+  if (member(spec, "podSpecOverrides") != nullptr ||
+      member(spec, "podTemplateOverrides") != nullptr) {
+    context.notice(
+        "this TrainJob uses podTemplateOverrides, from a Trainer release without runtimePatches: "
+        "the pool's placement is not added; put it in the runtime");
+    return false;
+  }
+  if (profile.mutations.placement && !profile.placement.requiredNodeAffinity.empty()) {
+    context.notice(
+        "the pool's required node affinity is not set through runtimePatches; "
+        "the runtime's template must carry it");
+  }
+  return writeEntry(context, *spec, missingPlacement(context, member(spec, "runtimePatches")));
+}
+
+}  // namespace aiadmit

@@ -1,0 +1,268 @@
+// The TrainJob's placement: the pool's tolerations and node selector in a
+// runtimePatches entry of aiadmit's own for the `node` replicated job, which
+// Trainer applies to the runtime's JobSet.
+#include "mutators/trainjob_placement.h"
+
+#include <gtest/gtest.h>
+
+#include "mutators/gpu_limits.h"
+#include "tests/support/mutator_harness.h"
+
+namespace aiadmit {
+namespace {
+
+using namespace testing;
+
+// Runs `mutators` on the TrainJob's resourcesPerNode template, as the
+// engine runs them on each template of a custom resource.
+MutationRun runOnTrainJob(const std::vector<const Mutator*>& mutators, const JsonValue& object,
+                          const Profile& profile) {
+  MutationRun run;
+  run.before = std::make_shared<JsonDocument>();
+  run.before->CopyFrom(object, run.before->GetAllocator());
+  run.after = std::make_shared<JsonDocument>();
+  run.after->CopyFrom(object, run.after->GetAllocator());
+  const WorkloadType* type = WorkloadTypeTable::builtIn()->findForObject(object);
+  EXPECT_NE(type, nullptr);
+  if (type == nullptr) return run;
+  const Resolution resolution = resolveTemplates(*type, object);
+  EXPECT_EQ(resolution.templates.size(), 1u);
+  if (resolution.templates.size() != 1) return run;
+  const ResolvedTemplate& place = resolution.templates[0];
+  const PodTemplateView view = PodTemplateView::at(object, WorkloadKind::Other, *type, place);
+  const Classification classification = classify(view, PodReader::of(view));
+  MutationContext context{*run.after,
+                          run.after->GetAllocator(),
+                          WorkloadKind::Other,
+                          classification,
+                          profile,
+                          "default",
+                          run.changes,
+                          run.notices};
+  context.type = type;
+  context.place = &place;
+  for (const Mutator* mutator : mutators) run.changed = mutator->mutate(context) || run.changed;
+  return run;
+}
+
+// The patch applied by kubectl gives the mutated object, and a second run
+// changes nothing.
+void expectAppliedAndIdempotentOnTrainJob(const std::vector<const Mutator*>& mutators,
+                                          const MutationRun& run, const Profile& profile) {
+  const std::string patch = run.patch();
+  ASSERT_EQ(run.changed, !patch.empty()) << patch;
+  if (!patch.empty()) {
+    const std::string patched = applyPatch(toJson(*run.before), patch);
+    ASSERT_FALSE(patched.empty());
+    EXPECT_EQ(*parseJson(patched), *run.after) << patch;
+  }
+  const MutationRun again = runOnTrainJob(mutators, *run.after, profile);
+  EXPECT_FALSE(again.changed) << again.patch();
+  EXPECT_TRUE(again.changes.empty());
+  EXPECT_EQ(again.notices, run.notices);
+}
+
+// Kubeflow Trainer's GRPO example (examples/grpo/grpo-trainjob.yaml), trimmed
+// of its env; `extra` is appended to its spec.
+std::string grpo(const std::string& extra = "") {
+  return R"(
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: grpo-example
+spec:
+  runtimeRef:
+    apiGroup: trainer.kubeflow.org
+    kind: ClusterTrainingRuntime
+    name: grpo-distributed
+  initializer:
+    dataset:
+      storageUri: hf://trl-lib/tldr
+    model:
+      storageUri: hf://Qwen/Qwen2.5-0.5B-Instruct
+  trainer:
+    numNodes: 1
+    resourcesPerNode:
+      requests:
+        nvidia.com/gpu: 2
+)" + extra;
+}
+
+const TrainJobPlacementMutator kMutator;
+
+TEST(TrainJobPlacement, ThePoolGoesIntoARuntimePatchForTheNodeJob) {
+  const MutationRun run = runOnTrainJob({&kMutator}, *manifest(grpo()), training());
+  ASSERT_TRUE(run.changed);
+  const JsonValue* entry = at(*run.after, "/spec/runtimePatches/0");
+  ASSERT_NE(entry, nullptr);
+  EXPECT_EQ(stringMember(entry, "manager"), "aiadmit.dev/webhook");
+  EXPECT_EQ(stringMember(at(*entry, "/trainingRuntimeSpec/template/spec/replicatedJobs/0"), "name"),
+            "node");
+  const JsonValue* podSpec =
+      at(*entry, "/trainingRuntimeSpec/template/spec/replicatedJobs/0/template/spec/template/spec");
+  ASSERT_NE(podSpec, nullptr);
+  EXPECT_EQ(toJson(*member(podSpec, "tolerations")),
+            R"([{"key":"accelerator","operator":"Equal","value":"gpu","effect":"NoSchedule"}])");
+  EXPECT_EQ(toJson(*member(podSpec, "nodeSelector")), R"({"accelerator":"nvidia"})");
+  EXPECT_EQ(run.changes,
+            (std::vector<std::string>{
+                "added toleration accelerator=gpu:NoSchedule to replicated job node through "
+                "runtimePatches",
+                "added node selector accelerator=nvidia to replicated job node through "
+                "runtimePatches"}));
+  expectAppliedAndIdempotentOnTrainJob({&kMutator}, run, training());
+}
+
+TEST(TrainJobPlacement, TheMutatedTrainJobIsValidAgainstItsCrd) {
+  const GpuLimitsMutator limits;
+  const MutationRun run = runOnTrainJob({&limits, &kMutator}, *manifest(grpo()), training());
+  ASSERT_TRUE(run.changed);
+  // resourcesPerNode got the limit beside its request, the patch the pool.
+  EXPECT_EQ(toJson(*at(*run.after, "/spec/trainer/resourcesPerNode/limits")),
+            R"({"nvidia.com/gpu":2})");
+  EXPECT_EQ(validateCustomResources({toJson(*run.after)}),
+            (std::map<std::string, std::string>{{"TrainJob/grpo-example", "ok"}}));
+  expectAppliedAndIdempotentOnTrainJob({&limits, &kMutator}, run, training());
+}
+
+TEST(TrainJobPlacement, WhatAnotherManagersPatchGivesTheNodeJobIsNotRepeated) {
+  const std::string withPatch = grpo(R"(  runtimePatches:
+  - manager: example.io/platform-team
+    trainingRuntimeSpec:
+      template:
+        spec:
+          replicatedJobs:
+          - name: node
+            template:
+              spec:
+                template:
+                  spec:
+                    tolerations: [{key: accelerator, operator: Exists}]
+)");
+  const MutationRun run = runOnTrainJob({&kMutator}, *manifest(withPatch), training());
+  ASSERT_TRUE(run.changed);
+  EXPECT_EQ(stringMember(at(*run.after, "/spec/runtimePatches/0"), "manager"),
+            "example.io/platform-team");
+  const JsonValue* own = at(*run.after,
+                            "/spec/runtimePatches/1/trainingRuntimeSpec/template/spec/"
+                            "replicatedJobs/0/template/spec/template/spec");
+  ASSERT_NE(own, nullptr);
+  EXPECT_EQ(member(own, "tolerations"), nullptr);
+  EXPECT_EQ(toJson(*member(own, "nodeSelector")), R"({"accelerator":"nvidia"})");
+  expectAppliedAndIdempotentOnTrainJob({&kMutator}, run, training());
+}
+
+TEST(TrainJobPlacement, ItsOwnEntryIsRemovedOnceAnotherPatchPlacesTheNode) {
+  const std::string placedTwice = grpo(R"(  runtimePatches:
+  - manager: aiadmit.dev/webhook
+    time: "2026-01-01T00:00:00Z"
+    trainingRuntimeSpec:
+      template:
+        spec:
+          replicatedJobs:
+          - name: node
+            template: {spec: {template: {spec: {nodeSelector: {accelerator: nvidia}}}}}
+  - manager: example.io/platform-team
+    trainingRuntimeSpec:
+      template:
+        spec:
+          replicatedJobs:
+          - name: node
+            template:
+              spec:
+                template:
+                  spec:
+                    nodeSelector: {accelerator: nvidia}
+                    tolerations: [{operator: Exists}]
+)");
+  const MutationRun run = runOnTrainJob({&kMutator}, *manifest(placedTwice), training());
+  ASSERT_TRUE(run.changed);
+  const JsonValue* patches = at(*run.after, "/spec/runtimePatches");
+  ASSERT_NE(patches, nullptr);
+  ASSERT_EQ(patches->Size(), 1u);
+  EXPECT_EQ(stringMember(&(*patches)[0], "manager"), "example.io/platform-team");
+  expectAppliedAndIdempotentOnTrainJob({&kMutator}, run, training());
+}
+
+TEST(TrainJobPlacement, AStaleEntryIsBroughtUpToDateAndKeepsTrainersTime) {
+  const std::string stale = grpo(R"(  runtimePatches:
+  - manager: aiadmit.dev/webhook
+    time: "2026-01-01T00:00:00Z"
+    trainingRuntimeSpec:
+      template:
+        spec:
+          replicatedJobs:
+          - name: node
+            template: {spec: {template: {spec: {nodeSelector: {accelerator: amd}}}}}
+)");
+  const MutationRun run = runOnTrainJob({&kMutator}, *manifest(stale), training());
+  ASSERT_TRUE(run.changed);
+  const JsonValue* entry = at(*run.after, "/spec/runtimePatches/0");
+  EXPECT_EQ(stringMember(entry, "time"), "2026-01-01T00:00:00Z");
+  EXPECT_EQ(toJson(*at(*entry,
+                       "/trainingRuntimeSpec/template/spec/replicatedJobs/0/template/"
+                       "spec/template/spec/nodeSelector")),
+            R"({"accelerator":"nvidia"})");
+  expectAppliedAndIdempotentOnTrainJob({&kMutator}, run, training());
+}
+
+TEST(TrainJobPlacement, ATrainJobWithoutGpusIsNotAimedAtThePool) {
+  std::string cpuOnly = grpo();
+  cpuOnly.replace(cpuOnly.find("nvidia.com/gpu: 2"), 17, "cpu: 2");
+  const MutationRun run = runOnTrainJob({&kMutator}, *manifest(cpuOnly), training());
+  EXPECT_FALSE(run.changed);
+  EXPECT_EQ(run.patch(), "");
+}
+
+TEST(TrainJobPlacement, AnOlderTrainerApiIsLeftAloneWithANotice) {
+  const std::string older = grpo(R"(  podTemplateOverrides:
+  - targetJobs: [{name: node}]
+    spec: {serviceAccountName: trainer}
+)");
+  const MutationRun run = runOnTrainJob({&kMutator}, *manifest(older), training());
+  EXPECT_FALSE(run.changed);
+  ASSERT_EQ(run.notices.size(), 1u);
+  EXPECT_NE(run.notices[0].find("runtimePatches"), std::string::npos) << run.notices[0];
+}
+
+TEST(TrainJobPlacement, TheSwitchesTurnItsPartsOff) {
+  const auto profiles = profilesFromYaml(R"(
+apiVersion: aiadmit.dev/v1
+kind: Profile
+metadata: {name: selector-only}
+spec:
+  class: training
+  placement:
+    nodeSelector: {accelerator: nvidia}
+    tolerations: [{key: accelerator, operator: Equal, value: gpu, effect: NoSchedule}]
+  mutations: {tolerations: false}
+---
+apiVersion: aiadmit.dev/v1
+kind: Profile
+metadata: {name: nothing}
+spec:
+  class: training
+  scope: {namespaces: [other]}
+  placement:
+    nodeSelector: {accelerator: nvidia}
+  mutations: {tolerations: false, placement: false}
+)");
+  const MutationRun selectorOnly =
+      runOnTrainJob({&kMutator}, *manifest(grpo()), *profiles->find("selector-only"));
+  ASSERT_TRUE(selectorOnly.changed);
+  EXPECT_EQ(selectorOnly.changes.size(), 1u);
+  EXPECT_NE(selectorOnly.changes[0].find("node selector"), std::string::npos);
+  const MutationRun nothing =
+      runOnTrainJob({&kMutator}, *manifest(grpo()), *profiles->find("nothing"));
+  EXPECT_FALSE(nothing.changed);
+}
+
+TEST(TrainJobPlacement, OtherKindsAreNotItsBusiness) {
+  // A plain GPU Pod: no TrainJob row, no runtimePatches.
+  const MutationRun run = runMutator(kMutator, gpuPodManifest(), training());
+  EXPECT_FALSE(run.changed);
+  EXPECT_EQ(run.patch(), "");
+}
+
+}  // namespace
+}  // namespace aiadmit
