@@ -2,9 +2,11 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "mutators/template_parts.h"
 #include "webhook/kube/cluster_view.h"
+#include "webhook/kube/json_pointer.h"
 
 namespace aiadmit {
 
@@ -14,28 +16,127 @@ constexpr std::string_view kApiDefaultScheduler = "default-scheduler";
 // Where the install keeps the PriorityClasses of the shipped profiles.
 constexpr std::string_view kPriorityClassesComponent = "manifests/components/priority-classes";
 
+// Whether `pointer` lies within `pattern` (`*` matching any one token).
+bool within(const std::vector<std::string>& pointer, const std::vector<std::string>& pattern) {
+  if (pattern.size() > pointer.size()) return false;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != "*" && pattern[i] != pointer[i]) return false;
+  }
+  return true;
+}
+
+// The row's field for the scheduler or the priority class (SchedulingFields).
+// Written instead of the templates only when it is the operator's own spec
+// field that it gives every Pod (Volcano's): a label works only where the
+// operator runs with the integration that reads it (KubeRay's batch
+// scheduler), and a field inside a gang pattern (Kubeflow's
+// schedulingPolicy.priorityClass) names only the PodGroup's class, and
+// writing it would claim gang scheduling the workload does not have.
+struct OperatorField {
+  std::string pointer;  // "" when the kind has none
+  bool writable = false;
+  std::string_view value;  // the workload's, "" when unset
+};
+
+OperatorField operatorField(const MutationContext& context, std::string SchedulingFields::*which) {
+  if (context.type == nullptr) return {};
+  const SchedulingFields& fields = context.type->scheduling;
+  OperatorField field{fields.*which, false, {}};
+  if (field.pointer.empty()) return field;
+  const std::vector<std::string> tokens = pointerTokens(field.pointer);
+  field.writable = tokens.size() == 2 && tokens[0] == "spec";
+  for (const std::string& pattern : fields.gang) {
+    if (within(tokens, pointerTokens(pattern))) field.writable = false;
+  }
+  field.value = stringOf(valueAt(context.object, field.pointer));
+  return field;
+}
+
+// Whether a template of the workload names `key` in its pod spec.
+bool aTemplateNames(const MutationContext& context, std::string_view key) {
+  for (const ResolvedTemplate& place : resolveTemplates(*context.type, context.object).templates) {
+    if (!stringMember(place.spec, key).empty()) return true;
+  }
+  return false;
+}
+
+// A notice about the workload as a whole, which names no template.
+void noticeForWorkload(const MutationContext& context, std::string text) {
+  MutationContext whole = context;  // shares the notices
+  whole.severalTemplates = false;
+  whole.notice(std::move(text));
+}
+
+// The API server refuses a Pod whose class does not exist: injecting it would
+// turn an admissible workload into one whose every Pod is refused. Only a
+// definite "no" counts; a view that cannot tell keeps the profile's class.
+bool clusterLacks(const MutationContext& context, const std::string& name) {
+  return context.cluster != nullptr && context.cluster->hasPriorityClass(name) == Presence::No;
+}
+
+std::string lacksNotice(const std::string& name) {
+  return "no PriorityClass " + name + ", not set; see " + std::string(kPriorityClassesComponent);
+}
+
+// Sets the string at the operator's field (its parent is the object's spec).
+void setAt(MutationContext& context, const std::string& pointer, const std::string& value) {
+  JsonValue* parent = ensureObjectAt(context.object, "/spec", context.alloc);
+  if (parent == nullptr) return;
+  setString(*parent, pointerTokens(pointer).back(), value, context.alloc);
+  context.reportForWorkload("set " + fieldPathOf(context.object, pointer) + " " + value);
+}
+
+// The profile's class at the operator's own field, once for the workload (on
+// its main template) and only where no template names one, so the Pods and
+// their group never get different classes.
+bool setOperatorPriorityClass(MutationContext& context, const OperatorField& field,
+                              const std::string& wanted) {
+  if (!field.value.empty() || !context.primaryTemplate) return false;
+  if (aTemplateNames(context, "priorityClassName")) return false;
+  if (clusterLacks(context, wanted)) {
+    noticeForWorkload(context, lacksNotice(wanted));
+    return false;
+  }
+  setAt(context, field.pointer, wanted);
+  return true;
+}
+
 bool setPriorityClass(MutationContext& context) {
-  const std::string& wanted = context.profile.scheduling.priorityClassName;
+  std::string wanted = context.profile.scheduling.priorityClassName;
   if (wanted.empty() || !context.mayInject(kInjectPriority)) return false;
+  const OperatorField field = operatorField(context, &SchedulingFields::priorityClassName);
+  if (field.writable) return setOperatorPriorityClass(context, field, wanted);
+  // A field the operator reads but aiadmit does not write: the templates get
+  // its class, never one that contradicts it (nothing when the profile does
+  // not allow it: AIA011 says so).
+  const bool own = !field.value.empty();
+  if (own) {
+    if (!context.profile.allowsPriorityClass(field.value)) return false;
+    wanted = std::string(field.value);
+  }
   const JsonValue* spec = context.view().spec;
   if (!stringMember(spec, "priorityClassName").empty()) return false;
   if (context.kind == WorkloadKind::Pod && !isUnset(member(spec, "priority"))) return false;
-  // The API server refuses a Pod whose class does not exist: injecting it
-  // would turn an admissible workload into one whose every Pod is refused.
-  // Only a definite "no" counts; a view that cannot tell keeps the profile.
-  if (context.cluster != nullptr && context.cluster->hasPriorityClass(wanted) == Presence::No) {
-    context.notice("no PriorityClass " + wanted + ", not set; see " +
-                   std::string(kPriorityClassesComponent));
+  if (clusterLacks(context, wanted)) {
+    context.notice(lacksNotice(wanted));
     return false;
   }
   setString(context.podSpec(), "priorityClassName", wanted, context.alloc);
-  context.report("set priorityClassName " + wanted);
+  context.report("set priorityClassName " + wanted + (own ? " as the workload has it" : ""));
   return true;
 }
 
 bool setSchedulerName(MutationContext& context) {
   const std::string& wanted = context.profile.scheduling.schedulerName;
   if (wanted.empty() || !context.mayInject(kInjectScheduler)) return false;
+  const OperatorField field = operatorField(context, &SchedulingFields::schedulerName);
+  if (field.writable) {
+    // What the workload names there is its choice (no API server defaults
+    // a custom resource's field); templates that name one keep it.
+    if (!field.value.empty() || !context.primaryTemplate) return false;
+    setAt(context, field.pointer, wanted);
+    return true;
+  }
   const std::string_view current = stringMember(context.view().spec, "schedulerName");
   if (current == wanted) return false;
   if (!current.empty() && current != kApiDefaultScheduler) return false;

@@ -20,6 +20,14 @@ namespace aiadmit {
 //   resolved priority gets no class. Pods created from a template that has
 //   the class are resolved with it.
 //
+// Where the kind's row names the operator's own scheduler or priority field
+// (WorkloadType::scheduling), a field of the object's spec that the operator
+// gives every Pod (a Volcano Job's spec.priorityClassName and
+// spec.schedulerName) gets the profile's value instead of the templates, once
+// for the workload. A field it only reads (KubeRay's labels, a Kubeflow
+// job's schedulingPolicy.priorityClass) is not written; when it holds a class
+// the profile allows, the templates get that class, not the profile's.
+//
 // A priority class the cluster view says does not exist is not injected
 // (the API server would refuse every Pod that names it); a notice says so.
 // A view that cannot tell, or none, leaves the profile's class to be set.

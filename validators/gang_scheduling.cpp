@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <limits>
+#include <string>
+#include <vector>
+
+#include "webhook/kube/json_pointer.h"
 
 namespace aiadmit {
 
@@ -96,6 +100,56 @@ bool usesScheduler(const ValidationContext& context, std::string_view schedulerN
   return false;
 }
 
+// Whether any value matches the pointer pattern `tokens` (from `at`), `*`
+// matching every member or element.
+bool presentAt(const JsonValue* value, const std::vector<std::string>& tokens, size_t at) {
+  if (value == nullptr) return false;
+  if (at == tokens.size()) return true;
+  if (tokens[at] != "*") return presentAt(childAt(value, tokens[at]), tokens, at + 1);
+  if (value->IsObject()) {
+    for (const auto& item : value->GetObject()) {
+      if (presentAt(&item.value, tokens, at + 1)) return true;
+    }
+  } else if (value->IsArray()) {
+    for (const JsonValue& item : value->GetArray()) {
+      if (presentAt(&item, tokens, at + 1)) return true;
+    }
+  }
+  return false;
+}
+
+// The operator gang-schedules the Pods itself: its own scheduler field names
+// the profile's gang scheduler (a Volcano Job's spec.schedulerName, KubeRay's
+// ray.io/scheduler-name label), or a field it gang-schedules by is present
+// (a Kubeflow job's runPolicy.schedulingPolicy, a Volcano Job's minAvailable,
+// JobSet's exclusive topology). The operator's queue field (Volcano's
+// spec.queue) is that scheduler's queue once the scheduler field names it,
+// which the first check already holds; alone it proves nothing, since
+// Volcano's CRD defaults it to "default".
+bool operatorGangSchedules(const ValidationContext& context, const GangScheduling& gang) {
+  if (context.view.type == nullptr) return false;
+  const SchedulingFields& fields = context.view.type->scheduling;
+  if (!gang.schedulerName.empty() && !fields.schedulerName.empty() &&
+      stringOf(valueAt(context.object, fields.schedulerName)) == gang.schedulerName) {
+    return true;
+  }
+  return std::any_of(fields.gang.begin(), fields.gang.end(), [&](const std::string& pattern) {
+    return presentAt(&context.object, pointerTokens(pattern), 0);
+  });
+}
+
+// Where the fix names the scheduler: the operator's own field when the kind
+// has one (it gives the scheduler to every Pod), else the pod template.
+std::string schedulerFix(const ValidationContext& context, const std::string& schedulerName) {
+  const WorkloadType* type = context.view.type;
+  if (type != nullptr && !type->scheduling.schedulerName.empty() &&
+      context.view.isCustomResource()) {
+    return "set " + fieldPathOf(context.object, type->scheduling.schedulerName) + ": " +
+           schedulerName;
+  }
+  return "set schedulerName: " + schedulerName + " in the pod template";
+}
+
 }  // namespace
 
 void GangSchedulingValidator::check(const ValidationContext& context,
@@ -105,6 +159,7 @@ void GangSchedulingValidator::check(const ValidationContext& context,
   if (context.classification.workloadClass != WorkloadClass::Training) return;
   const GangScheduling& gang = profile->scheduling.gang;
   if (!gang.schedulerName.empty() && usesScheduler(context, gang.schedulerName)) return;
+  if (operatorGangSchedules(context, gang)) return;
   if (!gang.queueLabel.empty() && (hasLabel(member(&context.object, "metadata"), gang.queueLabel) ||
                                    hasLabel(context.view.metadata, gang.queueLabel))) {
     return;
@@ -116,7 +171,7 @@ void GangSchedulingValidator::check(const ValidationContext& context,
   std::string fix;
   std::string means;  // the same, in a few words
   if (!gang.schedulerName.empty()) {
-    fix = "set schedulerName: " + gang.schedulerName + " in the pod template";
+    fix = schedulerFix(context, gang.schedulerName);
     means = "schedulerName " + gang.schedulerName;
   }
   if (!gang.queueLabel.empty()) {

@@ -13,4 +13,14 @@ class PriorityClassExistsValidator final : public Validator {
   void check(const ValidationContext& context, std::vector<Violation>& out) const override;
 };
 
+// AIA017 on the operator's own priority field (OperatorPriorityClassValidator
+// names them): the operator gives the class to the Pods, or to the gang group
+// Volcano ranks them by, so a class the cluster lacks fails them the same way.
+class OperatorPriorityClassExistsValidator final : public Validator {
+ public:
+  RuleId rule() const override { return AIA017; }
+  Scope scope() const override { return Scope::Workload; }
+  void check(const ValidationContext& context, std::vector<Violation>& out) const override;
+};
+
 }  // namespace aiadmit

@@ -32,26 +32,28 @@ namespace aiadmit {
 const std::vector<std::unique_ptr<const Validator>>& allValidators() {
   static const std::vector<std::unique_ptr<const Validator>> validators = [] {
     std::vector<std::unique_ptr<const Validator>> list;
-    list.push_back(std::make_unique<WorkloadAnnotationValidator>());   // AIA001
-    list.push_back(std::make_unique<AnnotationValuesValidator>());     // AIA001
-    list.push_back(std::make_unique<ShapeKindValidator>());            // AIA002
-    list.push_back(std::make_unique<AcceleratorNameValidator>());      // AIA003
-    list.push_back(std::make_unique<GpuQuantityValidator>());          // AIA004
-    list.push_back(std::make_unique<GpuLimitsMatchValidator>());       // AIA005
-    list.push_back(std::make_unique<GpusPerNodeValidator>());          // AIA006
-    list.push_back(std::make_unique<PoolWithoutGpuValidator>());       // AIA007
-    list.push_back(std::make_unique<PoolConflictValidator>());         // AIA008
-    list.push_back(std::make_unique<ReadinessProbeValidator>());       // AIA009
-    list.push_back(std::make_unique<GangSchedulingValidator>());       // AIA010
-    list.push_back(std::make_unique<PriorityClassValidator>());        // AIA011
-    list.push_back(std::make_unique<GpuNamespaceValidator>());         // AIA012
-    list.push_back(std::make_unique<GpuSharingValidator>());           // AIA013
-    list.push_back(std::make_unique<RestartPolicyValidator>());        // AIA014
-    list.push_back(std::make_unique<MemoryLimitValidator>());          // AIA015
-    list.push_back(std::make_unique<ClusterCapacityValidator>());      // AIA016
-    list.push_back(std::make_unique<PriorityClassExistsValidator>());  // AIA017
-    list.push_back(std::make_unique<LocalQueueExistsValidator>());     // AIA018
-    list.push_back(std::make_unique<ClaimReferencesValidator>());      // AIA019
+    list.push_back(std::make_unique<WorkloadAnnotationValidator>());           // AIA001
+    list.push_back(std::make_unique<AnnotationValuesValidator>());             // AIA001
+    list.push_back(std::make_unique<ShapeKindValidator>());                    // AIA002
+    list.push_back(std::make_unique<AcceleratorNameValidator>());              // AIA003
+    list.push_back(std::make_unique<GpuQuantityValidator>());                  // AIA004
+    list.push_back(std::make_unique<GpuLimitsMatchValidator>());               // AIA005
+    list.push_back(std::make_unique<GpusPerNodeValidator>());                  // AIA006
+    list.push_back(std::make_unique<PoolWithoutGpuValidator>());               // AIA007
+    list.push_back(std::make_unique<PoolConflictValidator>());                 // AIA008
+    list.push_back(std::make_unique<ReadinessProbeValidator>());               // AIA009
+    list.push_back(std::make_unique<GangSchedulingValidator>());               // AIA010
+    list.push_back(std::make_unique<PriorityClassValidator>());                // AIA011
+    list.push_back(std::make_unique<OperatorPriorityClassValidator>());        // AIA011
+    list.push_back(std::make_unique<GpuNamespaceValidator>());                 // AIA012
+    list.push_back(std::make_unique<GpuSharingValidator>());                   // AIA013
+    list.push_back(std::make_unique<RestartPolicyValidator>());                // AIA014
+    list.push_back(std::make_unique<MemoryLimitValidator>());                  // AIA015
+    list.push_back(std::make_unique<ClusterCapacityValidator>());              // AIA016
+    list.push_back(std::make_unique<PriorityClassExistsValidator>());          // AIA017
+    list.push_back(std::make_unique<OperatorPriorityClassExistsValidator>());  // AIA017
+    list.push_back(std::make_unique<LocalQueueExistsValidator>());             // AIA018
+    list.push_back(std::make_unique<ClaimReferencesValidator>());              // AIA019
     return list;
   }();
   return validators;
