@@ -17,15 +17,9 @@
 namespace aiadmit {
 namespace {
 
-constexpr const char* kSharedCrds = AIADMIT_SOURCE_DIR "/../shared/crds";
+using aiadmit::testing::yamlObject;
 
-std::shared_ptr<JsonDocument> yamlObject(const std::string& yaml) {
-  std::vector<ManifestDocument> documents;
-  std::string error;
-  EXPECT_TRUE(parseManifests(yaml, documents, &error)) << error;
-  if (documents.empty()) return std::make_shared<JsonDocument>();
-  return documents.front().json;
-}
+constexpr const char* kSharedCrds = AIADMIT_SOURCE_DIR "/../shared/crds";
 
 // The set of the CRDs in `files` of ../shared/crds.
 std::shared_ptr<const CrdDefaults> sharedCrds(const std::vector<std::string>& files) {

@@ -14,14 +14,7 @@ namespace {
 
 using aiadmit::testing::corpusDir;
 using aiadmit::testing::readFile;
-
-std::shared_ptr<JsonDocument> yamlObject(const std::string& yaml) {
-  std::vector<ManifestDocument> documents;
-  std::string error;
-  EXPECT_TRUE(parseManifests(yaml, documents, &error)) << error;
-  if (documents.empty()) return std::make_shared<JsonDocument>();
-  return documents.front().json;
-}
+using aiadmit::testing::yamlObject;
 
 bool isObjectLabelOrAnnotation(const std::string& pointer) {
   const std::vector<std::string> tokens = pointerTokens(pointer);

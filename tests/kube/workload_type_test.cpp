@@ -20,17 +20,10 @@ namespace {
 
 using aiadmit::testing::corpusDir;
 using aiadmit::testing::readFile;
+using aiadmit::testing::yamlObject;
 
 const WorkloadTypeTable& table() {
   return *WorkloadTypeTable::builtIn();
-}
-
-std::shared_ptr<JsonDocument> yamlObject(const std::string& yaml) {
-  std::vector<ManifestDocument> documents;
-  std::string error;
-  EXPECT_TRUE(parseManifests(yaml, documents, &error)) << error;
-  if (documents.empty()) return std::make_shared<JsonDocument>();
-  return documents.front().json;
 }
 
 // "Worker x2 spec.pytorchReplicaSpecs.Worker.template.spec", "x?" when unknown.

@@ -18,14 +18,7 @@ namespace {
 
 using aiadmit::testing::corpusDir;
 using aiadmit::testing::readFile;
-
-std::shared_ptr<JsonDocument> yamlObject(const std::string& yaml) {
-  std::vector<ManifestDocument> documents;
-  std::string error;
-  EXPECT_TRUE(parseManifests(yaml, documents, &error)) << error;
-  if (documents.empty()) return std::make_shared<JsonDocument>();
-  return documents.front().json;
-}
+using aiadmit::testing::yamlObject;
 
 const WorkloadType& rowOf(const JsonValue& object) {
   const WorkloadType* type = WorkloadTypeTable::builtIn()->findForObject(object);

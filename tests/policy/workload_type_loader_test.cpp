@@ -21,14 +21,6 @@ namespace {
 namespace fs = std::filesystem;
 using namespace testing;
 
-std::shared_ptr<JsonDocument> yamlObject(const std::string& yaml) {
-  std::vector<ManifestDocument> documents;
-  std::string error;
-  EXPECT_TRUE(parseManifests(yaml, documents, &error)) << error;
-  if (documents.empty()) return std::make_shared<JsonDocument>();
-  return documents.front().json;
-}
-
 const std::string kProfile =
     "apiVersion: aiadmit.dev/v1\nkind: Profile\nmetadata: {name: realtime}\n"
     "spec: {class: realtime}\n";

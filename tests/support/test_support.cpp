@@ -34,6 +34,14 @@ std::string corpusDir() {
   return std::string(AIADMIT_SOURCE_DIR) + "/../shared/corpus";
 }
 
+std::shared_ptr<JsonDocument> yamlObject(const std::string& yaml) {
+  std::vector<ManifestDocument> documents;
+  std::string error;
+  EXPECT_TRUE(parseManifests(yaml, documents, &error)) << error;
+  if (documents.empty()) return std::make_shared<JsonDocument>();
+  return documents.front().json;
+}
+
 const JsonValue* crdSchemaAt(const JsonValue* schema, const std::string& pointer) {
   size_t start = pointer.empty() || pointer[0] != '/' ? 0 : 1;
   while (schema != nullptr && start <= pointer.size() && !pointer.empty()) {

@@ -22,6 +22,10 @@ std::string sourceDir();
 std::string binaryPath();
 std::string corpusDir();  // ../shared/corpus beside the repository
 
+// The first document of a YAML text, as kubectl reads it; an empty document
+// with the failure recorded in the current test when it does not parse.
+std::shared_ptr<JsonDocument> yamlObject(const std::string& yaml);
+
 // The node of a CRD's openAPIV3Schema a workload-type pointer pattern names,
 // following `*` into additionalProperties (maps) or items (lists); nullptr
 // when the schema has no such field.
