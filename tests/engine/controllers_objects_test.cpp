@@ -206,6 +206,36 @@ TEST(ControllersObjects, AJobSetsReplicatedJobsAreNeverPatchedOnUpdate) {
   }
 }
 
+TEST(ControllersObjects, ReapplyingAVolcanoJobKeepsWhatAiadmitWroteInItsTasks) {
+  WebhookServer server;
+  const std::string applied = jsonOf(R"(
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: mindspore, namespace: ml}
+spec:
+  minAvailable: 3
+  tasks:
+    - name: worker
+      replicas: 2
+      template:
+        spec:
+          restartPolicy: OnFailure
+          containers: [{name: w, image: ms:1, resources: {limits: {nvidia.com/gpu: 1}}}]
+)");
+  const ReviewResponse created = review(server, "/mutate", applied);
+  ASSERT_FALSE(created.patch.empty());
+  const std::string stored = applyPatch(applied, created.patch);
+  // `kubectl apply` of the same file: the tasks list comes back as written,
+  // without the pool's toleration. Volcano's webhook refuses a change of the
+  // tasks, so aiadmit writes back what it wrote, and only that.
+  const ReviewResponse reapplied = review(server, "/mutate", applied, stored);
+  ASSERT_TRUE(reapplied.allowed);
+  const auto result = parseJson(applyPatch(applied, reapplied.patch));
+  EXPECT_EQ(*member(result.get(), "spec"), *member(parseJson(stored).get(), "spec"));
+  const ReviewResponse validated = review(server, "/validate", toJson(*result), stored);
+  EXPECT_TRUE(validated.allowed) << validated.message;
+}
+
 TEST(ControllersObjects, ScalingAnInferenceServiceMadeBeforeAiadmitRollsNothing) {
   WebhookServer server;
   const std::string service = jsonOf(R"(

@@ -180,19 +180,62 @@ TEST(WorkloadUpdate, PointersAreWithinTheirPatternsToken_byToken) {
   EXPECT_FALSE(pointerWithin("/spec", "/spec/template"));
 }
 
-TEST(WorkloadUpdate, ThePartsEachKindFixesAtCreationHoldItsTemplates) {
-  const WorkloadTypeTable& table = *WorkloadTypeTable::builtIn();
-  EXPECT_TRUE(inImmutablePart(*table.findGroupKind("", "Pod"), "/spec"));
-  EXPECT_TRUE(inImmutablePart(*table.findGroupKind("batch", "Job"), "/spec/template/spec"));
-  EXPECT_TRUE(inImmutablePart(*table.findGroupKind("jobset.x-k8s.io", "JobSet"),
-                              "/spec/replicatedJobs/0/template/spec/template/spec"));
-  EXPECT_TRUE(inImmutablePart(*table.findGroupKind("batch.volcano.sh", "Job"),
-                              "/spec/tasks/0/template/spec"));
-  EXPECT_TRUE(inImmutablePart(*table.findGroupKind("kubeflow.org", "MPIJob"),
-                              "/spec/mpiReplicaSpecs/Launcher/template/spec"));
-  EXPECT_FALSE(inImmutablePart(*table.findGroupKind("apps", "Deployment"), "/spec/template/spec"));
-  EXPECT_FALSE(inImmutablePart(*table.findGroupKind("ray.io", "RayCluster"),
-                               "/spec/workerGroupSpecs/0/template/spec"));
+const std::string kVolcanoJob = R"(
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: mindspore}
+spec:
+  minAvailable: 3
+  tasks:
+    - name: worker
+      replicas: 2
+      template:
+        spec:
+          containers: [{name: w, image: ms:1, resources: {limits: {nvidia.com/gpu: 1}}}]
+)";
+
+const std::string kToleration = "[{key: accelerator, operator: Equal, value: gpu}]";
+
+TEST(WorkloadUpdate, AReapplyThatDroppedWhatAiadmitWroteInAFixedPartGetsItBack) {
+  // Stored with aiadmit's toleration; `kubectl apply` of the same file sends
+  // the tasks list without it (a custom resource's lists are replaced whole).
+  const auto sent = yamlObject(kVolcanoJob);
+  const auto stored = with(*sent, "/spec/tasks/0/template/spec/tolerations", kToleration);
+  auto mutated = with(*sent, "/spec/tasks/0/template/spec/tolerations", kToleration);
+  EXPECT_TRUE(
+      keepFixedParts(rowOf(*sent), *stored, *sent, *mutated, mutated->GetAllocator()).empty());
+  EXPECT_EQ(*valueAt(*mutated, "/spec/tasks"), *valueAt(*stored, "/spec/tasks"));
+}
+
+TEST(WorkloadUpdate, NothingNewIsWrittenIntoAFixedPart) {
+  // Stored before aiadmit was installed: the toleration would be a change of
+  // the tasks, which Volcano's webhook refuses.
+  const auto stored = yamlObject(kVolcanoJob);
+  const auto sent = with(*stored, "/metadata/labels", "{team: ml}");
+  auto mutated = with(*sent, "/spec/tasks/0/template/spec/tolerations", kToleration);
+  mutated = with(*mutated, "/spec/maxRetry", "6");
+  EXPECT_EQ(keepFixedParts(rowOf(*sent), *stored, *sent, *mutated, mutated->GetAllocator()),
+            std::vector<std::string>{"/spec/tasks"});
+  EXPECT_EQ(*valueAt(*mutated, "/spec/tasks"), *valueAt(*sent, "/spec/tasks"));
+  // Outside the fixed parts the mutation stays.
+  EXPECT_NE(valueAt(*mutated, "/spec/maxRetry"), nullptr);
+}
+
+TEST(WorkloadUpdate, APartTheRequestChangedItselfIsTheRequests) {
+  const auto stored = yamlObject(kVolcanoJob);
+  const auto sent = with(*stored, "/spec/tasks/0/template/spec/containers/0/image", "ms:2");
+  auto mutated = with(*sent, "/spec/minAvailable", "2");
+  EXPECT_TRUE(
+      keepFixedParts(rowOf(*sent), *stored, *sent, *mutated, mutated->GetAllocator()).empty());
+  // A kind without fixed parts keeps whatever was mutated.
+  const auto deployment = yamlObject(
+      "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n"
+      "spec: {template: {spec: {containers: [{name: c, image: i}]}}}");
+  auto placed = with(*deployment, "/spec/template/spec/tolerations", kToleration);
+  EXPECT_TRUE(
+      keepFixedParts(rowOf(*deployment), *deployment, *deployment, *placed, placed->GetAllocator())
+          .empty());
+  EXPECT_NE(valueAt(*placed, "/spec/template/spec/tolerations"), nullptr);
 }
 
 TEST(WorkloadUpdateCrds, EveryUpdatePointerOfACustomResourceRowIsInEachServedVersionsSchema) {

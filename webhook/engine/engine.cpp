@@ -8,6 +8,7 @@
 #include "webhook/engine/audit_annotations.h"
 #include "webhook/engine/claim_objects.h"
 #include "webhook/kube/json_patch.h"
+#include "webhook/kube/json_pointer.h"
 #include "webhook/kube/workload_update.h"
 #include "webhook/policy/accelerators.h"
 
@@ -91,30 +92,13 @@ bool isControllersUpdate(const AdmissionSubject& subject, const Assessment& asse
          changesOnlyControllerFields(*assessment.type, *subject.oldObject, *subject.object);
 }
 
-// The spec pointer of a template; a built-in kind read without one (a Pod
-// with no spec) is where its row's first template would be.
-std::string_view specPointerOf(const PodTemplateView& view, const WorkloadType& type) {
-  if (view.place != nullptr) return view.place->specPointer;
-  return type.templates.empty() ? std::string_view() : std::string_view(type.templates[0].spec);
-}
-
-// Whether aiadmit may edit this template of the request's object: on UPDATE,
-// not in a part the kind fixes at creation (a Pod's spec, a Job's template,
-// a JobSet's replicated jobs), where the API server or the operator's own
-// webhook would refuse the patched object.
-bool isEditable(const PodTemplateView& view, const AdmissionSubject& subject,
-                const WorkloadType& type) {
-  return subject.operation == Operation::Create ||
-         !inImmutablePart(type, specPointerOf(view, type));
-}
-
 bool isMutable(const AdmissionSubject& subject, const Assessment& assessment) {
   if (assessment.type == nullptr) return false;
   if (subject.operation == Operation::Create) return true;
-  if (isControllersUpdate(subject, assessment)) return false;
-  return std::any_of(
-      assessment.views.begin(), assessment.views.end(),
-      [&](const PodTemplateView& view) { return isEditable(view, subject, *assessment.type); });
+  // A Pod's spec is settled at creation, and its metadata is what its
+  // controller or its owner writes.
+  if (assessment.kind == WorkloadKind::Pod) return false;
+  return !isControllersUpdate(subject, assessment);
 }
 
 // An UPDATE that left the templates as they were but for their scale (a
@@ -390,6 +374,29 @@ AdmissionOutcome validateClaimObject(const AdmissionSubject& subject, const Prof
                 RuleTarget::Controller, enforcement, answers, eval);
 }
 
+// The change lines of the templates in parts set back to the request's are
+// not in the patch: say instead that the part was left as sent.
+void forgetChangesIn(const std::vector<std::string>& setBack, const JsonValue& root,
+                     const Assessment& assessment, const std::vector<size_t>& firstChange,
+                     Evaluation& eval) {
+  for (size_t i = assessment.views.size(); i-- > 0;) {
+    const ResolvedTemplate* place = assessment.views[i].place;
+    const size_t end = i + 1 < firstChange.size() ? firstChange[i + 1] : eval.changes.size();
+    const bool inPart = place != nullptr &&
+                        std::any_of(setBack.begin(), setBack.end(), [&](const std::string& part) {
+                          return pointerWithin(place->specPointer, part);
+                        });
+    if (inPart && i < firstChange.size() && firstChange[i] <= end) {
+      eval.changes.erase(eval.changes.begin() + static_cast<std::ptrdiff_t>(firstChange[i]),
+                         eval.changes.begin() + static_cast<std::ptrdiff_t>(end));
+    }
+  }
+  for (const std::string& part : setBack) {
+    eval.notices.push_back("left " + fieldPathOf(root, part) +
+                           " as sent: it cannot change once created");
+  }
+}
+
 }  // namespace
 
 bool Engine::mutateInto(const AdmissionSubject& subject, JsonDocument& mutated,
@@ -434,10 +441,12 @@ bool Engine::mutateInto(const AdmissionSubject& subject, JsonDocument& mutated,
   context.madeByController = madeByController(*subject.object);
   context.cluster = cluster.get();
   bool changed = false;
-  // Template by template, each in the fixed mutator order.
+  // Template by template, each in the fixed mutator order; where each
+  // template's change lines begin.
   const PodTemplateView* primary = assessment.primary();
+  std::vector<size_t> firstChange;
   for (const PodTemplateView& view : assessment.views) {
-    if (!isEditable(view, subject, *assessment.type)) continue;
+    firstChange.push_back(eval.changes.size());
     context.place = view.place;
     // A controller's object gets no GPUs its template did not ask for.
     context.primaryTemplate = &view == primary && !context.madeByController;
@@ -446,6 +455,13 @@ bool Engine::mutateInto(const AdmissionSubject& subject, JsonDocument& mutated,
       if (context.madeByController && !mutator->runsOnControllersObjects()) continue;
       changed = mutator->mutate(context) || changed;
     }
+  }
+  // What the kind fixes at creation (a Job's template, a JobSet's replicated
+  // jobs) may only be restored, never changed: the update would be refused.
+  if (changed && subject.operation == Operation::Update && subject.oldObject != nullptr) {
+    const std::vector<std::string> setBack = keepFixedParts(
+        *assessment.type, *subject.oldObject, *subject.object, mutated, mutated.GetAllocator());
+    forgetChangesIn(setBack, *subject.object, assessment, firstChange, eval);
   }
   return changed;
 }

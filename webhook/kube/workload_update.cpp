@@ -1,5 +1,6 @@
 #include "webhook/kube/workload_update.h"
 
+#include "webhook/kube/json_patch.h"
 #include "webhook/kube/json_pointer.h"
 
 namespace aiadmit {
@@ -88,7 +89,72 @@ bool sameAiadmitAnnotations(const JsonValue& before, const JsonValue& after) {
   return covered(old, now) && covered(now, old);
 }
 
+// The concrete, escaped pointers of `root` that a pattern matches.
+void collectMatches(const JsonValue& value, const Pattern& pattern, size_t depth,
+                    std::string& pointer, std::vector<std::string>& out) {
+  if (depth == pattern.size()) {
+    out.push_back(pointer);
+    return;
+  }
+  const size_t size = pointer.size();
+  auto descend = [&](const JsonValue& child, std::string_view token) {
+    appendEscapedPointerToken(pointer, token);
+    collectMatches(child, pattern, depth + 1, pointer, out);
+    pointer.resize(size);
+  };
+  if (pattern[depth] != kAnyToken) {
+    if (const JsonValue* child = childAt(&value, pattern[depth])) descend(*child, pattern[depth]);
+  } else if (value.IsObject()) {
+    for (auto it = value.MemberBegin(); it != value.MemberEnd(); ++it) {
+      descend(it->value, std::string_view(it->name.GetString(), it->name.GetStringLength()));
+    }
+  } else if (value.IsArray()) {
+    for (rapidjson::SizeType i = 0; i < value.Size(); ++i) descend(value[i], std::to_string(i));
+  }
+}
+
+// Sets the value at `pointer` of `mutated` back to the request's, or removes
+// it when the request had none.
+void setBack(JsonValue& mutated, const std::string& pointer, const JsonValue* sent,
+             JsonAllocator& alloc) {
+  JsonValue* target = const_cast<JsonValue*>(valueAt(mutated, pointer));
+  if (target == nullptr) return;
+  if (sent != nullptr) {
+    target->CopyFrom(*sent, alloc);
+    return;
+  }
+  const std::vector<std::string> tokens = pointerTokens(pointer);
+  std::string parentPointer;
+  for (size_t i = 0; i + 1 < tokens.size(); ++i)
+    appendEscapedPointerToken(parentPointer, tokens[i]);
+  JsonValue* parent = const_cast<JsonValue*>(valueAt(mutated, parentPointer));
+  if (parent != nullptr && parent->IsObject()) {
+    parent->RemoveMember(rapidjson::StringRef(tokens.back().data(), tokens.back().size()));
+  }
+}
+
 }  // namespace
+
+std::vector<std::string> keepFixedParts(const WorkloadType& type, const JsonValue& old,
+                                        const JsonValue& sent, JsonValue& mutated,
+                                        JsonAllocator& alloc) {
+  std::vector<std::string> setBackParts;
+  for (const std::string& part : type.updates.immutable) {
+    std::vector<std::string> pointers;
+    std::string pointer;
+    collectMatches(mutated, pointerTokens(part), 0, pointer, pointers);
+    for (const std::string& concrete : pointers) {
+      const JsonValue* now = valueAt(mutated, concrete);
+      const JsonValue* before = valueAt(old, concrete);
+      if (now != nullptr && before != nullptr && *now == *before) continue;
+      const JsonValue* fromRequest = valueAt(sent, concrete);
+      if (now != nullptr && fromRequest != nullptr && *now == *fromRequest) continue;
+      setBack(mutated, concrete, fromRequest, alloc);
+      setBackParts.push_back(concrete);
+    }
+  }
+  return setBackParts;
+}
 
 bool sameIgnoring(const JsonValue* before, const JsonValue* after, std::string_view at,
                   const std::vector<std::string>& ignored) {
@@ -133,13 +199,6 @@ bool pointerWithin(std::string_view pointer, std::string_view pattern) {
     if (expected[i] != kAnyToken && expected[i] != tokens[i]) return false;
   }
   return true;
-}
-
-bool inImmutablePart(const WorkloadType& type, std::string_view specPointer) {
-  for (const std::string& part : type.updates.immutable) {
-    if (pointerWithin(specPointer, part)) return true;
-  }
-  return false;
 }
 
 }  // namespace aiadmit

@@ -30,8 +30,14 @@ bool sameIgnoring(const JsonValue* before, const JsonValue* after, std::string_v
 // Whether the escaped pointer lies at or under a match of the pattern.
 bool pointerWithin(std::string_view pointer, std::string_view pattern);
 
-// Whether the template whose spec is at `specPointer` lies in a part of the
-// kind fixed at creation (UpdateRules::immutable).
-bool inImmutablePart(const WorkloadType& type, std::string_view specPointer);
+// On UPDATE: each part of `mutated` that the kind fixes at creation ends as
+// the old object has it, or as the request sent it. aiadmit may restore what
+// it wrote at creation and a reapply dropped (kubectl replaces a custom
+// resource's lists whole), which keeps the part as the API server and the
+// operator's webhook require; it never writes anything new there. Returns
+// the escaped pointers of the parts set back to the request's.
+std::vector<std::string> keepFixedParts(const WorkloadType& type, const JsonValue& old,
+                                        const JsonValue& sent, JsonValue& mutated,
+                                        JsonAllocator& alloc);
 
 }  // namespace aiadmit
