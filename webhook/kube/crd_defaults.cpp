@@ -220,24 +220,27 @@ class DefaultingWalk {
   bool walkMembers(JsonValue& object, const Node& node, size_t depth) {
     const Node* additional =
         node.additionalProperties ? &schema_.nodes[*node.additionalProperties] : nullptr;
-    for (auto entry = object.MemberBegin(); entry != object.MemberEnd();) {
+    // By index: members are erased on the way, and comparing RapidJSON's
+    // mutable member iterators is ambiguous under C++20's reversed operators.
+    for (rapidjson::SizeType index = 0; index < object.MemberCount();) {
+      const auto entry = object.MemberBegin() + index;
       const std::string_view name(entry->name.GetString(), entry->name.GetStringLength());
       const Node* child = schema_.property(node, name);
       if (child == nullptr) child = additional;
       if (child == nullptr) {
-        ++entry;
+        ++index;
         continue;
       }
       if (entry->value.IsNull() && !child->nullable) {
         if (!child->defaultIndex) {
-          entry = object.EraseMember(entry);
+          object.EraseMember(entry);
           ++result.nullsDropped;
           continue;
         }
         if (!takeDefault(entry->value, *child)) return false;
       }
       if (!walk(entry->value, *child, depth + 1)) return false;
-      ++entry;
+      ++index;
     }
     return true;
   }
@@ -332,13 +335,13 @@ std::shared_ptr<const CrdDefaults> CrdDefaults::Builder::build() && {
 
 bool CrdDefaults::describes(std::string_view group, std::string_view version,
                             std::string_view kind) const {
-  return schemas_.find(std::make_tuple(group, version, kind)) != schemas_.end();
+  return schemas_.find(Key(group, version, kind)) != schemas_.end();
 }
 
 DefaultingResult CrdDefaults::apply(JsonValue& object, JsonAllocator& allocator) const {
   const GroupVersion groupVersion = splitApiVersion(stringMember(&object, "apiVersion"));
-  const auto found = schemas_.find(
-      std::make_tuple(groupVersion.group, groupVersion.version, stringMember(&object, "kind")));
+  const auto found =
+      schemas_.find(Key(groupVersion.group, groupVersion.version, stringMember(&object, "kind")));
   if (found == schemas_.end() || !object.IsObject()) return {};
   const Schema& schema = *found->second;
   try {

@@ -103,7 +103,7 @@ class CrdDefaults {
   explicit CrdDefaults(CrdDefaultLimits limits) : limits_(limits) {}
 
   CrdDefaultLimits limits_;
-  std::map<Key, std::shared_ptr<const Schema>, std::less<>> schemas_;
+  std::map<Key, std::shared_ptr<const Schema>> schemas_;
 };
 
 }  // namespace aiadmit
