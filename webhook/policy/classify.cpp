@@ -111,6 +111,14 @@ Classification classify(const PodTemplateView& view) {
 
 namespace {
 
+// The GPUs asked for by aiadmit.dev/gpus: its value when it asks for any
+// (not empty, not "0"), nullopt otherwise.
+std::optional<std::string_view> gpusByAnnotation(const PodReader& pod) {
+  const auto gpus = pod.annotation(kGpusAnnotation);
+  if (!gpus || gpus->empty() || *gpus == "0") return std::nullopt;
+  return gpus;
+}
+
 // Whether a stamp of aiadmit's alone may classify the object: on what a
 // controller made, only when the object asks for GPUs itself. Operators copy
 // a template's metadata onto every Pod of a group (KubeRay's head Pod gets
@@ -119,8 +127,7 @@ namespace {
 bool stampApplies(const PodReader& pod, bool madeByController) {
   if (!madeByController || pod.asksForGpus()) return true;
   if (!pod.claimedDevices().unresolved.empty()) return true;
-  const auto gpus = pod.annotation(kGpusAnnotation);
-  return gpus && !gpus->empty() && *gpus != "0";
+  return gpusByAnnotation(pod).has_value();
 }
 
 }  // namespace
@@ -187,8 +194,8 @@ Classification classify(const PodTemplateView& view, const PodReader& pod, bool 
   if (request.empty()) request = gpuClaimRequest(view, pod);
   if (request.empty()) request = gpuShareRequest(pod);
   if (request.empty()) {
-    const auto gpus = pod.annotation(kGpusAnnotation);
-    if (!gpus || gpus->empty() || *gpus == "0") {
+    const auto gpus = gpusByAnnotation(pod);
+    if (!gpus) {
       result.reason = unresolvedClaims(pod);
       if (result.reason.empty() && ignoredStamp) {
         result.reason = "annotation aiadmit.dev/class=" + std::string(*ignoredStamp) +
