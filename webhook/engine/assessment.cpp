@@ -56,6 +56,7 @@ const WorkloadType* workloadTypeOf(const AdmissionSubject& subject,
 Assessment assess(const JsonValue& object, const AdmissionSubject& subject,
                   const ProfileSet& profiles, const ClusterView* cluster) {
   Assessment assessment;
+  assessment.madeByController = madeByController(object);
   assessment.type = workloadTypeOf(subject, profiles.workloadTypes());
   if (assessment.type == nullptr) return assessment;
   assessment.kind = workloadKindOf(assessment.type->group, assessment.type->kind);
@@ -80,7 +81,7 @@ Assessment assess(const JsonValue& object, const AdmissionSubject& subject,
     assessment.pods.back().resolveClaimsIn(cluster, subject.namespaceName);
   }
   assessment.workload =
-      classifyWorkload(assessment.views, assessment.pods, madeByController(object));
+      classifyWorkload(assessment.views, assessment.pods, assessment.madeByController);
   const Classification& classification = assessment.workload.classification;
   if (classification.isAiWorkload()) {
     assessment.selection = selectProfile(profiles, *assessment.primary(),

@@ -27,6 +27,9 @@ struct Assessment {
   std::vector<PodReader> pods;  // by look, one per view, claims resolved in the cluster view
   WorkloadClassification workload;
   ProfileSelection selection;  // empty for objects that are not AI workloads
+  // A controller made the object (madeByController): it is judged and
+  // mutated as its controller's, not as a workload of its own.
+  bool madeByController = false;
 
   Assessment() = default;
   Assessment(Assessment&&) = default;

@@ -171,10 +171,10 @@ void collectViolations(const JsonValue& object, const Assessment& assessment,
                              ruleTargetOf(subject)};
   };
   // The workload's shape was judged on the workload the developer wrote.
-  const bool controllersObject = madeByController(object);
   for (const auto& validator : allValidators()) {
     if (!classification.isAiWorkload() && !validator->appliesToUnclassified()) continue;
-    if (controllersObject && ruleInfo(validator->rule()).subject == RuleSubject::Workload) {
+    if (assessment.madeByController &&
+        ruleInfo(validator->rule()).subject == RuleSubject::Workload) {
       continue;
     }
     if (validator->scope() == Validator::Scope::Workload) {
@@ -376,7 +376,7 @@ bool Engine::mutateInto(const AdmissionSubject& subject, JsonDocument& mutated,
   };
   context.type = assessment.type;
   context.severalTemplates = assessment.views.size() > 1;
-  context.madeByController = madeByController(*subject.object);
+  context.madeByController = assessment.madeByController;
   context.cluster = cluster.get();
   bool changed = false;
   // Template by template, each in the fixed mutator order; where each
