@@ -7,6 +7,7 @@
 #include "mutators/template_parts.h"
 #include "webhook/kube/cluster_view.h"
 #include "webhook/kube/json_pointer.h"
+#include "webhook/kube/workload_update.h"
 
 namespace aiadmit {
 
@@ -15,15 +16,6 @@ namespace {
 constexpr std::string_view kApiDefaultScheduler = "default-scheduler";
 // Where the install keeps the PriorityClasses of the shipped profiles.
 constexpr std::string_view kPriorityClassesComponent = "manifests/components/priority-classes";
-
-// Whether `pointer` lies within `pattern` (`*` matching any one token).
-bool within(const std::vector<std::string>& pointer, const std::vector<std::string>& pattern) {
-  if (pattern.size() > pointer.size()) return false;
-  for (size_t i = 0; i < pattern.size(); ++i) {
-    if (pattern[i] != "*" && pattern[i] != pointer[i]) return false;
-  }
-  return true;
-}
 
 // The row's field for the scheduler or the priority class (SchedulingFields).
 // Written instead of the templates only when it is the operator's own spec
@@ -46,7 +38,7 @@ OperatorField operatorField(const MutationContext& context, std::string Scheduli
   const std::vector<std::string> tokens = pointerTokens(field.pointer);
   field.writable = tokens.size() == 2 && tokens[0] == "spec";
   for (const std::string& pattern : fields.gang) {
-    if (within(tokens, pointerTokens(pattern))) field.writable = false;
+    if (pointerWithin(field.pointer, pattern)) field.writable = false;
   }
   field.value = stringOf(valueAt(context.object, field.pointer));
   return field;
