@@ -198,10 +198,12 @@ TEST(MissedGpus, AKaiShareIsAimedAtThePoolWithoutAWholeGpuOnTop) {
   EXPECT_NE(valueAt(mutated, "/spec/template/spec/tolerations"), nullptr);
   EXPECT_EQ(valueAt(mutated, "/spec/template/spec/containers/0/resources"), nullptr);
   const Answer validated = validate(engine, mutated);
-  // Aimed at the pool, it asks for a GPU: AIA007 has nothing to say.
+  // Aimed at the pool, it asks for a GPU: AIA007 has nothing to say, and the
+  // batch profile allows sharing (AIA013): the share is admitted.
   for (const Violation& violation : validated.evaluation.denials) {
     EXPECT_NE(violation.rule.name(), "AIA007") << violation.problem;
   }
+  EXPECT_EQ(validated.outcome.decision(), Decision::Allowed) << validated.outcome.message();
 }
 
 TEST(MissedGpus, AKaiShareWhereSharingIsForbiddenIsRefusedAtItsAnnotation) {
