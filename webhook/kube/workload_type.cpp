@@ -29,33 +29,18 @@ bool hasPlaceholders(std::string_view role) {
 }  // namespace
 
 std::string_view injectionName(Injection injection) {
-  switch (injection) {
-    case kInjectGpuLimits:
-      return "gpuLimits";
-    case kInjectPlacement:
-      return "placement";
-    case kInjectPriority:
-      return "priority";
-    case kInjectScheduler:
-      return "scheduler";
-    case kInjectStamps:
-      return "stamps";
-    case kInjectProbes:
-      return "probes";
-    case kInjectSharedMemory:
-      return "sharedMemory";
-    case kInjectAll:
-      break;
+  for (const InjectionName& entry : kInjectionNames) {
+    if (entry.injection == injection) return entry.name;
   }
   return "";
 }
 
 std::string describeInjections(uint32_t injections) {
   std::string out;
-  for (uint32_t bit = 1; bit < kInjectAll; bit <<= 1) {
-    if ((injections & bit) == 0) continue;
+  for (const InjectionName& entry : kInjectionNames) {
+    if ((injections & entry.injection) == 0) continue;
     if (!out.empty()) out += ", ";
-    out += injectionName(static_cast<Injection>(bit));
+    out += entry.name;
   }
   return out.empty() ? "nothing" : out;
 }

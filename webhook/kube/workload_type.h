@@ -62,8 +62,27 @@ enum Injection : uint32_t {
   kInjectStamps = 1u << 4,        // labels and annotations of the Pods
   kInjectProbes = 1u << 5,        // readiness and startup probes of the serving container
   kInjectSharedMemory = 1u << 6,  // a memory-backed /dev/shm volume
-  kInjectAll = (1u << 7) - 1,
 };
+// Every injection with its name in WorkloadType documents (`inject:`), in bit
+// order: the names, the loader's vocabulary and kInjectAll all come from here.
+struct InjectionName {
+  Injection injection;
+  std::string_view name;
+};
+inline constexpr InjectionName kInjectionNames[] = {
+    {kInjectGpuLimits, "gpuLimits"},
+    {kInjectPlacement, "placement"},
+    {kInjectPriority, "priority"},
+    {kInjectScheduler, "scheduler"},
+    {kInjectStamps, "stamps"},
+    {kInjectProbes, "probes"},
+    {kInjectSharedMemory, "sharedMemory"},
+};
+inline constexpr uint32_t kInjectAll = [] {
+  uint32_t all = 0;
+  for (const InjectionName& entry : kInjectionNames) all |= entry.injection;
+  return all;
+}();
 std::string_view injectionName(Injection injection);
 // "gpuLimits, placement, ..." in bit order.
 std::string describeInjections(uint32_t injections);

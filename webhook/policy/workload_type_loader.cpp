@@ -158,15 +158,15 @@ void readReplicas(Reader& r, const YAML::Node& node, const std::string& field,
 uint32_t readInjections(Reader& r, const YAML::Node& node, const std::string& field) {
   const std::vector<std::string> names =
       r.strings(node, field, [](const std::string& name) -> std::string {
-        for (uint32_t bit = 1; bit < kInjectAll; bit <<= 1) {
-          if (injectionName(static_cast<Injection>(bit)) == name) return "";
+        for (const InjectionName& entry : kInjectionNames) {
+          if (entry.name == name) return "";
         }
         return inQuotes(name) + " is not one of " + describeInjections(kInjectAll);
       });
   uint32_t injections = 0;
   for (const std::string& name : names) {
-    for (uint32_t bit = 1; bit < kInjectAll; bit <<= 1) {
-      if (injectionName(static_cast<Injection>(bit)) == name) injections |= bit;
+    for (const InjectionName& entry : kInjectionNames) {
+      if (entry.name == name) injections |= entry.injection;
     }
   }
   return injections;
