@@ -4,6 +4,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "mutators/mutator.h"
 #include "webhook/policy/profile_loader.h"
 
 namespace aiadmit::bench {
@@ -48,7 +49,7 @@ std::string bigPodReview(size_t bytes) {
 
 std::shared_ptr<const ProfileSet> profilesWithExtra(size_t extra) {
   const ProfileLoadResult shipped =
-      loadProfileDirectory(std::string(AIADMIT_SOURCE_DIR) + "/profiles");
+      loadProfileDirectory(std::string(AIADMIT_SOURCE_DIR) + "/profiles", mutationSwitches());
   if (!shipped.ok()) throw std::runtime_error("shipped profiles do not load");
   std::vector<Profile> profiles = shipped.set->profiles();
   const WorkloadClass classes[] = {WorkloadClass::Training, WorkloadClass::Batch,

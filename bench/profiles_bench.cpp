@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 
+#include "mutators/mutator.h"
 #include "webhook/policy/classify.h"
 #include "webhook/policy/profile_loader.h"
 #include "webhook/serving/profile_watch.h"
@@ -84,7 +85,7 @@ const ThousandProfiles& thousandProfiles() {
 void BM_LoadThousandProfiles(benchmark::State& state) {
   const std::string& dir = thousandProfiles().dir();
   for (auto _ : state) {
-    ProfileLoadResult result = loadProfileDirectory(dir);
+    ProfileLoadResult result = loadProfileDirectory(dir, mutationSwitches());
     if (!result.ok()) state.SkipWithError(result.errors.front().format().c_str());
     benchmark::DoNotOptimize(result.set);
   }
@@ -94,7 +95,8 @@ BENCHMARK(BM_LoadThousandProfiles)->Unit(benchmark::kMillisecond);
 
 void BM_LoadShippedProfiles(benchmark::State& state) {
   for (auto _ : state) {
-    ProfileLoadResult result = loadProfileDirectory(AIADMIT_DEFAULT_PROFILES_DIR);
+    ProfileLoadResult result =
+        loadProfileDirectory(AIADMIT_DEFAULT_PROFILES_DIR, mutationSwitches());
     if (!result.ok()) state.SkipWithError(result.errors.front().format().c_str());
     benchmark::DoNotOptimize(result.set);
   }
@@ -129,7 +131,7 @@ void select(benchmark::State& state, const ProfileSet& set, std::string_view ns,
 std::shared_ptr<const ProfileSet> loaded(const std::string& dir) {
   static std::map<std::string, std::shared_ptr<const ProfileSet>> cache;
   auto& set = cache[dir];
-  if (!set) set = loadProfileDirectory(dir).set;
+  if (!set) set = loadProfileDirectory(dir, mutationSwitches()).set;
   return set;
 }
 

@@ -100,12 +100,15 @@ bool addWantedGpus(MutationContext& context) {
   return true;
 }
 
-}  // namespace
-
-bool GpuLimitsMutator::mutate(MutationContext& context) const {
-  if (!context.profile.mutations.gpuLimits || !context.mayInject(kInjectGpuLimits)) return false;
+bool limitGpus(MutationContext& context) {
   const bool copied = copyRequestsToLimits(context);
   return addWantedGpus(context) || copied;
 }
+
+}  // namespace
+
+GpuLimitsMutator::GpuLimitsMutator()
+    : Mutator("gpu-limits", {{.key = "gpuLimits", .onByDefault = true}}, kInjectGpuLimits,
+              Runs::AlsoOnControllersObjects, limitGpus) {}
 
 }  // namespace aiadmit

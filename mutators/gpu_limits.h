@@ -14,11 +14,8 @@ namespace aiadmit {
 //   container when that container asks for no accelerator yet and the Pod
 //   claims no GPU through DRA (the default also not beside a claim that
 //   cannot be resolved: it may hold the GPUs).
-class GpuLimitsMutator final : public Mutator {
- public:
-  std::string_view name() const override { return "gpu-limits"; }
-  bool mutate(MutationContext& context) const override;
-  bool runsOnControllersObjects() const override { return true; }
+struct GpuLimitsMutator final : Mutator {
+  GpuLimitsMutator();
 };
 
 }  // namespace aiadmit

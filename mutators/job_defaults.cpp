@@ -55,10 +55,7 @@ bool setWhenUnset(MutationContext& context, const std::string& pointer,
   return setField(context, pointer, *wanted);
 }
 
-}  // namespace
-
-bool JobDefaultsMutator::mutate(MutationContext& context) const {
-  if (!context.profile.mutations.jobDefaults) return false;
+bool setJobDefaults(MutationContext& context) {
   const WorkloadClass workloadClass = context.classification.workloadClass;
   if (workloadClass != WorkloadClass::Training && workloadClass != WorkloadClass::Batch) {
     return false;
@@ -82,5 +79,11 @@ bool JobDefaultsMutator::mutate(MutationContext& context) const {
       changed;
   return changed;
 }
+
+}  // namespace
+
+JobDefaultsMutator::JobDefaultsMutator()
+    : Mutator("job-defaults", {{.key = "jobDefaults", .onByDefault = true}}, kNoTemplatePart,
+              Runs::OnWorkloads, setJobDefaults) {}
 
 }  // namespace aiadmit

@@ -12,10 +12,8 @@ namespace aiadmit {
 // manifest leaves it out, so on a Job that value counts as absent (unless
 // backoffLimitPerIndex is set, which makes backoffLimit mean something else).
 // A CronJob's jobTemplate is not defaulted and is read as sent.
-class JobDefaultsMutator final : public Mutator {
- public:
-  std::string_view name() const override { return "job-defaults"; }
-  bool mutate(MutationContext& context) const override;
+struct JobDefaultsMutator final : Mutator {
+  JobDefaultsMutator();
 };
 
 }  // namespace aiadmit

@@ -1,5 +1,7 @@
 #include "mutators/mutator.h"
 
+#include <algorithm>
+
 #include "webhook/kube/json_pointer.h"
 #include "webhook/kube/warnings.h"
 
@@ -62,6 +64,25 @@ void MutationContext::reportForWorkload(std::string change) {
 
 void MutationContext::notice(std::string text) {
   notices.push_back(fitted(profile, forTemplate(*this, std::move(text))));
+}
+
+bool Mutator::runsOn(const MutationContext& context) const {
+  if (context.templateUnchanged && declaration_.runs != Runs::AlsoOnUnchangedTemplates) {
+    return false;
+  }
+  if (context.madeByController && declaration_.runs != Runs::AlsoOnControllersObjects) {
+    return false;
+  }
+  const auto switchedOn = [&](const MutationSwitch& declared) {
+    return context.profile.mutations.on(declared.key);
+  };
+  const auto allowed = [&](const InjectionName& part) {
+    return (declaration_.injects & part.injection) != 0 && context.mayInject(part.injection);
+  };
+  const std::vector<MutationSwitch>& switches = declaration_.switches;
+  return (switches.empty() || std::any_of(switches.begin(), switches.end(), switchedOn)) &&
+         (declaration_.injects == 0 ||
+          std::any_of(std::begin(kInjectionNames), std::end(kInjectionNames), allowed));
 }
 
 }  // namespace aiadmit

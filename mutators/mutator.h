@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -88,25 +89,72 @@ struct MutationContext {
   void notice(std::string text);
 };
 
+// The requests a mutator runs on besides a workload's own object whose
+// template is new or changed (a CREATE, an UPDATE of the template).
+enum class Runs {
+  OnWorkloads,
+  // Also on an object a controller made (a Pod of a Job, a Job of a JobSet,
+  // a Ray Pod). What an operator creates is the operator's: it gets what its
+  // role needs to run where its GPUs are (limits beside requests, the pool's
+  // tolerations and node selection) and never a default, a probe, a Job
+  // setting or a stamp that its parent did not carry.
+  AlsoOnControllersObjects,
+  // Also on an UPDATE that left the template unchanged. Such a mutator then
+  // edits nothing but the object's own metadata: a changed pod template
+  // makes the controller replace every Pod.
+  AlsoOnUnchangedTemplates,
+};
+
+// The parts of a template a mutator injects when it writes none (a
+// TrainJob's runtimePatches are not a template).
+inline constexpr uint32_t kNoTemplatePart = 0;
+
+// What a mutator states about itself, once, in its own .cpp: Mutator::mutate
+// runs it only where this lets it run, and the registry gathers the profile
+// switches from it.
+struct MutatorDeclaration {
+  std::string_view name;  // "gpu-limits": docs/mutators.md and the logs name it so
+  // The switches under spec.mutations that turn it off, each with its
+  // default: it runs while at least one of them is on. A mutator that honours
+  // several (trainjob-placement) reads each for its own part of the work; a
+  // key several mutators honour has one default in all of them. None: no
+  // profile turns it off.
+  std::vector<MutationSwitch> switches;
+  // The template parts it injects (Injection bits): it runs on a template
+  // whose shape allows at least one of them (TemplateSlot::injectable), and
+  // one that injects several asks for each (MutationContext::mayInject).
+  uint32_t injects = kNoTemplatePart;
+  Runs runs = Runs::OnWorkloads;
+  // The work itself, where the mutator runs; true when it changed the object.
+  bool (*apply)(MutationContext& context) = nullptr;
+};
+
+// One mutator: what its constructor declares.
 class Mutator {
  public:
+  using Apply = bool (*)(MutationContext& context);
+  Mutator(std::string_view name, std::vector<MutationSwitch> switches, uint32_t injects, Runs runs,
+          Apply apply)
+      : declaration_{name, std::move(switches), injects, runs, apply} {}
   virtual ~Mutator() = default;
-  virtual std::string_view name() const = 0;
-  // Returns true when it changed the object.
-  virtual bool mutate(MutationContext& context) const = 0;
-  // Whether it runs on an UPDATE that left the template unchanged. Such a
-  // mutator then edits nothing but the object's own metadata: a changed pod
-  // template makes the controller replace every Pod.
-  virtual bool runsOnUnchangedTemplate() const { return false; }
-  // Whether it runs on an object a controller made (a Pod of a Job, a Job of
-  // a JobSet, a Ray Pod). What an operator creates is the operator's: it gets
-  // what its role needs to run where its GPUs are (limits beside requests,
-  // the pool's tolerations and node selection) and never a default, a probe,
-  // a Job setting or a stamp that its parent did not carry.
-  virtual bool runsOnControllersObjects() const { return false; }
+  const MutatorDeclaration& declaration() const { return declaration_; }
+  std::string_view name() const { return declaration_.name; }
+  // Whether it runs here: a switch it honours is on in the profile, the
+  // template allows a part it injects, and the request is one it runs on.
+  bool runsOn(const MutationContext& context) const;
+  // Runs it where runsOn() allows; true when it changed the object.
+  bool mutate(MutationContext& context) const {
+    return runsOn(context) && declaration_.apply(context);
+  }
+
+ private:
+  MutatorDeclaration declaration_;
 };
 
 // All mutators in the order the engine runs them (mutators/registry.cpp).
 const std::vector<std::unique_ptr<const Mutator>>& allMutators();
+// The keys spec.mutations takes, with their defaults, in the order of the
+// mutators that declare them first: what the profile loader is given.
+std::span<const MutationSwitch> mutationSwitches();
 
 }  // namespace aiadmit

@@ -155,11 +155,8 @@ bool mergeRequiredNodeAffinity(MutationContext& context) {
   return changed;
 }
 
-}  // namespace
-
-bool PoolPlacementMutator::mutate(MutationContext& context) const {
+bool aimAtPool(MutationContext& context) {
   const Profile& profile = context.profile;
-  if (!profile.mutations.placement || !context.mayInject(kInjectPlacement)) return false;
   if (profile.placement.nodeSelector.empty() && profile.placement.requiredNodeAffinity.empty()) {
     return false;
   }
@@ -167,5 +164,11 @@ bool PoolPlacementMutator::mutate(MutationContext& context) const {
   const bool selectorChanged = mergeNodeSelector(context);
   return mergeRequiredNodeAffinity(context) || selectorChanged;
 }
+
+}  // namespace
+
+PoolPlacementMutator::PoolPlacementMutator()
+    : Mutator("pool-placement", {{.key = "placement", .onByDefault = true}}, kInjectPlacement,
+              Runs::AlsoOnControllersObjects, aimAtPool) {}
 
 }  // namespace aiadmit

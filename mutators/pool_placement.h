@@ -11,11 +11,8 @@ namespace aiadmit {
 // A key the pod already sets, to any value, is left alone: a different value
 // is a contradiction that validation reports (AIA008), not something to
 // overwrite.
-class PoolPlacementMutator final : public Mutator {
- public:
-  std::string_view name() const override { return "pool-placement"; }
-  bool mutate(MutationContext& context) const override;
-  bool runsOnControllersObjects() const override { return true; }
+struct PoolPlacementMutator final : Mutator {
+  PoolPlacementMutator();
 };
 
 }  // namespace aiadmit

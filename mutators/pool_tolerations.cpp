@@ -5,12 +5,11 @@
 
 namespace aiadmit {
 
-bool PoolTolerationsMutator::mutate(MutationContext& context) const {
+namespace {
+
+bool addPoolTolerations(MutationContext& context) {
   const Profile& profile = context.profile;
-  if (!profile.mutations.tolerations || profile.placement.tolerations.empty() ||
-      !context.mayInject(kInjectPlacement)) {
-    return false;
-  }
+  if (profile.placement.tolerations.empty()) return false;
   if (!usesProfilePool(context.pod(), profile)) return false;
 
   bool changed = false;
@@ -23,5 +22,11 @@ bool PoolTolerationsMutator::mutate(MutationContext& context) const {
   }
   return changed;
 }
+
+}  // namespace
+
+PoolTolerationsMutator::PoolTolerationsMutator()
+    : Mutator("pool-tolerations", {{.key = "tolerations", .onByDefault = true}}, kInjectPlacement,
+              Runs::AlsoOnControllersObjects, addPoolTolerations) {}
 
 }  // namespace aiadmit

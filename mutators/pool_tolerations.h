@@ -8,11 +8,8 @@ namespace aiadmit {
 // for one of the profile's accelerators, unless a toleration already in the
 // pod tolerates the same taint. Pods without GPUs are left off the pool:
 // aimed at it, they would be refused (AIA007).
-class PoolTolerationsMutator final : public Mutator {
- public:
-  std::string_view name() const override { return "pool-tolerations"; }
-  bool mutate(MutationContext& context) const override;
-  bool runsOnControllersObjects() const override { return true; }
+struct PoolTolerationsMutator final : Mutator {
+  PoolTolerationsMutator();
 };
 
 }  // namespace aiadmit

@@ -35,13 +35,9 @@ std::string describeProbe(const ProbeSpec& spec, int port) {
   return "tcp on port " + std::to_string(port);
 }
 
-}  // namespace
-
-bool RealtimeProbesMutator::mutate(MutationContext& context) const {
+bool addProbes(MutationContext& context) {
   const Profile& profile = context.profile;
-  if (!profile.mutations.probes || !profile.probes.enabled || !context.mayInject(kInjectProbes)) {
-    return false;
-  }
+  if (!profile.probes.enabled) return false;
   if (context.classification.workloadClass != WorkloadClass::Realtime) return false;
   JsonValue* container = mainContainer(context);
   if (container == nullptr) return false;
@@ -78,5 +74,11 @@ bool RealtimeProbesMutator::mutate(MutationContext& context) const {
   }
   return changed;
 }
+
+}  // namespace
+
+RealtimeProbesMutator::RealtimeProbesMutator()
+    : Mutator("realtime-probes", {{.key = "probes", .onByDefault = true}}, kInjectProbes,
+              Runs::OnWorkloads, addProbes) {}
 
 }  // namespace aiadmit

@@ -11,10 +11,8 @@ namespace aiadmit {
 // TCP port; a container with neither gets none (validation then explains,
 // AIA009). The startup probe allows the profile's startup budget:
 // failureThreshold = ceil(startupBudgetSeconds / periodSeconds).
-class RealtimeProbesMutator final : public Mutator {
- public:
-  std::string_view name() const override { return "realtime-probes"; }
-  bool mutate(MutationContext& context) const override;
+struct RealtimeProbesMutator final : Mutator {
+  RealtimeProbesMutator();
 };
 
 }  // namespace aiadmit

@@ -6,6 +6,11 @@
 //   a TrainJob, which has no pod template, gets them through runtimePatches;
 // - the stamp comes last and records the class and profile of the result.
 // docs/mutators.md describes each one; keep both in the same order.
+//
+// Each mutator declares its own switches, parts and runs (MutatorDeclaration);
+// what a profile may switch off is gathered from those declarations here.
+#include <algorithm>
+
 #include "mutators/gpu_limits.h"
 #include "mutators/job_defaults.h"
 #include "mutators/mutator.h"
@@ -34,6 +39,22 @@ const std::vector<std::unique_ptr<const Mutator>>& allMutators() {
     return list;
   }();
   return mutators;
+}
+
+std::span<const MutationSwitch> mutationSwitches() {
+  static const std::vector<MutationSwitch> switches = [] {
+    std::vector<MutationSwitch> gathered;
+    for (const auto& mutator : allMutators()) {
+      for (const MutationSwitch& declared : mutator->declaration().switches) {
+        const bool known =
+            std::any_of(gathered.begin(), gathered.end(),
+                        [&](const MutationSwitch& earlier) { return earlier.key == declared.key; });
+        if (!known) gathered.push_back(declared);
+      }
+    }
+    return gathered;
+  }();
+  return switches;
 }
 
 }  // namespace aiadmit

@@ -182,10 +182,7 @@ bool addMetadataEntries(MutationContext& context, std::string_view field, std::s
   return changed;
 }
 
-}  // namespace
-
-bool SchedulingMutator::mutate(MutationContext& context) const {
-  if (!context.profile.mutations.scheduling) return false;
+bool setSchedulingDefaults(MutationContext& context) {
   const Scheduling& scheduling = context.profile.scheduling;
   bool changed = setPriorityClass(context);
   changed = setSchedulerName(context) || changed;
@@ -194,5 +191,12 @@ bool SchedulingMutator::mutate(MutationContext& context) const {
       addMetadataEntries(context, "annotations", "annotation", scheduling.annotations) || changed;
   return changed;
 }
+
+}  // namespace
+
+SchedulingMutator::SchedulingMutator()
+    : Mutator("scheduling", {{.key = "scheduling", .onByDefault = true}},
+              kInjectPriority | kInjectScheduler | kInjectStamps, Runs::OnWorkloads,
+              setSchedulingDefaults) {}
 
 }  // namespace aiadmit

@@ -31,10 +31,8 @@ namespace aiadmit {
 // A priority class the cluster view says does not exist is not injected
 // (the API server would refuse every Pod that names it); a notice says so.
 // A view that cannot tell, or none, leaves the profile's class to be set.
-class SchedulingMutator final : public Mutator {
- public:
-  std::string_view name() const override { return "scheduling"; }
-  bool mutate(MutationContext& context) const override;
+struct SchedulingMutator final : Mutator {
+  SchedulingMutator();
 };
 
 }  // namespace aiadmit

@@ -60,14 +60,9 @@ std::string chooseVolume(const JsonValue* podSpec) {
   }
 }
 
-}  // namespace
-
-bool SharedMemoryMutator::mutate(MutationContext& context) const {
+bool mountSharedMemory(MutationContext& context) {
   const Profile& profile = context.profile;
-  if (!profile.mutations.sharedMemory || !profile.sharedMemory.enabled ||
-      !context.mayInject(kInjectSharedMemory)) {
-    return false;
-  }
+  if (!profile.sharedMemory.enabled) return false;
   JsonValue* spec = context.existingPodSpec();
   const std::string& resource = profile.gpu.resourceName;
   const int64_t gpus = context.pod().podRequest(resource);
@@ -107,5 +102,11 @@ bool SharedMemoryMutator::mutate(MutationContext& context) const {
   }
   return true;
 }
+
+}  // namespace
+
+SharedMemoryMutator::SharedMemoryMutator()
+    : Mutator("shared-memory", {{.key = "sharedMemory", .onByDefault = true}}, kInjectSharedMemory,
+              Runs::OnWorkloads, mountSharedMemory) {}
 
 }  // namespace aiadmit

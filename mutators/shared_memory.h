@@ -10,10 +10,8 @@ namespace aiadmit {
 // mounts nothing at /dev/shm gets a memory-backed emptyDir there (sized by
 // sharedMemory.sizeLimit when set). A memory emptyDir the pod already mounts
 // at /dev/shm in another container is shared rather than duplicated.
-class SharedMemoryMutator final : public Mutator {
- public:
-  std::string_view name() const override { return "shared-memory"; }
-  bool mutate(MutationContext& context) const override;
+struct SharedMemoryMutator final : Mutator {
+  SharedMemoryMutator();
 };
 
 }  // namespace aiadmit

@@ -19,10 +19,7 @@ bool setAnnotation(MutationContext& context, std::string_view where, std::string
   return true;
 }
 
-}  // namespace
-
-bool StampMutator::mutate(MutationContext& context) const {
-  if (!context.profile.mutations.stamp || !context.mayInject(kInjectStamps)) return false;
+bool stampDecision(MutationContext& context) {
   const std::string_view workloadClass = className(context.classification.workloadClass);
   const std::string& profile = context.profile.name;
   bool objectChanged = false;
@@ -47,5 +44,11 @@ bool StampMutator::mutate(MutationContext& context) const {
   }
   return objectChanged || templateChanged;
 }
+
+}  // namespace
+
+StampMutator::StampMutator()
+    : Mutator("stamp", {{.key = "stamp", .onByDefault = true}}, kInjectStamps,
+              Runs::AlsoOnUnchangedTemplates, stampDecision) {}
 
 }  // namespace aiadmit

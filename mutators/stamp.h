@@ -10,11 +10,8 @@ namespace aiadmit {
 // recognised with the same class and profile, and need no further patch.
 // These annotations are aiadmit's own: a stale value is brought up to date.
 // On an UPDATE that left the template unchanged, only the object is stamped.
-class StampMutator final : public Mutator {
- public:
-  std::string_view name() const override { return "stamp"; }
-  bool mutate(MutationContext& context) const override;
-  bool runsOnUnchangedTemplate() const override { return true; }
+struct StampMutator final : Mutator {
+  StampMutator();
 };
 
 }  // namespace aiadmit

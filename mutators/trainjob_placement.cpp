@@ -14,6 +14,12 @@ namespace {
 // The most entries the CRD lets spec.runtimePatches hold.
 constexpr rapidjson::SizeType kMaxRuntimePatches = 16;
 
+// The pool's two switches, which pool-tolerations and pool-placement honour
+// for a pod template: the entry carries the pool's tolerations while the
+// first is on, its node selector while the second is.
+constexpr MutationSwitch kTolerationsSwitch{.key = "tolerations", .onByDefault = true};
+constexpr MutationSwitch kPlacementSwitch{.key = "placement", .onByDefault = true};
+
 bool isTrainJobResources(const MutationContext& context) {
   return context.type != nullptr && context.place != nullptr && context.place->slot != nullptr &&
          context.place->slot->shape == TemplateShape::Resources &&
@@ -49,7 +55,7 @@ Missing missingPlacement(const MutationContext& context, const JsonValue* patche
   }
   const Profile& profile = context.profile;
   Missing missing;
-  if (profile.mutations.tolerations) {
+  if (profile.mutations.on(kTolerationsSwitch.key)) {
     for (const Toleration& wanted : profile.placement.tolerations) {
       bool covered = false;
       for (const JsonValue* spec : others) {
@@ -58,7 +64,7 @@ Missing missingPlacement(const MutationContext& context, const JsonValue* patche
       if (!covered) missing.tolerations.push_back(wanted);
     }
   }
-  if (profile.mutations.placement) {
+  if (profile.mutations.on(kPlacementSwitch.key)) {
     for (const auto& [key, value] : profile.placement.nodeSelector) {
       bool set = false;
       for (const JsonValue* spec : others) {
@@ -155,12 +161,9 @@ bool writeEntry(MutationContext& context, JsonValue& spec, const Missing& missin
   return true;
 }
 
-}  // namespace
-
-bool TrainJobPlacementMutator::mutate(MutationContext& context) const {
+bool placeTrainer(MutationContext& context) {
   if (!isTrainJobResources(context)) return false;
   const Profile& profile = context.profile;
-  if (!profile.mutations.placement && !profile.mutations.tolerations) return false;
   if (!usesProfilePool(context.pod(), profile)) return false;
   JsonValue* spec = member(&context.object, "spec");
   if (!isObject(spec)) return false;
@@ -171,12 +174,21 @@ bool TrainJobPlacementMutator::mutate(MutationContext& context) const {
         "the pool's placement is not added; put it in the runtime");
     return false;
   }
-  if (profile.mutations.placement && !profile.placement.requiredNodeAffinity.empty()) {
+  if (profile.mutations.on(kPlacementSwitch.key) &&
+      !profile.placement.requiredNodeAffinity.empty()) {
     context.notice(
         "the pool's required node affinity is not set through runtimePatches; "
         "the runtime's template must carry it");
   }
   return writeEntry(context, *spec, missingPlacement(context, member(spec, "runtimePatches")));
 }
+
+}  // namespace
+
+// It writes no pod template (a TrainJob has none), and runs while either of
+// the pool's switches is on.
+TrainJobPlacementMutator::TrainJobPlacementMutator()
+    : Mutator("trainjob-placement", {kTolerationsSwitch, kPlacementSwitch}, kNoTemplatePart,
+              Runs::OnWorkloads, placeTrainer) {}
 
 }  // namespace aiadmit

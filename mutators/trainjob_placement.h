@@ -25,10 +25,8 @@ inline constexpr std::string_view kTrainerReplicatedJob = "node";
 // runtime, with a notice. A TrainJob written for a Trainer release whose CRD
 // has no runtimePatches (it uses podSpecOverrides or podTemplateOverrides) is
 // left alone: that CRD's schema would drop the entry.
-class TrainJobPlacementMutator final : public Mutator {
- public:
-  std::string_view name() const override { return "trainjob-placement"; }
-  bool mutate(MutationContext& context) const override;
+struct TrainJobPlacementMutator final : Mutator {
+  TrainJobPlacementMutator();
 };
 
 }  // namespace aiadmit

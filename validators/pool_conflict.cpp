@@ -12,7 +12,7 @@ namespace {
 // still reaches beyond would let the Pod's GPUs be taken outside the pool.
 void checkTermsWithinPool(const ValidationContext& context, const Profile& profile,
                           std::vector<Violation>& out) {
-  if (!profile.mutations.placement || !usesProfilePool(context.pod, profile)) return;
+  if (!profile.mutations.on("placement") || !usesProfilePool(context.pod, profile)) return;
   const auto site = firstTermBeyondPool(context.view.spec, profile.placement);
   if (!site) return;
   const std::string own = describeRequirement(site->podRequirement);

@@ -22,7 +22,7 @@ void judge(const ValidationContext& context, std::string_view priorityClass, std
     if (name != scheduling.priorityClassName) allowed.push_back(name);
   }
   std::string fix = "use " + quotedList(allowed, "or");
-  if (!scheduling.priorityClassName.empty() && profile->mutations.scheduling) {
+  if (!scheduling.priorityClassName.empty() && profile->mutations.on("scheduling")) {
     fix += ", or leave it out";
   }
   out.push_back({AIA011, std::move(field),

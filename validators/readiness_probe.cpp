@@ -13,7 +13,8 @@ void ReadinessProbeValidator::check(const ValidationContext& context,
   if (serving == nullptr || isObject(member(serving->json, "readinessProbe"))) return;
   // Where the probes mutator can add one, /mutate has (or will have) done so.
   const Profile* profile = context.profile;
-  const bool probesOn = profile != nullptr && profile->probes.enabled && profile->mutations.probes;
+  const bool probesOn =
+      profile != nullptr && profile->probes.enabled && profile->mutations.on("probes");
   // The probes mutator probes the first TCP port (a UDP-only server gets none).
   const bool portKnown = PodReader::firstTcpPort(*serving->json).has_value() ||
                          (profile != nullptr && profile->probes.readiness.port);

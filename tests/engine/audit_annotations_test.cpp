@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "mutators/mutator.h"
 #include "tests/support/test_support.h"
 #include "webhook/engine/audit_annotations.h"
 #include "webhook/engine/engine.h"
@@ -128,7 +129,8 @@ std::vector<std::string> contentsOf(const JsonValue& object) {
 }
 
 TEST(AuditAnnotations, EveryAnswerStaysWithinWhatTheApiServerAccepts) {
-  const ProfileLoadResult loaded = loadProfileDirectory(sourceDir() + "/profiles");
+  const ProfileLoadResult loaded =
+      loadProfileDirectory(sourceDir() + "/profiles", mutationSwitches());
   ASSERT_TRUE(loaded.ok());
   const std::vector<std::string> webhooks = webhookNames();
   ASSERT_FALSE(webhooks.empty());
@@ -175,7 +177,8 @@ TEST(AuditAnnotations, EveryAnswerStaysWithinWhatTheApiServerAccepts) {
 }
 
 TEST(AuditAnnotations, AnUnusableProfileIsRecordedAndCapped) {
-  const ProfileLoadResult loaded = loadProfileDirectory(sourceDir() + "/profiles");
+  const ProfileLoadResult loaded =
+      loadProfileDirectory(sourceDir() + "/profiles", mutationSwitches());
   ASSERT_TRUE(loaded.ok());
   const std::string pod = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","annotations":
     {"aiadmit.dev/workload":"training","aiadmit.dev/profile":"batch"}},"spec":{"restartPolicy":
@@ -200,7 +203,8 @@ TEST(AuditAnnotations, AnUnusableProfileIsRecordedAndCapped) {
 }
 
 TEST(AuditAnnotations, ErrorsCarryNone) {
-  const ProfileLoadResult loaded = loadProfileDirectory(sourceDir() + "/profiles");
+  const ProfileLoadResult loaded =
+      loadProfileDirectory(sourceDir() + "/profiles", mutationSwitches());
   ASSERT_TRUE(loaded.ok());
   const ReviewAnswer answer = answerReview(Engine(loaded.set), Endpoint::Validate, "{}");
   EXPECT_EQ(answer.httpStatus, 400);

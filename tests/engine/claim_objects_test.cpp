@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "mutators/mutator.h"
 #include "tests/support/test_support.h"
 #include "webhook/engine/engine.h"
 #include "webhook/kube/cluster_view.h"
@@ -251,7 +252,7 @@ spec:
 class ClaimObjectsWithClusterView : public ::testing::Test {
  protected:
   void SetUp() override {
-    const ProfileLoadResult loaded = loadProfileText(kProfile, "training.yaml");
+    const ProfileLoadResult loaded = loadProfileText(kProfile, "training.yaml", mutationSwitches());
     ASSERT_TRUE(loaded.ok());
     const ClusterSnapshot snapshot = readClusterSnapshot(kCluster, "cluster.yaml");
     ASSERT_TRUE(snapshot.error.empty()) << snapshot.error;

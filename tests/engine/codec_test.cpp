@@ -1,6 +1,7 @@
 // The AdmissionReview codec: every malformed input gets a well-formed answer.
 #include <gtest/gtest.h>
 
+#include "mutators/mutator.h"
 #include "tests/support/test_support.h"
 #include "webhook/engine/admission.h"
 #include "webhook/engine/engine.h"
@@ -113,7 +114,7 @@ INSTANTIATE_TEST_SUITE_P(
 class AnswerReview : public ::testing::Test {
  protected:
   AnswerReview() {
-    auto loaded = loadProfileDirectory(testing::sourceDir() + "/profiles");
+    auto loaded = loadProfileDirectory(testing::sourceDir() + "/profiles", mutationSwitches());
     EXPECT_TRUE(loaded.ok());
     engine_ = std::make_unique<Engine>(loaded.set);
   }

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "mutators/mutator.h"
 #include "tests/support/test_support.h"
 #include "webhook/engine/engine.h"
 #include "webhook/kube/json_pointer.h"
@@ -44,7 +45,7 @@ class ProfilesDir {
       }
     }
     for (const auto& [name, text] : extra) writeFile(dir_.file(name), text);
-    ProfileLoadResult loaded = loadProfileDirectory(dir_.path());
+    ProfileLoadResult loaded = loadProfileDirectory(dir_.path(), mutationSwitches());
     for (const ProfileError& error : loaded.errors) ADD_FAILURE() << error.format();
     set = loaded.set;
   }

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "mutators/mutator.h"
 #include "tests/support/test_support.h"
 #include "webhook/engine/engine.h"
 #include "webhook/kube/cluster_view.h"
@@ -56,7 +57,8 @@ const std::string kJob =
 class ExistenceAnswers : public ::testing::Test {
  protected:
   void SetUp() override {
-    const ProfileLoadResult loaded = loadProfileDirectory(sourceDir() + "/profiles");
+    const ProfileLoadResult loaded =
+        loadProfileDirectory(sourceDir() + "/profiles", mutationSwitches());
     ASSERT_TRUE(loaded.ok());
     const ClusterSnapshot snapshot = readClusterSnapshot(kCluster, "cluster.yaml");
     ASSERT_TRUE(snapshot.error.empty()) << snapshot.error;
@@ -138,7 +140,7 @@ TEST_F(ExistenceAnswers, AProfileThatSetsTheRuleDecidesForControllersToo) {
   // The shipped batch profile with AIA017 set to deny.
   const std::string batch =
       readFile(sourceDir() + "/profiles/batch.yaml") + "  rules:\n    AIA017: deny\n";
-  const ProfileLoadResult strict = loadProfileText(batch, "batch.yaml");
+  const ProfileLoadResult strict = loadProfileText(batch, "batch.yaml", mutationSwitches());
   ASSERT_TRUE(strict.ok()) << (strict.errors.empty() ? "" : strict.errors[0].format());
   engine_->replaceProfiles(strict.set);
   EXPECT_FALSE(parseReviewResponse(validate(kJob).body).allowed);

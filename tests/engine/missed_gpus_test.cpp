@@ -3,6 +3,7 @@
 // share, and the stamp an operator copies onto a Pod that asks for no GPU.
 #include <gtest/gtest.h>
 
+#include "mutators/mutator.h"
 #include "tests/support/test_support.h"
 #include "webhook/engine/engine.h"
 #include "webhook/kube/json_pointer.h"
@@ -22,7 +23,7 @@ std::shared_ptr<JsonDocument> objectOf(const std::string& yaml) {
 }
 
 std::shared_ptr<const ProfileSet> shipped() {
-  ProfileLoadResult loaded = loadProfileDirectory(sourceDir() + "/profiles");
+  ProfileLoadResult loaded = loadProfileDirectory(sourceDir() + "/profiles", mutationSwitches());
   for (const ProfileError& error : loaded.errors) ADD_FAILURE() << error.format();
   return loaded.set;
 }

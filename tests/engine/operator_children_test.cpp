@@ -17,6 +17,7 @@
 #include <map>
 #include <mutex>
 
+#include "mutators/mutator.h"
 #include "tests/support/operator_children.h"
 #include "tests/support/test_support.h"
 #include "webhook/engine/engine.h"
@@ -118,7 +119,8 @@ std::vector<OperatorChild> childrenOf(const std::string& parentJson, const std::
 }
 
 const Engine& engine() {
-  static const ProfileLoadResult loaded = loadProfileDirectory(sourceDir() + "/profiles");
+  static const ProfileLoadResult loaded =
+      loadProfileDirectory(sourceDir() + "/profiles", mutationSwitches());
   static const Engine shipped(loaded.set);
   return shipped;
 }

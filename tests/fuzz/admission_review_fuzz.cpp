@@ -4,13 +4,15 @@
 #include <cstdint>
 #include <string_view>
 
+#include "mutators/mutator.h"
 #include "webhook/engine/engine.h"
 #include "webhook/policy/profile_loader.h"
 
 namespace {
 const aiadmit::Engine& engine() {
   static const aiadmit::Engine instance(
-      aiadmit::loadProfileDirectory(AIADMIT_SOURCE_DIR "/profiles").set);
+      aiadmit::loadProfileDirectory(AIADMIT_SOURCE_DIR "/profiles", aiadmit::mutationSwitches())
+          .set);
   return instance;
 }
 }  // namespace

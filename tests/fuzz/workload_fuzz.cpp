@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "mutators/mutator.h"
 #include "webhook/engine/admission.h"
 #include "webhook/engine/engine.h"
 #include "webhook/kube/json_patch.h"
@@ -24,7 +25,8 @@ using aiadmit::JsonValue;
 
 const aiadmit::Engine& engine() {
   static const aiadmit::Engine instance(
-      aiadmit::loadProfileDirectory(AIADMIT_SOURCE_DIR "/profiles").set);
+      aiadmit::loadProfileDirectory(AIADMIT_SOURCE_DIR "/profiles", aiadmit::mutationSwitches())
+          .set);
   return instance;
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "mutators/mutator.h"
 #include "tests/install/rendered_manifests.h"
 #include "webhook/policy/profile_loader.h"
 
@@ -39,7 +40,7 @@ std::set<std::string> priorityClassNames(const Rendered& rendered) {
 
 const std::vector<Profile>& shippedProfiles() {
   static const ProfileLoadResult result = [] {
-    ProfileLoadResult loaded = loadProfileDirectory(sourceDir() + "/profiles");
+    ProfileLoadResult loaded = loadProfileDirectory(sourceDir() + "/profiles", mutationSwitches());
     for (const ProfileError& error : loaded.errors) ADD_FAILURE() << error.format();
     return loaded;
   }();

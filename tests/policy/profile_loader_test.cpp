@@ -10,6 +10,7 @@
 
 #include <filesystem>
 
+#include "mutators/mutator.h"
 #include "tests/support/golden_files.h"
 #include "tests/support/test_support.h"
 
@@ -39,7 +40,8 @@ TEST(ProfileLoader, GoldenCasesCoverAtLeastTwentyBrokenProfiles) {
 }
 
 TEST(ProfileLoader, ShippedProfilesFollowTheSeedCluster) {
-  const ProfileLoadResult result = loadProfileDirectory(sourceDir() + "/profiles");
+  const ProfileLoadResult result =
+      loadProfileDirectory(sourceDir() + "/profiles", mutationSwitches());
   ASSERT_TRUE(result.ok()) << formatLoadErrors(result.errors);
   const ProfileSet& set = *result.set;
   const std::map<std::string, std::pair<WorkloadClass, std::string>> expected = {
@@ -104,7 +106,7 @@ std::string readmeExample() {
 TEST(ProfileLoader, DocumentedCompleteExampleLoadsAndSetsEveryField) {
   const std::string example = readmeExample();
   ASSERT_FALSE(example.empty()) << "profiles/README.md has no complete example";
-  const ProfileLoadResult result = loadProfileText(example, "README.md");
+  const ProfileLoadResult result = loadProfileText(example, "README.md", mutationSwitches());
   ASSERT_TRUE(result.ok()) << formatLoadErrors(result.errors);
   const Profile* p = result.set->find("training-vision");
   ASSERT_NE(p, nullptr);
@@ -128,7 +130,7 @@ TEST(ProfileLoader, DocumentedCompleteExampleLoadsAndSetsEveryField) {
               p->jobDefaults.ttlSecondsAfterFinished);
   EXPECT_TRUE(p->sharedMemory.enabled);
   EXPECT_FALSE(p->sharedMemory.sizeLimit.empty());
-  EXPECT_FALSE(p->mutations.sharedMemory);
+  EXPECT_FALSE(p->mutations.on("sharedMemory"));
   EXPECT_EQ(p->rules.of(AIA010, RuleTarget::Controller), RuleAction::Warn);
   EXPECT_EQ(p->rules.of(AIA015, RuleTarget::Controller), RuleAction::Off);
   // The realtime example shows the probe fields.
@@ -150,7 +152,7 @@ TEST(ProfileLoader, ErrorsOfEveryFileAreListedInFileOrder) {
   writeFile(dir.file("a.yml"), readFile(goldenDir() + "/negative-counts.yaml"));
   writeFile(dir.file("notes.txt"), "not a profile: ignored");
   writeFile(dir.file(".hidden.yaml"), "not: a profile");
-  const ProfileLoadResult result = loadProfileDirectory(dir.path());
+  const ProfileLoadResult result = loadProfileDirectory(dir.path(), mutationSwitches());
   ASSERT_FALSE(result.ok());
   ASSERT_EQ(result.errors.size(), 6u) << formatLoadErrors(result.errors);
   EXPECT_EQ(result.errors.front().file, dir.file("a.yml"));
@@ -169,7 +171,7 @@ TEST(ProfileLoader, DuplicateNamesAcrossFilesNameTheFirstDefinition) {
   TempDir dir;
   writeFile(dir.file("a.yaml"), minimalProfile("gpu", "training"));
   writeFile(dir.file("b.yaml"), "# second\n" + minimalProfile("gpu", "batch"));
-  const ProfileLoadResult result = loadProfileDirectory(dir.path());
+  const ProfileLoadResult result = loadProfileDirectory(dir.path(), mutationSwitches());
   ASSERT_EQ(result.errors.size(), 1u) << formatLoadErrors(result.errors);
   EXPECT_EQ(result.errors[0].format(), dir.file("b.yaml") +
                                            ":5:9: metadata.name: duplicate profile name \"gpu\" "
@@ -179,18 +181,19 @@ TEST(ProfileLoader, DuplicateNamesAcrossFilesNameTheFirstDefinition) {
 
 TEST(ProfileLoader, EmptyOrMissingDirectoryIsAnError) {
   TempDir dir;
-  ProfileLoadResult result = loadProfileDirectory(dir.path());
+  ProfileLoadResult result = loadProfileDirectory(dir.path(), mutationSwitches());
   ASSERT_EQ(result.errors.size(), 1u);
   EXPECT_EQ(result.errors[0].format(),
             dir.path() + ": no profiles found (files named *.yaml or *.yml)");
-  result = loadProfileDirectory(dir.file("absent"));
+  result = loadProfileDirectory(dir.file("absent"), mutationSwitches());
   ASSERT_EQ(result.errors.size(), 1u);
   EXPECT_NE(result.errors[0].format().find("cannot read profile directory"), std::string::npos);
 }
 
 TEST(ProfileLoader, EmptyDocumentsAndCommentsAreFine) {
-  const ProfileLoadResult result = loadProfileText(
-      "# header\n---\n---\n" + minimalProfile("a", "batch") + "---\n# trailing\n", "f.yaml");
+  const ProfileLoadResult result =
+      loadProfileText("# header\n---\n---\n" + minimalProfile("a", "batch") + "---\n# trailing\n",
+                      "f.yaml", mutationSwitches());
   ASSERT_TRUE(result.ok()) << formatLoadErrors(result.errors);
   EXPECT_EQ(result.set->profiles().size(), 1u);
 }
@@ -200,7 +203,7 @@ TEST(ProfileLoader, NumbersOutOfRangeAreRefused) {
       loadProfileText(minimalProfile("a", "batch") +
                           "  jobDefaults:\n    backoffLimit: 99999999999999999999\n"
                           "    ttlSecondsAfterFinished: 4294967296\n",
-                      "f.yaml");
+                      "f.yaml", mutationSwitches());
   EXPECT_EQ(formatLoadErrors(result.errors),
             "f.yaml:8:19: spec.jobDefaults.backoffLimit: must be a whole number, got "
             "\"99999999999999999999\"\n"
@@ -232,7 +235,7 @@ TEST(ProfileLoader, ReadsAConfigMapVolumeThroughItsDataLink) {
   // A stale file of an older version, still in its own hidden directory.
   fs::create_directories(dir.path() + "/..2023_old");
   writeFile(dir.path() + "/..2023_old/realtime.yaml", "broken: [");
-  const ProfileLoadResult result = loadProfileDirectory(dir.path());
+  const ProfileLoadResult result = loadProfileDirectory(dir.path(), mutationSwitches());
   ASSERT_TRUE(result.ok()) << formatLoadErrors(result.errors);
   EXPECT_EQ(result.set->profiles().size(), 2u);
   EXPECT_EQ(result.set->find("batch")->sourceFile, dir.file("batch.yaml"))

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "mutators/mutator.h"
 #include "tests/support/test_support.h"
 #include "webhook/policy/profile_loader.h"
 
@@ -23,7 +24,7 @@ std::string profileYaml(const std::string& name, const std::string& cls,
 }
 
 std::shared_ptr<const ProfileSet> load(const std::string& yaml) {
-  ProfileLoadResult result = loadProfileText(yaml, "profiles/test.yaml");
+  ProfileLoadResult result = loadProfileText(yaml, "profiles/test.yaml", mutationSwitches());
   std::string errors;
   for (const ProfileError& error : result.errors) errors += error.format() + "\n";
   EXPECT_TRUE(result.ok()) << errors;
@@ -31,7 +32,7 @@ std::shared_ptr<const ProfileSet> load(const std::string& yaml) {
 }
 
 std::string loadErrors(const std::string& yaml) {
-  const ProfileLoadResult result = loadProfileText(yaml, "profiles/test.yaml");
+  const ProfileLoadResult result = loadProfileText(yaml, "profiles/test.yaml", mutationSwitches());
   std::string errors;
   for (const ProfileError& error : result.errors) errors += error.format() + "\n";
   return errors;

@@ -11,6 +11,7 @@
 
 #include <filesystem>
 
+#include "mutators/mutator.h"
 #include "tests/support/golden_files.h"
 #include "tests/support/test_support.h"
 #include "webhook/kube/yaml_json.h"
@@ -44,7 +45,8 @@ spec:
 )";
 
 TEST(WorkloadTypeLoader, ANotebookTypeLoadsAndResolvesItsTemplate) {
-  const ProfileLoadResult result = loadProfileText(kProfile + "---\n" + kNotebook, "notebook.yaml");
+  const ProfileLoadResult result =
+      loadProfileText(kProfile + "---\n" + kNotebook, "notebook.yaml", mutationSwitches());
   ASSERT_TRUE(result.ok()) << formatLoadErrors(result.errors);
   ASSERT_NE(result.workloadTypes, nullptr);
   const WorkloadType* type = result.workloadTypes->find("kubeflow.org", "v1", "Notebook");
@@ -104,7 +106,8 @@ spec:
       default: 1
     inject: [gpuLimits, placement, priority, scheduler, stamps, sharedMemory]
 )";
-  const ProfileLoadResult result = loadProfileText(kProfile + "---\n" + mxJob, "mxjob.yaml");
+  const ProfileLoadResult result =
+      loadProfileText(kProfile + "---\n" + mxJob, "mxjob.yaml", mutationSwitches());
   ASSERT_TRUE(result.ok()) << formatLoadErrors(result.errors);
   const WorkloadType* type = result.workloadTypes->find("kubeflow.org", "v1", "MXJob");
   ASSERT_NE(type, nullptr);
@@ -144,7 +147,8 @@ std::string documentedExample() {
 TEST(WorkloadTypeLoader, TheDocumentedExampleLoads) {
   const std::string example = documentedExample();
   ASSERT_FALSE(example.empty()) << "docs/workload-types.md has no example";
-  const ProfileLoadResult result = loadProfileText(kProfile + "---\n" + example, "docs.yaml");
+  const ProfileLoadResult result =
+      loadProfileText(kProfile + "---\n" + example, "docs.yaml", mutationSwitches());
   ASSERT_TRUE(result.ok()) << formatLoadErrors(result.errors);
   EXPECT_GT(result.workloadTypes->types().size(), WorkloadTypeTable::builtIn()->types().size());
 }
@@ -170,12 +174,13 @@ TEST(WorkloadTypeLoader, ADirectoryHoldsProfilesAndTypesTogether) {
     writeFile(dir.file(entry.path().filename().string()), readFile(entry.path().string()));
   }
   writeFile(dir.file("notebook.yaml"), kNotebook);
-  const ProfileLoadResult result = loadProfileDirectory(dir.path());
+  const ProfileLoadResult result = loadProfileDirectory(dir.path(), mutationSwitches());
   ASSERT_TRUE(result.ok()) << formatLoadErrors(result.errors);
   EXPECT_EQ(result.set->profiles().size(), 3u);
   EXPECT_NE(result.workloadTypes->find("kubeflow.org", "v1beta1", "Notebook"), nullptr);
   // The shipped directory has no types of its own: the built-in table.
-  const ProfileLoadResult shipped = loadProfileDirectory(sourceDir() + "/profiles");
+  const ProfileLoadResult shipped =
+      loadProfileDirectory(sourceDir() + "/profiles", mutationSwitches());
   ASSERT_TRUE(shipped.ok());
   EXPECT_EQ(shipped.workloadTypes, WorkloadTypeTable::builtIn());
 }
@@ -183,7 +188,7 @@ TEST(WorkloadTypeLoader, ADirectoryHoldsProfilesAndTypesTogether) {
 TEST(WorkloadTypeLoader, TypesAreRefusedOutsideAProfileDirectoryParse) {
   std::vector<Profile> profiles;
   std::vector<ProfileError> errors;
-  parseProfileDocuments(kNotebook, "notebook.yaml", profiles, errors);
+  parseProfileDocuments(kNotebook, "notebook.yaml", mutationSwitches(), profiles, errors);
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0].format(),
             "notebook.yaml:2:7: kind: WorkloadType documents are read from a directory");

@@ -4,6 +4,7 @@
 // tests/golden/workload-types/scheduling.err.
 #include <gtest/gtest.h>
 
+#include "mutators/mutator.h"
 #include "tests/support/golden_files.h"
 #include "tests/support/test_support.h"
 #include "webhook/policy/profile_loader.h"
@@ -36,7 +37,7 @@ spec:
   - role: "{key}"
     template: /spec/groups/*/template
 )",
-                                                   "batchjobs.yaml");
+                                                   "batchjobs.yaml", mutationSwitches());
   ASSERT_TRUE(result.ok()) << formatLoadErrors(result.errors);
   const WorkloadType* type = result.workloadTypes->find("example.com", "v1", "BatchJob");
   ASSERT_NE(type, nullptr);
@@ -60,7 +61,7 @@ spec:
   - role: notebook
     podSpec: /spec/template/spec
 )",
-                                                   "notebooks.yaml");
+                                                   "notebooks.yaml", mutationSwitches());
   ASSERT_TRUE(result.ok()) << formatLoadErrors(result.errors);
   const WorkloadType* type = result.workloadTypes->find("kubeflow.org", "v1", "Notebook");
   ASSERT_NE(type, nullptr);

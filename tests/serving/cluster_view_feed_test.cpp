@@ -5,6 +5,7 @@
 
 #include <chrono>
 
+#include "mutators/mutator.h"
 #include "tests/support/api_standin.h"
 #include "tests/support/test_support.h"
 #include "webhook/policy/profile_loader.h"
@@ -116,7 +117,7 @@ TEST(ClusterViewFeed, HandsEveryPublishedViewToTheEngine) {
   std::string error;
   ASSERT_TRUE(kubeconfigConfig(dir.file("config"), "", config, error)) << error;
 
-  ProfileLoadResult loaded = loadProfileDirectory(sourceDir() + "/profiles");
+  ProfileLoadResult loaded = loadProfileDirectory(sourceDir() + "/profiles", mutationSwitches());
   ASSERT_TRUE(loaded.ok());
   Engine engine(loaded.set);
   EXPECT_EQ(engine.clusterView(), nullptr);

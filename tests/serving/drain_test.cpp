@@ -11,6 +11,7 @@
 #include <iostream>
 #include <thread>
 
+#include "mutators/mutator.h"
 #include "tests/support/test_support.h"
 #include "webhook/engine/engine.h"
 #include "webhook/policy/profile_loader.h"
@@ -40,7 +41,7 @@ std::vector<ReviewCall> reviewCalls() {
 
 // What the shipped profiles answer, by the code the server runs.
 std::vector<std::string> expectedAnswers(const std::vector<ReviewCall>& calls) {
-  ProfileLoadResult loaded = loadProfileDirectory(sourceDir() + "/profiles");
+  ProfileLoadResult loaded = loadProfileDirectory(sourceDir() + "/profiles", mutationSwitches());
   EXPECT_TRUE(loaded.ok());
   const Engine engine(loaded.set);
   std::vector<std::string> answers;

@@ -25,6 +25,7 @@
 #include <set>
 #include <thread>
 
+#include "mutators/mutator.h"
 #include "tests/support/test_support.h"
 #include "webhook/engine/engine.h"
 #include "webhook/policy/profile_loader.h"
@@ -112,7 +113,7 @@ std::vector<ReviewCall> reviewCalls() {
 // The answer to each call from a profile directory, by the code the server runs.
 std::vector<std::string> expectedAnswers(const std::vector<ReviewCall>& calls,
                                          const std::string& profilesDir) {
-  ProfileLoadResult loaded = loadProfileDirectory(profilesDir);
+  ProfileLoadResult loaded = loadProfileDirectory(profilesDir, mutationSwitches());
   EXPECT_TRUE(loaded.ok()) << profilesDir;
   std::vector<std::string> answers;
   if (!loaded.ok()) return std::vector<std::string>(calls.size());
@@ -514,7 +515,7 @@ TEST(FaultsUnderLoad, ProfileSwapsTakeEffectAtTheReloadAndABrokenSetKeepsTheLast
   writeProfiles(firstDir, first);
   writeProfiles(secondDir, second);
   writeProfiles(brokenDir, broken);
-  ASSERT_FALSE(loadProfileDirectory(brokenDir.path()).ok());
+  ASSERT_FALSE(loadProfileDirectory(brokenDir.path(), mutationSwitches()).ok());
   const std::vector<ReviewCall> calls = reviewCalls();
   const std::vector<std::vector<std::string>> generations = {
       expectedAnswers(calls, firstDir.path()), expectedAnswers(calls, secondDir.path())};

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "mutators/mutator.h"
 #include "tests/support/test_support.h"
 #include "webhook/policy/profile_loader.h"
 
@@ -63,7 +64,7 @@ inline void expectGoldenLoadErrors(const std::string& dir, const std::string& na
                                    ProfileLoadResult& result) {
   const std::string text = readFile(dir + "/" + name + ".yaml");
   ASSERT_FALSE(text.empty()) << dir << "/" << name << ".yaml";
-  result = loadProfileText(text, "profiles/" + name + ".yaml");
+  result = loadProfileText(text, "profiles/" + name + ".yaml", mutationSwitches());
   EXPECT_FALSE(result.ok());
   EXPECT_EQ(result.set, nullptr) << "a set with errors must not be built";
   const std::string actual = formatLoadErrors(result.errors);
@@ -80,7 +81,8 @@ inline void expectGoldenLoadErrors(const std::string& dir, const std::string& na
 inline size_t goldenLoadErrorCount(const std::string& dir) {
   size_t errors = 0;
   for (const std::string& name : goldenCaseNames(dir)) {
-    errors += loadProfileText(readFile(dir + "/" + name + ".yaml"), name).errors.size();
+    errors += loadProfileText(readFile(dir + "/" + name + ".yaml"), name, mutationSwitches())
+                  .errors.size();
   }
   return errors;
 }

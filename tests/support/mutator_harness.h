@@ -20,7 +20,7 @@ namespace aiadmit::testing {
 
 // Profiles from YAML text (several documents allowed); fails the test on errors.
 inline std::shared_ptr<const ProfileSet> profilesFromYaml(const std::string& yaml) {
-  ProfileLoadResult result = loadProfileText(yaml, "test-profiles.yaml");
+  ProfileLoadResult result = loadProfileText(yaml, "test-profiles.yaml", mutationSwitches());
   for (const ProfileError& error : result.errors) ADD_FAILURE() << error.format();
   if (!result.ok()) return std::make_shared<const ProfileSet>(std::vector<Profile>{});
   return result.set;
@@ -29,7 +29,7 @@ inline std::shared_ptr<const ProfileSet> profilesFromYaml(const std::string& yam
 // The repository's shipped profiles (profiles/).
 inline const ProfileSet& shippedProfiles() {
   static const std::shared_ptr<const ProfileSet> set = [] {
-    ProfileLoadResult result = loadProfileDirectory(sourceDir() + "/profiles");
+    ProfileLoadResult result = loadProfileDirectory(sourceDir() + "/profiles", mutationSwitches());
     for (const ProfileError& error : result.errors) ADD_FAILURE() << error.format();
     return result.set;
   }();

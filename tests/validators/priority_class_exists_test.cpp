@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "mutators/mutator.h"
 #include "tests/support/test_support.h"
 #include "webhook/engine/engine.h"
 #include "webhook/kube/cluster_view.h"
@@ -74,7 +75,8 @@ spec:
 class OperatorPriorityClassExists : public ::testing::Test {
  protected:
   void SetUp() override {
-    const ProfileLoadResult loaded = loadProfileDirectory(sourceDir() + "/profiles");
+    const ProfileLoadResult loaded =
+        loadProfileDirectory(sourceDir() + "/profiles", mutationSwitches());
     ASSERT_TRUE(loaded.ok());
     const ClusterSnapshot snapshot = readClusterSnapshot(kCluster, "cluster.yaml");
     ASSERT_TRUE(snapshot.error.empty()) << snapshot.error;

@@ -16,6 +16,7 @@
 #include <optional>
 #include <sstream>
 
+#include "mutators/mutator.h"
 #include "webhook/cli/check_crds.h"
 #include "webhook/cli/check_output.h"
 #include "webhook/cli/check_summary.h"
@@ -528,7 +529,7 @@ int checkCommand(const Arguments& args) {
   CheckOptions options;
   if (const std::optional<int> exitCode = parseOptions(args, options)) return *exitCode;
 
-  const ProfileLoadResult loaded = loadProfileDirectory(options.profilesDir);
+  const ProfileLoadResult loaded = loadProfileDirectory(options.profilesDir, mutationSwitches());
   if (!loaded.ok()) {
     std::cerr << "aiadmit check: the profiles in " << options.profilesDir << " cannot be used:\n";
     for (const ProfileError& error : loaded.errors) std::cerr << error.format() << "\n";

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "mutators/mutator.h"
 #include "webhook/engine/engine.h"
 #include "webhook/policy/profile_loader.h"
 #include "webhook/serving/logging.h"
@@ -212,7 +213,7 @@ int reviewCommand(const Arguments& args) {
     }
     return usageError("unknown argument " + args[i], kReviewHelp);
   }
-  ProfileLoadResult loaded = loadProfileDirectory(profilesDir);
+  ProfileLoadResult loaded = loadProfileDirectory(profilesDir, mutationSwitches());
   if (!loaded.ok()) {
     for (const ProfileError& error : loaded.errors) std::cerr << error.format() << "\n";
     return 2;
@@ -235,7 +236,7 @@ int profilesCommand(const Arguments& args) {
   }
   if (args[0] != "lint" || args.size() > 2) return usageError("unknown arguments", kProfilesHelp);
   const std::string dir = args.size() == 2 ? args[1] : defaultProfilesDir();
-  const ProfileLoadResult loaded = loadProfileDirectory(dir);
+  const ProfileLoadResult loaded = loadProfileDirectory(dir, mutationSwitches());
   for (const ProfileError& error : loaded.errors) std::cout << error.format() << "\n";
   if (!loaded.ok()) {
     std::cout << loaded.errors.size() << (loaded.errors.size() == 1 ? " error" : " errors")

@@ -388,11 +388,8 @@ bool Engine::mutateInto(const AdmissionSubject& subject, JsonDocument& mutated,
     context.place = view.place;
     // A controller's object gets no GPUs its template did not ask for.
     context.primaryTemplate = &view == primary && !context.madeByController;
-    for (const auto& mutator : allMutators()) {
-      if (context.templateUnchanged && !mutator->runsOnUnchangedTemplate()) continue;
-      if (context.madeByController && !mutator->runsOnControllersObjects()) continue;
-      changed = mutator->mutate(context) || changed;
-    }
+    // Each runs where its declaration lets it (Mutator::runsOn).
+    for (const auto& mutator : allMutators()) changed = mutator->mutate(context) || changed;
   }
   // What the kind fixes at creation (a Job's template, a JobSet's replicated
   // jobs) may only be restored, never changed: the update would be refused.

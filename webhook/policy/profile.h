@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -92,34 +93,21 @@ struct SharedMemory {
   std::string sizeLimit;  // empty: no limit
 };
 
-// Each mutator can be switched off per profile.
-struct MutationSwitches {
-  bool gpuLimits = true;
-  bool tolerations = true;
-  bool placement = true;
-  bool scheduling = true;
-  bool probes = true;
-  bool jobDefaults = true;
-  bool sharedMemory = true;
-  bool stamp = true;
+// A switch under spec.mutations that turns mutators off. The mutators
+// declare the ones they honour, with their defaults (mutators/*.cpp), and the
+// registry hands them to the loader, which takes exactly these keys.
+struct MutationSwitch {
+  std::string_view key;  // "gpuLimits"
+  bool onByDefault;      // when the profile leaves it out
 };
 
-// Each switch as a profile names it under spec.mutations, in the order of
-// the mutators it turns off: the loader reads this table, and
-// tests/policy/mutation_switches_test.cpp holds profiles/README.md to it.
-struct MutationSwitch {
-  std::string_view key;
-  bool MutationSwitches::*member;
-};
-inline constexpr MutationSwitch kMutationSwitches[] = {
-    {"gpuLimits", &MutationSwitches::gpuLimits},
-    {"tolerations", &MutationSwitches::tolerations},
-    {"placement", &MutationSwitches::placement},
-    {"scheduling", &MutationSwitches::scheduling},
-    {"probes", &MutationSwitches::probes},
-    {"jobDefaults", &MutationSwitches::jobDefaults},
-    {"sharedMemory", &MutationSwitches::sharedMemory},
-    {"stamp", &MutationSwitches::stamp},
+// The switches a profile turns off: set false under spec.mutations, or left
+// out where the switch is off by default. A Profile built without the loader
+// turns none off.
+struct MutationSwitches {
+  std::set<std::string, std::less<>> off;
+
+  bool on(std::string_view key) const { return !off.contains(key); }
 };
 
 struct ProfileScope {

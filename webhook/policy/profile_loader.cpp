@@ -121,7 +121,8 @@ bool errorBefore(const ProfileError& a, const ProfileError& b) {
 }  // namespace
 
 void parseProfileDocuments(std::string_view text, const std::string& fileName,
-                           std::vector<Profile>& out, std::vector<ProfileError>& errors,
+                           std::span<const MutationSwitch> switches, std::vector<Profile>& out,
+                           std::vector<ProfileError>& errors,
                            std::vector<WorkloadTypeDocument>* workloadTypes) {
   yaml_fields::Reader reader(fileName, errors);
   std::vector<YAML::Node> documents;
@@ -146,7 +147,7 @@ void parseProfileDocuments(std::string_view text, const std::string& fileName,
         }
         continue;
       }
-      readProfileDocument(reader, doc, fileName, out);
+      readProfileDocument(reader, doc, fileName, switches, out);
     } catch (const YAML::Exception& e) {
       reader.error(doc, "", "invalid YAML: " + e.msg);
     }
@@ -174,11 +175,12 @@ ProfileLoadResult buildProfileSet(std::vector<Profile> profiles, std::vector<Pro
   return result;
 }
 
-ProfileLoadResult loadProfileText(std::string_view text, const std::string& fileName) {
+ProfileLoadResult loadProfileText(std::string_view text, const std::string& fileName,
+                                  std::span<const MutationSwitch> switches) {
   std::vector<Profile> profiles;
   std::vector<ProfileError> errors;
   std::vector<WorkloadTypeDocument> workloadTypes;
-  parseProfileDocuments(text, fileName, profiles, errors, &workloadTypes);
+  parseProfileDocuments(text, fileName, switches, profiles, errors, &workloadTypes);
   return buildProfileSet(std::move(profiles), std::move(errors), fileName,
                          std::move(workloadTypes));
 }
@@ -216,7 +218,8 @@ bool listProfileFiles(const fs::path& directory, const fs::path& listFrom,
 
 }  // namespace
 
-ProfileLoadResult loadProfileDirectory(const std::string& directory) {
+ProfileLoadResult loadProfileDirectory(const std::string& directory,
+                                       std::span<const MutationSwitch> switches) {
   const fs::path root(directory);
   // A ConfigMap volume holds its files in a hidden timestamped directory that
   // the ..data symlink names; kubelet updates it by swapping that symlink.
@@ -248,7 +251,7 @@ ProfileLoadResult loadProfileDirectory(const std::string& directory) {
         errors.push_back({file.shownAs, 0, 0, "", "cannot read file"});
         continue;
       }
-      parseProfileDocuments(text.str(), file.shownAs, profiles, errors, &workloadTypes);
+      parseProfileDocuments(text.str(), file.shownAs, switches, profiles, errors, &workloadTypes);
     }
     std::error_code after;
     const bool moved = !target.empty() && fs::read_symlink(dataLink, after) != target;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,20 +44,27 @@ struct ProfileLoadResult {
   bool ok() const { return errors.empty() && set != nullptr; }
 };
 
+// `switches` are the keys spec.mutations takes, with their defaults: the
+// mutators declare them and mutationSwitches() (mutators/registry.cpp)
+// gathers them, in a layer this one does not see.
+
 // Every *.yaml and *.yml file directly in `directory`, in name order; hidden
 // entries are skipped. In a ConfigMap volume the files are read through the
 // ..data symlink, resolved once, so that a concurrent update is seen whole or
 // not at all. Errors are sorted by file, line and column.
-ProfileLoadResult loadProfileDirectory(const std::string& directory);
+ProfileLoadResult loadProfileDirectory(const std::string& directory,
+                                       std::span<const MutationSwitch> switches);
 
 // Profiles from YAML text; `fileName` is used in messages. Exposed for tests.
-ProfileLoadResult loadProfileText(std::string_view text, const std::string& fileName);
+ProfileLoadResult loadProfileText(std::string_view text, const std::string& fileName,
+                                  std::span<const MutationSwitch> switches);
 
 // Parses documents of one file into `out`, appending errors. Used by both of
 // the above and by tests that combine files. WorkloadType documents go to
 // `workloadTypes`; without it they are refused.
 void parseProfileDocuments(std::string_view text, const std::string& fileName,
-                           std::vector<Profile>& out, std::vector<ProfileError>& errors,
+                           std::span<const MutationSwitch> switches, std::vector<Profile>& out,
+                           std::vector<ProfileError>& errors,
                            std::vector<WorkloadTypeDocument>* workloadTypes = nullptr);
 
 // Set-level checks (duplicate names, profiles that could tie: findScopeTie;

@@ -427,14 +427,21 @@ void readSharedMemory(Reader& r, const YAML::Node& node, const std::string& fiel
   });
 }
 
-void readMutations(Reader& r, const YAML::Node& node, const std::string& field, Profile& p) {
+// The switches the profile turns off, over those off by default: each key
+// set false turns its switch off, each set true turns it on.
+void readMutations(Reader& r, const YAML::Node& node, const std::string& field,
+                   std::span<const MutationSwitch> switches, MutationSwitches& out) {
   std::vector<std::string_view> keys;
-  for (const MutationSwitch& entry : kMutationSwitches) keys.push_back(entry.key);
+  for (const MutationSwitch& declared : switches) keys.push_back(declared.key);
   if (!r.mapping(node, field, keys)) return;
-  for (const MutationSwitch& entry : kMutationSwitches) {
-    bool& target = p.mutations.*entry.member;
-    r.optional(node, entry.key, field,
-               [&](auto& n, auto& f) { target = r.boolean(n, f).value_or(true); });
+  for (const MutationSwitch& declared : switches) {
+    r.optional(node, declared.key, field, [&](const YAML::Node& value, const std::string& path) {
+      if (r.boolean(value, path).value_or(declared.onByDefault)) {
+        out.off.erase(std::string(declared.key));
+      } else {
+        out.off.emplace(declared.key);
+      }
+    });
   }
 }
 
@@ -468,7 +475,8 @@ void readRules(Reader& r, const YAML::Node& node, const std::string& field, Prof
   }
 }
 
-void readSpec(Reader& r, const YAML::Node& spec, Profile& p) {
+void readSpec(Reader& r, const YAML::Node& spec, std::span<const MutationSwitch> switches,
+              Profile& p) {
   const std::string field = "spec";
   if (!r.mapping(spec, field,
                  {"class", "scope", "gpu", "placement", "scheduling", "probes", "jobDefaults",
@@ -499,7 +507,11 @@ void readSpec(Reader& r, const YAML::Node& spec, Profile& p) {
   r.optional(spec, "probes", field, [&](auto& n, auto& f) { readProbes(r, n, f, p); });
   r.optional(spec, "jobDefaults", field, [&](auto& n, auto& f) { readJobDefaults(r, n, f, p); });
   r.optional(spec, "sharedMemory", field, [&](auto& n, auto& f) { readSharedMemory(r, n, f, p); });
-  r.optional(spec, "mutations", field, [&](auto& n, auto& f) { readMutations(r, n, f, p); });
+  for (const MutationSwitch& declared : switches) {
+    if (!declared.onByDefault) p.mutations.off.emplace(declared.key);
+  }
+  r.optional(spec, "mutations", field,
+             [&](auto& n, auto& f) { readMutations(r, n, f, switches, p.mutations); });
   r.optional(spec, "rules", field, [&](auto& n, auto& f) { readRules(r, n, f, p); });
 
   // Sections that can never take effect for the class are mistakes.
@@ -558,7 +570,7 @@ void readDocumentHeader(Reader& r, const YAML::Node& doc, std::string_view noun,
 }
 
 void readProfileDocument(Reader& r, const YAML::Node& doc, const std::string& file,
-                         std::vector<Profile>& out) {
+                         std::span<const MutationSwitch> switches, std::vector<Profile>& out) {
   const int before = r.errorCount();
   if (!r.mapping(doc, "", {"apiVersion", "kind", "metadata", "spec"})) return;
   const YAML::Node kind = doc["kind"];
@@ -578,7 +590,7 @@ void readProfileDocument(Reader& r, const YAML::Node& doc, const std::string& fi
   if (!spec.IsDefined() || spec.IsNull()) {
     r.error(doc, "spec", "is required");
   } else {
-    readSpec(r, spec, profile);
+    readSpec(r, spec, switches, profile);
   }
   if (r.errorCount() == before) out.push_back(std::move(profile));
 }

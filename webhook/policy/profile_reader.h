@@ -3,6 +3,7 @@
 // can never take effect), each error with file, line, column and field.
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,8 +29,9 @@ void readDocumentHeader(yaml_fields::Reader& reader, const YAML::Node& document,
                         std::string_view noun, DocumentName& out);
 
 // Appends the profile to `out` when the document has no error; records every
-// error in the reader either way.
+// error in the reader either way. spec.mutations takes the keys of `switches`.
 void readProfileDocument(yaml_fields::Reader& reader, const YAML::Node& document,
-                         const std::string& file, std::vector<Profile>& out);
+                         const std::string& file, std::span<const MutationSwitch> switches,
+                         std::vector<Profile>& out);
 
 }  // namespace aiadmit

@@ -15,6 +15,7 @@
 #include <memory>
 #include <thread>
 
+#include "mutators/mutator.h"
 #include "webhook/engine/engine.h"
 #include "webhook/policy/profile_loader.h"
 #include "webhook/serving/cluster_view_feed.h"
@@ -209,7 +210,7 @@ class Reloader {
 
  private:
   void reloadProfiles() {
-    ProfileLoadResult reloaded = loadProfileDirectory(options_.profilesDir);
+    ProfileLoadResult reloaded = loadProfileDirectory(options_.profilesDir, mutationSwitches());
     if (reloaded.ok()) {
       const std::string count = std::to_string(reloaded.set->profiles().size());
       metrics_.setProfilesLoaded(reloaded.set->profiles().size());
@@ -380,7 +381,7 @@ int runServer(const ServerOptions& options) {
   Metrics metrics;
   // Watched from before the first load, so that a change during start-up is not missed.
   ProfileWatch profileWatch(options.profilesDir);
-  ProfileLoadResult loaded = loadProfileDirectory(options.profilesDir);
+  ProfileLoadResult loaded = loadProfileDirectory(options.profilesDir, mutationSwitches());
   if (!loaded.ok()) {
     for (const ProfileError& error : loaded.errors) {
       logError("invalid profile", {{"error", error.format()}});
