@@ -3,20 +3,17 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "webhook/kube/enum_table.h"
+
 namespace aiadmit {
 
+constexpr EnumEntry<Decision> kDecisionNames[] = {{Decision::Allowed, "allowed"},
+                                                  {Decision::Patched, "patched"},
+                                                  {Decision::Denied, "denied"},
+                                                  {Decision::Errored, "errored"}};
+
 std::string_view decisionName(Decision decision) {
-  switch (decision) {
-    case Decision::Allowed:
-      return "allowed";
-    case Decision::Patched:
-      return "patched";
-    case Decision::Denied:
-      return "denied";
-    case Decision::Errored:
-      return "errored";
-  }
-  return "errored";
+  return valueIn(kDecisionNames, decision, "errored");
 }
 
 namespace {

@@ -1,5 +1,6 @@
 // Reading the cluster objects the view keeps, in the versions the API serves.
 #include "webhook/kube/cluster_view.h"
+#include "webhook/kube/enum_table.h"
 
 #include <algorithm>
 #include <tuple>
@@ -12,7 +13,7 @@ namespace aiadmit {
 
 namespace {
 
-constexpr std::pair<ClusterKind, std::string_view> kKindNames[] = {
+constexpr EnumEntry<ClusterKind> kKindNames[] = {
     {ClusterKind::Node, "Node"},
     {ClusterKind::ResourceSlice, "ResourceSlice"},
     {ClusterKind::DeviceClass, "DeviceClass"},
@@ -288,17 +289,11 @@ bool looksLikeAcceleratorDriver(std::string_view name) {
 }
 
 std::string_view kindName(ClusterKind kind) {
-  for (const auto& [candidate, name] : kKindNames) {
-    if (candidate == kind) return name;
-  }
-  return "?";
+  return valueIn(kKindNames, kind, "?");
 }
 
 std::optional<ClusterKind> clusterKindOf(std::string_view kind) {
-  for (const auto& [candidate, name] : kKindNames) {
-    if (name == kind) return candidate;
-  }
-  return std::nullopt;
+  return keyIn(kKindNames, kind);
 }
 
 ClusterKind kindOf(const ClusterObject& object) {

@@ -2,29 +2,22 @@
 
 #include <vector>
 
+#include "webhook/kube/enum_table.h"
 #include "webhook/kube/text.h"
 
 namespace aiadmit {
 
+// The classes a profile or an annotation names; None has no name to parse.
+constexpr EnumEntry<WorkloadClass> kClassNames[] = {{WorkloadClass::Training, "training"},
+                                                    {WorkloadClass::Batch, "batch"},
+                                                    {WorkloadClass::Realtime, "realtime"}};
+
 std::string_view className(WorkloadClass workloadClass) {
-  switch (workloadClass) {
-    case WorkloadClass::Training:
-      return "training";
-    case WorkloadClass::Batch:
-      return "batch";
-    case WorkloadClass::Realtime:
-      return "realtime";
-    case WorkloadClass::None:
-      break;
-  }
-  return "none";
+  return valueIn(kClassNames, workloadClass, "none");
 }
 
 std::optional<WorkloadClass> parseClass(std::string_view text) {
-  if (text == "training") return WorkloadClass::Training;
-  if (text == "batch") return WorkloadClass::Batch;
-  if (text == "realtime") return WorkloadClass::Realtime;
-  return std::nullopt;
+  return keyIn(kClassNames, text);
 }
 
 namespace {
@@ -217,18 +210,13 @@ namespace aiadmit {
 
 namespace {
 
+// Which basis wins when templates disagree: the developer's annotation, then
+// aiadmit's own stamp, then the kind.
+constexpr EnumEntry<ClassBasis, int> kBasisRanks[] = {
+    {ClassBasis::WorkloadAnnotation, 3}, {ClassBasis::ClassStamp, 2}, {ClassBasis::Kind, 1}};
+
 int basisRank(ClassBasis basis) {
-  switch (basis) {
-    case ClassBasis::WorkloadAnnotation:
-      return 3;
-    case ClassBasis::ClassStamp:
-      return 2;
-    case ClassBasis::Kind:
-      return 1;
-    case ClassBasis::None:
-      break;
-  }
-  return 0;
+  return valueIn(kBasisRanks, basis, 0);
 }
 
 }  // namespace
