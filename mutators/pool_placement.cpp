@@ -110,16 +110,9 @@ bool isEmptyTerm(const JsonValue& term) {
 bool mergeRequiredNodeAffinity(MutationContext& context) {
   const auto& wanted = context.profile.placement.requiredNodeAffinity;
   if (wanted.empty()) return false;
-  JsonValue* terms =
-      member(member(member(member(context.existingPodSpec(), "affinity"), "nodeAffinity"),
-                    "requiredDuringSchedulingIgnoredDuringExecution"),
-             "nodeSelectorTerms");
+  JsonValue* terms = requiredNodeSelectorTerms(context.existingPodSpec());
 
   if (!isArray(terms) || terms->Empty()) {
-    JsonValue& nodeAffinity = ensureObject(
-        ensureObject(context.podSpec(), "affinity", context.alloc), "nodeAffinity", context.alloc);
-    JsonValue& required =
-        ensureObject(nodeAffinity, "requiredDuringSchedulingIgnoredDuringExecution", context.alloc);
     JsonValue term(rapidjson::kObjectType);
     JsonValue expressions(rapidjson::kArrayType);
     for (const NodeSelectorRequirement& requirement : wanted) {
@@ -127,7 +120,7 @@ bool mergeRequiredNodeAffinity(MutationContext& context) {
       context.report("added required node affinity " + describeRequirement(requirement));
     }
     term.AddMember("matchExpressions", expressions, context.alloc);
-    ensureArray(required, "nodeSelectorTerms", context.alloc).PushBack(term, context.alloc);
+    ensureRequiredNodeSelectorTerms(context.podSpec(), context.alloc).PushBack(term, context.alloc);
     return true;
   }
 

@@ -358,9 +358,7 @@ Placement PodReader::placement() const {
       if (item.IsObject()) placement.tolerations.push_back(tolerationFromJson(item));
     }
   }
-  const JsonValue* terms = member(member(member(member(spec_, "affinity"), "nodeAffinity"),
-                                         "requiredDuringSchedulingIgnoredDuringExecution"),
-                                  "nodeSelectorTerms");
+  const JsonValue* terms = requiredNodeSelectorTerms(spec_);
   if (!isArray(terms) || terms->Size() != 1) return placement;
   const JsonValue* expressions = member(&(*terms)[0], "matchExpressions");
   if (!isArray(expressions)) return placement;
