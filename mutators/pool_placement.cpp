@@ -49,12 +49,7 @@ std::string describeRequirement(const NodeSelectorRequirement& requirement) {
 }
 
 bool hasExpressionFor(const JsonValue& term, std::string_view key) {
-  const JsonValue* expressions = member(&term, "matchExpressions");
-  if (!isArray(expressions)) return false;
-  for (const JsonValue& expression : expressions->GetArray()) {
-    if (stringMember(&expression, "key") == key) return true;
-  }
-  return false;
+  return elementWith(member(&term, "matchExpressions"), "key", key) != nullptr;
 }
 
 // "(A100, H100)" for a JSON list of values.
