@@ -140,7 +140,7 @@ Classification classify(const PodTemplateView& view, const PodReader& pod, bool 
       if (result.isAiWorkload()) continue;
       result.workloadClass = *parsed;
       result.basis = ClassBasis::WorkloadAnnotation;
-      result.reason = "annotation aiadmit.dev/workload=" + std::string(*value);
+      result.reason = "annotation " + annotationSetting(kWorkloadAnnotation, *value);
       if (isController) result.reason += std::string(" ") + where;
     } else if (!result.unknownWorkloadValue) {
       result.unknownWorkloadValue = std::string(*value);
@@ -157,7 +157,8 @@ Classification classify(const PodTemplateView& view, const PodReader& pod, bool 
   if (result.unknownWorkloadValue) {
     result.workloadClass = classOfKind(view, &why);
     result.basis = ClassBasis::Kind;
-    result.reason = "annotation aiadmit.dev/workload=" + inQuotes(*result.unknownWorkloadValue) +
+    result.reason = "annotation " +
+                    annotationSetting(kWorkloadAnnotation, inQuotes(*result.unknownWorkloadValue)) +
                     " is not training, batch or realtime, so the kind decides: " + why;
     return result;
   }
@@ -174,7 +175,7 @@ Classification classify(const PodTemplateView& view, const PodReader& pod, bool 
     if (auto parsed = parseClass(*value)) {
       result.workloadClass = *parsed;
       result.basis = ClassBasis::ClassStamp;
-      result.reason = "annotation aiadmit.dev/class=" + std::string(*value) +
+      result.reason = "annotation " + annotationSetting(kClassAnnotation, *value) +
                       ", stamped by aiadmit on the workload that created it";
       return result;
     }
@@ -191,12 +192,12 @@ Classification classify(const PodTemplateView& view, const PodReader& pod, bool 
     if (!gpus) {
       result.reason = unresolvedClaims(pod);
       if (result.reason.empty() && ignoredStamp) {
-        result.reason = "annotation aiadmit.dev/class=" + std::string(*ignoredStamp) +
+        result.reason = "annotation " + annotationSetting(kClassAnnotation, *ignoredStamp) +
                         " was copied from its controller's workload, but it asks for no GPU";
       }
       return result;
     }
-    request = "requests GPUs by annotation aiadmit.dev/gpus=" + std::string(*gpus);
+    request = "requests GPUs by annotation " + annotationSetting(kGpusAnnotation, *gpus);
   }
   result.workloadClass = classOfKind(view, &why);
   result.basis = ClassBasis::Kind;
