@@ -225,23 +225,17 @@ std::string describeRequirement(const LabelRequirement& requirement) {
   };
   switch (requirement.op) {
     case LabelOperator::In:
+    case LabelOperator::NotIn: {
+      const bool in = requirement.op == LabelOperator::In;
       if (requirement.values.size() == 1) {
-        out += "=";
+        out += in ? "=" : "!=";
         out += requirement.values[0];
       } else {
-        out += " in";
+        out += in ? " in" : " notin";
         list();
       }
       break;
-    case LabelOperator::NotIn:
-      if (requirement.values.size() == 1) {
-        out += "!=";
-        out += requirement.values[0];
-      } else {
-        out += " notin";
-        list();
-      }
-      break;
+    }
     case LabelOperator::Exists:
       break;
     case LabelOperator::DoesNotExist:
