@@ -21,50 +21,43 @@ pki_new_ca() {
     -addext "keyUsage=critical,keyCertSign,cRLSign"
 }
 
+# pki_new_leaf_cert KEY_OUT CERT_OUT CA_CERT CA_KEY DAYS SUBJECT USAGE [SUBJECT_ALT_NAMES]
+# A certificate the CA signs for one end of a TLS connection: SUBJECT in
+# OpenSSL's form ("/O=group/CN=name"), USAGE serverAuth or clientAuth.
+pki_new_leaf_cert() {
+  local work status=0
+  work=$(mktemp -d)
+  {
+    echo "basicConstraints=critical,CA:FALSE"
+    echo "keyUsage=critical,digitalSignature,keyEncipherment"
+    echo "extendedKeyUsage=$7"
+    echo "subjectKeyIdentifier=hash"
+    echo "authorityKeyIdentifier=keyid,issuer"
+    [ -z "${8:-}" ] || echo "subjectAltName=$8"
+  } >"$work/leaf.ext"
+  # A random serial keeps no serial file beside the CA.
+  pki_quiet openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+    -keyout "$1" -out "$work/leaf.csr" -subj "$6" &&
+    pki_quiet openssl x509 -req -in "$work/leaf.csr" -CA "$3" -CAkey "$4" \
+      -set_serial "0x$(openssl rand -hex 16)" -out "$2" -days "$5" \
+      -extfile "$work/leaf.ext" || status=$?
+  rm -rf "$work"
+  return "$status"
+}
+
 # pki_new_serving_cert KEY_OUT CERT_OUT CA_CERT CA_KEY DAYS COMMON_NAME SUBJECT_ALT_NAMES
 # SUBJECT_ALT_NAMES is OpenSSL syntax, e.g. "DNS:a.b.svc,IP:127.0.0.1".
 pki_new_serving_cert() {
-  local work status=0
-  work=$(mktemp -d)
-  cat >"$work/server.ext" <<EXT
-basicConstraints=critical,CA:FALSE
-keyUsage=critical,digitalSignature,keyEncipherment
-extendedKeyUsage=serverAuth
-subjectKeyIdentifier=hash
-authorityKeyIdentifier=keyid,issuer
-subjectAltName=$7
-EXT
-  # A random serial keeps no serial file beside the CA.
-  pki_quiet openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-    -keyout "$1" -out "$work/server.csr" -subj "/CN=$6" &&
-    pki_quiet openssl x509 -req -in "$work/server.csr" -CA "$3" -CAkey "$4" \
-      -set_serial "0x$(openssl rand -hex 16)" -out "$2" -days "$5" \
-      -extfile "$work/server.ext" || status=$?
-  rm -rf "$work"
-  return "$status"
+  pki_new_leaf_cert "$1" "$2" "$3" "$4" "$5" "/CN=$6" serverAuth "$7"
 }
 
 # pki_new_client_cert KEY_OUT CERT_OUT CA_CERT CA_KEY DAYS COMMON_NAME [ORGANIZATION]
 # A client certificate as kube-apiserver reads one: the common name is the
 # user, the organization a group (system:masters for a cluster admin).
 pki_new_client_cert() {
-  local work status=0 subject="/CN=$6"
+  local subject="/CN=$6"
   [ -z "${7:-}" ] || subject="/O=$7$subject"
-  work=$(mktemp -d)
-  cat >"$work/client.ext" <<EXT
-basicConstraints=critical,CA:FALSE
-keyUsage=critical,digitalSignature,keyEncipherment
-extendedKeyUsage=clientAuth
-subjectKeyIdentifier=hash
-authorityKeyIdentifier=keyid,issuer
-EXT
-  pki_quiet openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-    -keyout "$1" -out "$work/client.csr" -subj "$subject" &&
-    pki_quiet openssl x509 -req -in "$work/client.csr" -CA "$3" -CAkey "$4" \
-      -set_serial "0x$(openssl rand -hex 16)" -out "$2" -days "$5" \
-      -extfile "$work/client.ext" || status=$?
-  rm -rf "$work"
-  return "$status"
+  pki_new_leaf_cert "$1" "$2" "$3" "$4" "$5" "$subject" clientAuth
 }
 
 # pki_end_date CERT: the certificate's notAfter, as OpenSSL prints it.

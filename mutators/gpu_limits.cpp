@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "mutators/template_parts.h"
+#include "webhook/kube/annotations.h"
 #include "webhook/kube/quantity.h"
 
 namespace aiadmit {
@@ -70,13 +71,13 @@ bool addWantedGpus(MutationContext& context) {
   if (pod.asksForGpuShare()) return false;
   const std::string_view annotated = pod.annotation(kGpusAnnotation).value_or("");
   int64_t count = 0;
-  std::string_view why;
+  std::string why;
   if (!annotated.empty()) {
     // An annotation that is not a positive whole number asks for nothing
     // usable; AIA001 refuses it.
     const auto quantity = Quantity::parse(annotated);
     count = quantity && !quantity->isNegative() ? quantity->wholeValue().value_or(0) : 0;
-    why = "per annotation aiadmit.dev/gpus";
+    why = "per annotation " + std::string(kGpusAnnotation);
   } else if (context.profile.gpu.defaultCount > 0 && claimed.unresolved.empty() &&
              namespaceMayUseGpus(context.profile, context.namespaceName)) {
     // A claim that could not be resolved may well hold the GPUs: a default
@@ -96,7 +97,7 @@ bool addWantedGpus(MutationContext& context) {
   const std::string quantity = std::to_string(count);
   setString(limits, resource, quantity, context.alloc);
   context.report("added limit " + resource + "=" + quantity + " to " + containerName(*container) +
-                 " " + std::string(why));
+                 " " + why);
   return true;
 }
 

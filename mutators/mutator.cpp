@@ -9,16 +9,8 @@ namespace aiadmit {
 
 namespace {
 
-constexpr std::string_view kWarningPrefix = "aiadmit: ";
-constexpr std::string_view kProfileOpen = " (profile ";
-constexpr std::string_view kProfileClose = ")";
-constexpr std::string_view kEllipsis = "...";
-
-// Cuts `text` to at most `size` bytes without splitting a UTF-8 sequence.
-void cutUtf8(std::string& text, size_t size) {
-  while (size > 0 && (static_cast<unsigned char>(text[size]) & 0xC0) == 0x80) --size;
-  text.resize(size);
-}
+// The shortest a line is cut to, whatever the profile's name.
+constexpr size_t kShortestLine = 19;
 
 // "<role>: <line>" when the workload has several templates: each is edited
 // in turn, and the line says which one it is about.
@@ -28,20 +20,14 @@ std::string forTemplate(const MutationContext& context, std::string line) {
   return line;
 }
 
-// `line` shortened so that the warning the engine makes of it,
-// "aiadmit: <line> (profile <name>)", fits the API server's 120-character line.
-std::string fitted(const Profile& profile, std::string line) {
-  const size_t frame =
-      kWarningPrefix.size() + kProfileOpen.size() + profile.name.size() + kProfileClose.size();
+// `line` shortened so that the warning the engine makes of it
+// (profileWarning) fits the API server's 120-character line.
+std::string fitted(const Profile& profile, const std::string& line) {
+  const size_t frame = profileWarningFrame(profile.name);
   // Profile names are at most 63 characters, so there is always room left.
-  const size_t budget = kMaxWarningLength > frame + kEllipsis.size() + 16
-                            ? kMaxWarningLength - frame
-                            : kEllipsis.size() + 16;
-  if (line.size() > budget) {
-    cutUtf8(line, budget - kEllipsis.size());
-    line += kEllipsis;
-  }
-  return line;
+  const size_t budget =
+      kMaxWarningLength > frame + kShortestLine ? kMaxWarningLength - frame : kShortestLine;
+  return cutAtUtf8(line, budget);
 }
 
 }  // namespace

@@ -49,12 +49,7 @@ std::string describeRequirement(const NodeSelectorRequirement& requirement) {
 }
 
 bool hasExpressionFor(const JsonValue& term, std::string_view key) {
-  const JsonValue* expressions = member(&term, "matchExpressions");
-  if (!isArray(expressions)) return false;
-  for (const JsonValue& expression : expressions->GetArray()) {
-    if (stringMember(&expression, "key") == key) return true;
-  }
-  return false;
+  return elementWith(member(&term, "matchExpressions"), "key", key) != nullptr;
 }
 
 // "(A100, H100)" for a JSON list of values.
@@ -110,16 +105,9 @@ bool isEmptyTerm(const JsonValue& term) {
 bool mergeRequiredNodeAffinity(MutationContext& context) {
   const auto& wanted = context.profile.placement.requiredNodeAffinity;
   if (wanted.empty()) return false;
-  JsonValue* terms =
-      member(member(member(member(context.existingPodSpec(), "affinity"), "nodeAffinity"),
-                    "requiredDuringSchedulingIgnoredDuringExecution"),
-             "nodeSelectorTerms");
+  JsonValue* terms = requiredNodeSelectorTerms(context.existingPodSpec());
 
   if (!isArray(terms) || terms->Empty()) {
-    JsonValue& nodeAffinity = ensureObject(
-        ensureObject(context.podSpec(), "affinity", context.alloc), "nodeAffinity", context.alloc);
-    JsonValue& required =
-        ensureObject(nodeAffinity, "requiredDuringSchedulingIgnoredDuringExecution", context.alloc);
     JsonValue term(rapidjson::kObjectType);
     JsonValue expressions(rapidjson::kArrayType);
     for (const NodeSelectorRequirement& requirement : wanted) {
@@ -127,7 +115,7 @@ bool mergeRequiredNodeAffinity(MutationContext& context) {
       context.report("added required node affinity " + describeRequirement(requirement));
     }
     term.AddMember("matchExpressions", expressions, context.alloc);
-    ensureArray(required, "nodeSelectorTerms", context.alloc).PushBack(term, context.alloc);
+    ensureRequiredNodeSelectorTerms(context.podSpec(), context.alloc).PushBack(term, context.alloc);
     return true;
   }
 

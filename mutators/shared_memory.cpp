@@ -25,12 +25,7 @@ const JsonValue* shmMount(const JsonValue& container) {
 }
 
 const JsonValue* findVolume(const JsonValue* podSpec, std::string_view name) {
-  const JsonValue* volumes = member(podSpec, "volumes");
-  if (!isArray(volumes)) return nullptr;
-  for (const JsonValue& volume : volumes->GetArray()) {
-    if (stringMember(&volume, "name") == name) return &volume;
-  }
-  return nullptr;
+  return elementWith(member(podSpec, "volumes"), "name", name);
 }
 
 bool isMemoryEmptyDir(const JsonValue* volume) {

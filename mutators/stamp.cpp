@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "mutators/template_parts.h"
+#include "webhook/kube/annotations.h"
 
 namespace aiadmit {
 
@@ -34,8 +35,8 @@ bool stampDecision(MutationContext& context) {
     changed = setAnnotation(context, where, kClassAnnotation, workloadClass) || changed;
     changed = setAnnotation(context, where, kProfileAnnotation, profile) || changed;
   }
-  const std::string stamped =
-      "stamped aiadmit.dev/class=" + std::string(workloadClass) + " and aiadmit.dev/profile";
+  const std::string stamped = "stamped " + annotationSetting(kClassAnnotation, workloadClass) +
+                              " and " + std::string(kProfileAnnotation);
   // The object's own metadata belongs to no template: its change names no role.
   if (templateChanged) {
     context.report(stamped);

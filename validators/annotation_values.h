@@ -8,9 +8,8 @@ namespace aiadmit {
 // value aiadmit can use. A gpu-container that names no container, a GPU count
 // that is not a positive whole number, or a profile that cannot apply would
 // otherwise be ignored, and the workload would run without what it asked for.
-class AnnotationValuesValidator final : public Validator {
+class AnnotationValuesValidator final : public RuleValidator<AIA001> {
  public:
-  RuleId rule() const override { return AIA001; }
   void check(const ValidationContext& context, std::vector<Violation>& out) const override;
 };
 

@@ -7,10 +7,8 @@ namespace aiadmit {
 // AIA001 on claim objects: aiadmit.dev/workload with a value that is not a
 // class, or aiadmit.dev/profile naming a profile that cannot apply. The
 // object is then judged as if it had no such annotation.
-class ClaimAnnotationsValidator final : public ClaimValidator {
+class ClaimAnnotationsValidator final : public ClaimRuleValidator<AIA001, ProfileUse::NotNeeded> {
  public:
-  RuleId rule() const override { return AIA001; }
-  bool needsProfile() const override { return false; }
   void check(const ClaimValidationContext& context, std::vector<Violation>& out) const override;
 };
 

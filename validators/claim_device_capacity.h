@@ -16,9 +16,8 @@ namespace aiadmit {
 //    no device of the class (All needs at least one);
 //  - each alternative of a firstAvailable request on its own: one that can
 //    never be chosen is a mistake even when another can.
-class ClaimDeviceCapacityValidator final : public ClaimValidator {
+class ClaimDeviceCapacityValidator final : public ClaimRuleValidator<AIA020> {
  public:
-  RuleId rule() const override { return AIA020; }
   void check(const ClaimValidationContext& context, std::vector<Violation>& out) const override;
 };
 

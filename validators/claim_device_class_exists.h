@@ -9,10 +9,9 @@ namespace aiadmit {
 // a DeviceClass the cluster view knows does not exist. The same fact as for
 // a Pod's claims (claim_references), found where it was written; says
 // nothing without a cluster view or while DeviceClasses are not listed.
-class ClaimDeviceClassExistsValidator final : public ClaimValidator {
+class ClaimDeviceClassExistsValidator final
+    : public ClaimRuleValidator<AIA019, ProfileUse::NotNeeded> {
  public:
-  RuleId rule() const override { return AIA019; }
-  bool needsProfile() const override { return false; }
   void check(const ClaimValidationContext& context, std::vector<Violation>& out) const override;
 };
 

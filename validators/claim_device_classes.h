@@ -11,9 +11,8 @@ namespace aiadmit {
 // firstAvailable request is checked. Classes of other devices (NICs, CPUs)
 // are not the profile's to judge; a class the cluster view knows does not
 // exist is AIA019's.
-class ClaimDeviceClassesValidator final : public ClaimValidator {
+class ClaimDeviceClassesValidator final : public ClaimRuleValidator<AIA020> {
  public:
-  RuleId rule() const override { return AIA020; }
   void check(const ClaimValidationContext& context, std::vector<Violation>& out) const override;
 };
 

@@ -8,9 +8,8 @@ namespace aiadmit {
 // does not have, or its device requests (through a template, or a KEP-5004
 // deviceclass.resource.kubernetes.io/<class> name) a DeviceClass the cluster
 // does not have. The Pod would wait for a claim that can never be made.
-class ClaimReferencesValidator final : public Validator {
+class ClaimReferencesValidator final : public RuleValidator<AIA019> {
  public:
-  RuleId rule() const override { return AIA019; }
   void check(const ValidationContext& context, std::vector<Violation>& out) const override;
 };
 

@@ -40,6 +40,16 @@ class ClaimValidator {
   virtual void check(const ClaimValidationContext& context, std::vector<Violation>& out) const = 0;
 };
 
+enum class ProfileUse { Needed, NotNeeded };
+
+// The base of a claim validator of `Rule`: its class then declares only check().
+template <RuleId Rule, ProfileUse Use = ProfileUse::Needed>
+class ClaimRuleValidator : public ClaimValidator {
+ public:
+  RuleId rule() const final { return Rule; }
+  bool needsProfile() const final { return Use == ProfileUse::Needed; }
+};
+
 // All claim validators, in rule order (validators/registry.cpp).
 const std::vector<std::unique_ptr<const ClaimValidator>>& allClaimValidators();
 

@@ -13,9 +13,8 @@ namespace aiadmit {
 // profile marks as autoscaled (spec.gpu.maxNodeGpus) counts the nodes its
 // autoscaler can add; and no node with any of the resource (a pool scaled
 // to zero, a driver without slices for now) is no answer.
-class ClusterCapacityValidator final : public Validator {
+class ClusterCapacityValidator final : public RuleValidator<AIA016> {
  public:
-  RuleId rule() const override { return AIA016; }
   void check(const ValidationContext& context, std::vector<Violation>& out) const override;
 };
 

@@ -6,9 +6,8 @@ namespace aiadmit {
 
 // AIA005: accelerator requests must equal limits. Devices cannot be
 // overcommitted; the API server refuses the difference with a terse error.
-class GpuLimitsMatchValidator final : public Validator {
+class GpuLimitsMatchValidator final : public RuleValidator<AIA005> {
  public:
-  RuleId rule() const override { return AIA005; }
   void check(const ValidationContext& context, std::vector<Violation>& out) const override;
 };
 

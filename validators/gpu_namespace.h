@@ -5,9 +5,8 @@
 namespace aiadmit {
 
 // AIA012: GPUs requested in a namespace the profile does not allow.
-class GpuNamespaceValidator final : public Validator {
+class GpuNamespaceValidator final : public RuleValidator<AIA012> {
  public:
-  RuleId rule() const override { return AIA012; }
   void check(const ValidationContext& context, std::vector<Violation>& out) const override;
 };
 

@@ -7,9 +7,8 @@ namespace aiadmit {
 // AIA004: an accelerator quantity must be a positive whole number. Devices are
 // not divisible: the API server refuses "0.5" or "500m" tersely, and "0" asks
 // for nothing while the Pod is still placed as GPU work.
-class GpuQuantityValidator final : public Validator {
+class GpuQuantityValidator final : public RuleValidator<AIA004> {
  public:
-  RuleId rule() const override { return AIA004; }
   void check(const ValidationContext& context, std::vector<Violation>& out) const override;
 };
 

@@ -56,9 +56,7 @@ void GpuSharingValidator::check(const ValidationContext& context,
              "selects shared GPUs", "remove " + std::string(key) + " to get whole GPUs");
     }
   }
-  const JsonValue* terms = member(member(member(member(spec, "affinity"), "nodeAffinity"),
-                                         "requiredDuringSchedulingIgnoredDuringExecution"),
-                                  "nodeSelectorTerms");
+  const JsonValue* terms = requiredNodeSelectorTerms(spec);
   if (!isArray(terms)) return;
   for (rapidjson::SizeType t = 0; t < terms->Size(); ++t) {
     const JsonValue* expressions = member(&(*terms)[t], "matchExpressions");

@@ -6,9 +6,8 @@ namespace aiadmit {
 
 // AIA013: shared GPUs (MIG slices, time-slicing, MPS) for a class whose
 // profile forbids sharing, such as training that needs whole devices.
-class GpuSharingValidator final : public Validator {
+class GpuSharingValidator final : public RuleValidator<AIA013> {
  public:
-  RuleId rule() const override { return AIA013; }
   void check(const ValidationContext& context, std::vector<Violation>& out) const override;
 };
 

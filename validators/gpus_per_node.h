@@ -7,9 +7,8 @@ namespace aiadmit {
 // AIA006: a Pod cannot ask for more GPUs than the largest node of its pool
 // has (GPUs by extended resource and those its DRA claims certainly need);
 // the scheduler would keep it Pending forever.
-class GpusPerNodeValidator final : public Validator {
+class GpusPerNodeValidator final : public RuleValidator<AIA006> {
  public:
-  RuleId rule() const override { return AIA006; }
   void check(const ValidationContext& context, std::vector<Violation>& out) const override;
 };
 

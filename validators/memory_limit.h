@@ -6,9 +6,8 @@ namespace aiadmit {
 
 // AIA015: a realtime GPU server without a memory limit can grow until it
 // starves its GPU node (warns by default).
-class MemoryLimitValidator final : public Validator {
+class MemoryLimitValidator final : public RuleValidator<AIA015> {
  public:
-  RuleId rule() const override { return AIA015; }
   void check(const ValidationContext& context, std::vector<Violation>& out) const override;
 };
 

@@ -6,9 +6,8 @@ namespace aiadmit {
 
 // AIA008: a node selection that excludes the profile's pool, or a GPU Pod
 // that does not tolerate the pool's taints, can never be scheduled there.
-class PoolConflictValidator final : public Validator {
+class PoolConflictValidator final : public RuleValidator<AIA008> {
  public:
-  RuleId rule() const override { return AIA008; }
   void check(const ValidationContext& context, std::vector<Violation>& out) const override;
 };
 

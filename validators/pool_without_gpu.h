@@ -6,9 +6,8 @@ namespace aiadmit {
 
 // AIA007: a Pod aimed at the GPU pool that asks for no GPU holds a GPU
 // node's CPU and memory and leaves its GPUs idle.
-class PoolWithoutGpuValidator final : public Validator {
+class PoolWithoutGpuValidator final : public RuleValidator<AIA007> {
  public:
-  RuleId rule() const override { return AIA007; }
   bool appliesToUnclassified() const override { return true; }
   void check(const ValidationContext& context, std::vector<Violation>& out) const override;
 };

@@ -6,21 +6,8 @@ namespace aiadmit {
 
 // AIA011: a priorityClassName the profile does not allow for its class in
 // this namespace would jump or starve the GPU queue.
-class PriorityClassValidator final : public Validator {
+class PriorityClassValidator final : public RuleValidator<AIA011> {
  public:
-  RuleId rule() const override { return AIA011; }
-  void check(const ValidationContext& context, std::vector<Violation>& out) const override;
-};
-
-// AIA011 on the operator's own priority field (a Volcano Job's
-// spec.priorityClassName, KubeRay's ray.io/priority-class-name label, a
-// Kubeflow job's runPolicy.schedulingPolicy.priorityClass): it ranks the
-// workload's Pods or their gang group as a template's class does. Judged once
-// for the workload, since the field is the object's and no template's.
-class OperatorPriorityClassValidator final : public Validator {
- public:
-  RuleId rule() const override { return AIA011; }
-  Scope scope() const override { return Scope::Workload; }
   void check(const ValidationContext& context, std::vector<Violation>& out) const override;
 };
 
@@ -32,5 +19,16 @@ struct OperatorPriorityClass {
   std::string field;
 };
 OperatorPriorityClass operatorPriorityClass(const ValidationContext& context);
+
+// AIA011 on the operator's own priority field (a Volcano Job's
+// spec.priorityClassName, KubeRay's ray.io/priority-class-name label, a
+// Kubeflow job's runPolicy.schedulingPolicy.priorityClass): it ranks the
+// workload's Pods or their gang group as a template's class does. Judged once
+// for the workload, since the field is the object's and no template's.
+class OperatorPriorityClassValidator final
+    : public RuleValidator<AIA011, Validator::Scope::Workload> {
+ public:
+  void check(const ValidationContext& context, std::vector<Violation>& out) const override;
+};
 
 }  // namespace aiadmit

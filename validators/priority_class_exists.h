@@ -7,19 +7,17 @@ namespace aiadmit {
 // AIA017: the Pod names a priorityClassName that the cluster does not have.
 // The API server refuses such a Pod, and a controller's Pods then fail one by
 // one long after the workload was applied.
-class PriorityClassExistsValidator final : public Validator {
+class PriorityClassExistsValidator final : public RuleValidator<AIA017> {
  public:
-  RuleId rule() const override { return AIA017; }
   void check(const ValidationContext& context, std::vector<Violation>& out) const override;
 };
 
 // AIA017 on the operator's own priority field (OperatorPriorityClassValidator
 // names them): the operator gives the class to the Pods, or to the gang group
 // Volcano ranks them by, so a class the cluster lacks fails them the same way.
-class OperatorPriorityClassExistsValidator final : public Validator {
+class OperatorPriorityClassExistsValidator final
+    : public RuleValidator<AIA017, Validator::Scope::Workload> {
  public:
-  RuleId rule() const override { return AIA017; }
-  Scope scope() const override { return Scope::Workload; }
   void check(const ValidationContext& context, std::vector<Violation>& out) const override;
 };
 

@@ -6,9 +6,8 @@ namespace aiadmit {
 
 // AIA009: a realtime GPU server without a readiness probe takes traffic
 // before its model is loaded. Only where aiadmit could not inject one.
-class ReadinessProbeValidator final : public Validator {
+class ReadinessProbeValidator final : public RuleValidator<AIA009> {
  public:
-  RuleId rule() const override { return AIA009; }
   void check(const ValidationContext& context, std::vector<Violation>& out) const override;
 };
 

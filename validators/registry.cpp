@@ -29,45 +29,53 @@
 
 namespace aiadmit {
 
+namespace {
+
+// One of each of `Validators`, in the order given.
+template <class Base, class... Validators>
+std::vector<std::unique_ptr<const Base>> oneOfEach() {
+  std::vector<std::unique_ptr<const Base>> list;
+  (list.push_back(std::make_unique<Validators>()), ...);
+  return list;
+}
+
+}  // namespace
+
 const std::vector<std::unique_ptr<const Validator>>& allValidators() {
-  static const std::vector<std::unique_ptr<const Validator>> validators = [] {
-    std::vector<std::unique_ptr<const Validator>> list;
-    list.push_back(std::make_unique<WorkloadAnnotationValidator>());           // AIA001
-    list.push_back(std::make_unique<AnnotationValuesValidator>());             // AIA001
-    list.push_back(std::make_unique<ShapeKindValidator>());                    // AIA002
-    list.push_back(std::make_unique<AcceleratorNameValidator>());              // AIA003
-    list.push_back(std::make_unique<GpuQuantityValidator>());                  // AIA004
-    list.push_back(std::make_unique<GpuLimitsMatchValidator>());               // AIA005
-    list.push_back(std::make_unique<GpusPerNodeValidator>());                  // AIA006
-    list.push_back(std::make_unique<PoolWithoutGpuValidator>());               // AIA007
-    list.push_back(std::make_unique<PoolConflictValidator>());                 // AIA008
-    list.push_back(std::make_unique<ReadinessProbeValidator>());               // AIA009
-    list.push_back(std::make_unique<GangSchedulingValidator>());               // AIA010
-    list.push_back(std::make_unique<PriorityClassValidator>());                // AIA011
-    list.push_back(std::make_unique<OperatorPriorityClassValidator>());        // AIA011
-    list.push_back(std::make_unique<GpuNamespaceValidator>());                 // AIA012
-    list.push_back(std::make_unique<GpuSharingValidator>());                   // AIA013
-    list.push_back(std::make_unique<RestartPolicyValidator>());                // AIA014
-    list.push_back(std::make_unique<MemoryLimitValidator>());                  // AIA015
-    list.push_back(std::make_unique<ClusterCapacityValidator>());              // AIA016
-    list.push_back(std::make_unique<PriorityClassExistsValidator>());          // AIA017
-    list.push_back(std::make_unique<OperatorPriorityClassExistsValidator>());  // AIA017
-    list.push_back(std::make_unique<LocalQueueExistsValidator>());             // AIA018
-    list.push_back(std::make_unique<ClaimReferencesValidator>());              // AIA019
-    return list;
-  }();
+  static const auto validators = oneOfEach<Validator,
+                                           WorkloadAnnotationValidator,           // AIA001
+                                           AnnotationValuesValidator,             // AIA001
+                                           ShapeKindValidator,                    // AIA002
+                                           AcceleratorNameValidator,              // AIA003
+                                           GpuQuantityValidator,                  // AIA004
+                                           GpuLimitsMatchValidator,               // AIA005
+                                           GpusPerNodeValidator,                  // AIA006
+                                           PoolWithoutGpuValidator,               // AIA007
+                                           PoolConflictValidator,                 // AIA008
+                                           ReadinessProbeValidator,               // AIA009
+                                           GangSchedulingValidator,               // AIA010
+                                           PriorityClassValidator,                // AIA011
+                                           OperatorPriorityClassValidator,        // AIA011
+                                           GpuNamespaceValidator,                 // AIA012
+                                           GpuSharingValidator,                   // AIA013
+                                           RestartPolicyValidator,                // AIA014
+                                           MemoryLimitValidator,                  // AIA015
+                                           ClusterCapacityValidator,              // AIA016
+                                           PriorityClassExistsValidator,          // AIA017
+                                           OperatorPriorityClassExistsValidator,  // AIA017
+                                           LocalQueueExistsValidator,             // AIA018
+                                           ClaimReferencesValidator               // AIA019
+                                           >();
   return validators;
 }
 
 const std::vector<std::unique_ptr<const ClaimValidator>>& allClaimValidators() {
-  static const std::vector<std::unique_ptr<const ClaimValidator>> validators = [] {
-    std::vector<std::unique_ptr<const ClaimValidator>> list;
-    list.push_back(std::make_unique<ClaimAnnotationsValidator>());        // AIA001
-    list.push_back(std::make_unique<ClaimDeviceClassExistsValidator>());  // AIA019
-    list.push_back(std::make_unique<ClaimDeviceClassesValidator>());      // AIA020
-    list.push_back(std::make_unique<ClaimDeviceCapacityValidator>());     // AIA020
-    return list;
-  }();
+  static const auto validators = oneOfEach<ClaimValidator,
+                                           ClaimAnnotationsValidator,        // AIA001
+                                           ClaimDeviceClassExistsValidator,  // AIA019
+                                           ClaimDeviceClassesValidator,      // AIA020
+                                           ClaimDeviceCapacityValidator      // AIA020
+                                           >();
   return validators;
 }
 

@@ -6,9 +6,8 @@ namespace aiadmit {
 
 // AIA014: training and batch Pods must not restart Always: a finished run
 // would start over and keep its GPUs.
-class RestartPolicyValidator final : public Validator {
+class RestartPolicyValidator final : public RuleValidator<AIA014> {
  public:
-  RuleId rule() const override { return AIA014; }
   void check(const ValidationContext& context, std::vector<Violation>& out) const override;
 };
 

@@ -6,10 +6,8 @@ namespace aiadmit {
 
 // AIA002: the declared shape must suit the kind. A Deployment restarts
 // finished training forever; a Job stops serving when its Pods exit.
-class ShapeKindValidator final : public Validator {
+class ShapeKindValidator final : public RuleValidator<AIA002, Validator::Scope::Workload> {
  public:
-  RuleId rule() const override { return AIA002; }
-  Scope scope() const override { return Scope::Workload; }
   void check(const ValidationContext& context, std::vector<Violation>& out) const override;
 };
 

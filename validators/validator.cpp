@@ -2,18 +2,18 @@
 
 namespace aiadmit {
 
-std::string Violation::format() const {
+namespace {
+
+// "[AIA004] <field>: <text>", the form of a denial and of a warning line.
+std::string ruleLine(RuleId rule, std::string_view field, std::string_view text) {
   std::string out = "[";
   out += rule.name();
   out += "] ";
   out += field;
   out += ": ";
-  out += problem;
-  if (!fix.empty()) out += "; " + fix;
+  out += text;
   return out;
 }
-
-namespace {
 
 // The field relative to the PodSpec, after the role when there is one.
 std::string shortFieldPath(const Violation& violation) {
@@ -31,27 +31,30 @@ std::string shortFieldPath(const Violation& violation) {
   return prefix + std::string(field);
 }
 
+// The warning line with the field relative to the PodSpec.
+std::string warningWithField(const Violation& violation) {
+  return warningLine(ruleLine(violation.rule, shortFieldPath(violation), violation.brief));
+}
+
 }  // namespace
 
+std::string Violation::format() const {
+  std::string out = ruleLine(rule, field, problem);
+  if (!fix.empty()) out += "; " + fix;
+  return out;
+}
+
 bool Violation::warningKeepsField() const {
-  const size_t length = std::string_view("aiadmit: [] : ").size() + rule.name().size() +
-                        shortFieldPath(*this).size() + brief.size();
-  return length <= kMaxWarningLength;
+  return warningWithField(*this).size() <= kMaxWarningLength;
 }
 
 std::string Violation::warning() const {
-  std::string line = "aiadmit: [";
-  line += rule.name();
-  line += "] ";
-  const size_t head = line.size();
-  line += shortFieldPath(*this);
-  line += ": ";
+  std::string line = warningWithField(*this);
+  if (line.size() <= kMaxWarningLength) return line;
+  // Without the field, the role still says which template it is.
+  line = warningLine("[" + rule.name() + "] ");
+  if (!role.empty()) line += role + ": ";
   line += brief;
-  if (line.size() > kMaxWarningLength) {
-    // Without the field, the role still says which template it is.
-    line.erase(head, line.size() - brief.size() - head);
-    if (!role.empty()) line.insert(head, role + ": ");
-  }
   return line;
 }
 

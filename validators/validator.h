@@ -1,4 +1,4 @@
-// A validator checks one rule (AIA001-AIA015) against the final object, the
+// A validator checks one rule of the catalogue against the final object, the
 // one the API server will store, and reports violations. The engine applies
 // the profile's action (deny, warn, off) and formats the answer.
 #pragma once
@@ -110,6 +110,15 @@ class Validator {
   enum class Scope { Template, Workload };
   virtual Scope scope() const { return Scope::Template; }
   virtual void check(const ValidationContext& context, std::vector<Violation>& out) const = 0;
+};
+
+// The base of a validator of `Rule` in `RuleScope`: its class then declares
+// only check() (and appliesToUnclassified() for the rule that needs it).
+template <RuleId Rule, Validator::Scope RuleScope = Validator::Scope::Template>
+class RuleValidator : public Validator {
+ public:
+  RuleId rule() const final { return Rule; }
+  Scope scope() const final { return RuleScope; }
 };
 
 // All validators, in rule order (validators/registry.cpp).

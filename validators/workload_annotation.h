@@ -6,9 +6,8 @@ namespace aiadmit {
 
 // AIA001: aiadmit.dev/workload must name a class. A typo would otherwise
 // silently fall back to the kind's default class and its profile.
-class WorkloadAnnotationValidator final : public Validator {
+class WorkloadAnnotationValidator final : public RuleValidator<AIA001> {
  public:
-  RuleId rule() const override { return AIA001; }
   void check(const ValidationContext& context, std::vector<Violation>& out) const override;
 };
 

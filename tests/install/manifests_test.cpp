@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "tests/install/rendered_manifests.h"
+#include "webhook/engine/admission.h"
 
 namespace aiadmit {
 namespace {
@@ -28,12 +29,7 @@ const JsonValue* podTemplateSpec(const JsonValue* deployment) {
 }
 
 const JsonValue* containerNamed(const JsonValue* podSpec, std::string_view name) {
-  const JsonValue* containers = member(podSpec, "containers");
-  if (!isArray(containers)) return nullptr;
-  for (const JsonValue& container : containers->GetArray()) {
-    if (stringMember(&container, "name") == name) return &container;
-  }
-  return nullptr;
+  return elementWith(member(podSpec, "containers"), "name", name);
 }
 
 // "--flag=value" from a container's args.
@@ -43,28 +39,6 @@ std::string argValue(const JsonValue* container, std::string_view flag) {
     if (arg.rfind(prefix, 0) == 0) return arg.substr(prefix.size());
   }
   return "";
-}
-
-std::string base64Encode(std::string_view bytes) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  size_t i = 0;
-  for (; i + 2 < bytes.size(); i += 3) {
-    const uint32_t n = (static_cast<uint8_t>(bytes[i]) << 16) |
-                       (static_cast<uint8_t>(bytes[i + 1]) << 8) |
-                       static_cast<uint8_t>(bytes[i + 2]);
-    for (int shift : {18, 12, 6, 0}) out.push_back(kAlphabet[(n >> shift) & 63]);
-  }
-  if (i < bytes.size()) {
-    uint32_t n = static_cast<uint8_t>(bytes[i]) << 16;
-    if (i + 1 < bytes.size()) n |= static_cast<uint8_t>(bytes[i + 1]) << 8;
-    out.push_back(kAlphabet[(n >> 18) & 63]);
-    out.push_back(kAlphabet[(n >> 12) & 63]);
-    out.push_back(i + 1 < bytes.size() ? kAlphabet[(n >> 6) & 63] : '=');
-    out.push_back('=');
-  }
-  return out;
 }
 
 TEST(Manifests, BaseRendersTheWholeInstallInItsNamespace) {

@@ -26,18 +26,18 @@
 #include <thread>
 #include <vector>
 
+#include "webhook/kube/non_copyable.h"
+
 namespace httplib {
 class Server;
 }
 
 namespace aiadmit::testing {
 
-class ApiStandIn {
+class ApiStandIn : NonCopyable {
  public:
   ApiStandIn();
   ~ApiStandIn();
-  ApiStandIn(const ApiStandIn&) = delete;
-  ApiStandIn& operator=(const ApiStandIn&) = delete;
 
   int port() const { return port_; }
   std::string caPem() const;

@@ -279,12 +279,7 @@ void applyTrainer(JsonValue& replicatedJob, const JsonValue& trainJob, const Jso
 }
 
 bool targets(const JsonValue& override, std::string_view job) {
-  const JsonValue* jobs = member(&override, "targetJobs");
-  if (!isArray(jobs)) return false;
-  for (const JsonValue& target : jobs->GetArray()) {
-    if (stringMember(&target, "name") == job) return true;
-  }
-  return false;
+  return elementWith(member(&override, "targetJobs"), "name", job) != nullptr;
 }
 
 // One patch of a replicated job's pod template, as Trainer merges it: node

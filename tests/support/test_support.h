@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "webhook/kube/json.h"
+#include "webhook/kube/non_copyable.h"
 
 namespace aiadmit::testing {
 
@@ -42,12 +43,10 @@ struct CommandResult {
 // Runs argv[0] with arguments (no shell), feeding `input` on stdin.
 CommandResult runCommand(const std::vector<std::string>& argv, const std::string& input = "");
 
-class TempDir {
+class TempDir : NonCopyable {
  public:
   TempDir();
   ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
   const std::string& path() const { return path_; }
   std::string file(std::string_view name) const { return path_ + "/" + std::string(name); }
 
@@ -134,13 +133,11 @@ class WebhookServer {
 
 // A raw connection for what no well-behaved client sends: partial bodies,
 // lying headers, plain HTTP on the TLS port, idle and half-open connections.
-class RawConnection {
+class RawConnection : NonCopyable {
  public:
   // Connects to 127.0.0.1:port; with `tls`, completes a TLS handshake.
   RawConnection(int port, bool tls);
   ~RawConnection();
-  RawConnection(const RawConnection&) = delete;
-  RawConnection& operator=(const RawConnection&) = delete;
 
   bool connected() const { return fd_ >= 0 && (ssl_ != nullptr || !tls_); }
   bool send(std::string_view bytes);

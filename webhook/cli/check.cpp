@@ -23,6 +23,7 @@
 #include "webhook/engine/claim_objects.h"
 #include "webhook/engine/engine.h"
 #include "webhook/kube/dra.h"
+#include "webhook/kube/enum_table.h"
 #include "webhook/kube/yaml_json.h"
 #include "webhook/policy/profile_loader.h"
 
@@ -254,23 +255,15 @@ void collectSources(const std::string& path, bool recursive, std::vector<Source>
   }
 }
 
+// A JSON type as a message about the wrong one names it.
+constexpr EnumEntry<rapidjson::Type> kJsonTypeNames[] = {
+    {rapidjson::kNullType, "null"},       {rapidjson::kFalseType, "a boolean"},
+    {rapidjson::kTrueType, "a boolean"},  {rapidjson::kNumberType, "a number"},
+    {rapidjson::kStringType, "a string"}, {rapidjson::kArrayType, "a list"},
+    {rapidjson::kObjectType, "an object"}};
+
 std::string_view jsonTypeName(const JsonValue& value) {
-  switch (value.GetType()) {
-    case rapidjson::kNullType:
-      return "null";
-    case rapidjson::kFalseType:
-    case rapidjson::kTrueType:
-      return "a boolean";
-    case rapidjson::kNumberType:
-      return "a number";
-    case rapidjson::kStringType:
-      return "a string";
-    case rapidjson::kArrayType:
-      return "a list";
-    case rapidjson::kObjectType:
-      return "an object";
-  }
-  return "a value";
+  return valueIn(kJsonTypeNames, value.GetType(), "a value");
 }
 
 bool isList(const JsonValue& object) {

@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "webhook/cli/check_output.h"
+#include "webhook/kube/annotations.h"
 #include "webhook/kube/yaml_json.h"
 
 namespace aiadmit::check_cli {
@@ -59,8 +60,8 @@ std::string classReason(const Evaluation& evaluation) {
   if (evaluation.workloadClass != WorkloadClass::None) return evaluation.classReason;
   // A reason of an object that is no AI workload says what looked like one.
   return evaluation.classReason.empty()
-             ? "no aiadmit.dev/workload annotation and no accelerator request"
-             : "no aiadmit.dev/workload annotation; " + evaluation.classReason;
+             ? "no " + std::string(kWorkloadAnnotation) + " annotation and no accelerator request"
+             : "no " + std::string(kWorkloadAnnotation) + " annotation; " + evaluation.classReason;
 }
 
 // kubectl's line for a denial of `kubectl apply -f FILE`.

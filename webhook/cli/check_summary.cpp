@@ -333,20 +333,28 @@ void count(JsonWriter& w, const char* key, size_t value) {
   w.Uint64(value);
 }
 
-void writeGroups(JsonWriter& w, const char* key, const char* nameKey,
-                 const std::vector<GroupCount>& groups) {
+// `key`: an array of one object per item, whose members writeMembers writes.
+template <class Items, class WriteMembers>
+void objects(JsonWriter& w, const char* key, const Items& items, WriteMembers writeMembers) {
   w.Key(key);
   w.StartArray();
-  for (const GroupCount& g : groups) {
+  for (const auto& item : items) {
     w.StartObject();
+    writeMembers(item);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+void writeGroups(JsonWriter& w, const char* key, const char* nameKey,
+                 const std::vector<GroupCount>& groups) {
+  objects(w, key, groups, [&](const GroupCount& g) {
     field(w, nameKey, g.name);
     count(w, "workloads", g.workloads);
     count(w, "violating", g.violating);
     count(w, "denied", g.denied);
     count(w, "violations", g.violations);
-    w.EndObject();
-  }
-  w.EndArray();
+  });
 }
 
 }  // namespace
@@ -364,44 +372,29 @@ void printReportJson(const CheckReport& report, std::ostream& out) {
   count(w, "auditedOnly", report.auditedOnly);
   count(w, "clean", report.clean);
   count(w, "skipped", report.skipped);
-  w.Key("byRule");
-  w.StartArray();
-  for (const RuleCount& r : report.byRule) {
-    w.StartObject();
+  objects(w, "byRule", report.byRule, [&](const RuleCount& r) {
     field(w, "rule", r.rule.name());
     count(w, "workloads", r.workloads());
     count(w, "deny", r.denied);
     count(w, "warn", r.warned);
     count(w, "audit", r.audited);
-    w.EndObject();
-  }
-  w.EndArray();
+  });
   writeGroups(w, "byNamespace", "namespace", report.byNamespace);
   writeGroups(w, "byKind", "kind", report.byKind);
-  w.Key("offenders");
-  w.StartArray();
-  for (const Offender& o : report.offenders) {
-    w.StartObject();
+  objects(w, "offenders", report.offenders, [&](const Offender& o) {
     field(w, "kind", o.kind);
     field(w, "namespace", o.namespaceName);
     field(w, "name", o.name);
     w.Key("denied");
     w.Bool(o.denied);
     count(w, "owned", o.owned);
-    w.Key("rules");
-    w.StartArray();
-    for (const auto& decision : o.rules) {
-      w.StartObject();
+    objects(w, "rules", o.rules, [&](const auto& decision) {
       field(w, "rule", decision.rule.name());
       field(w, "action", actionName(decision.applied));
       if (decision.configured != decision.applied)
         field(w, "profileAction", actionName(decision.configured));
-      w.EndObject();
-    }
-    w.EndArray();
-    w.EndObject();
-  }
-  w.EndArray();
+    });
+  });
   w.EndObject();
   out << std::string_view(buffer.GetString(), buffer.GetSize()) << "\n";
 }

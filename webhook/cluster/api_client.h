@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "webhook/cluster/api_config.h"
+#include "webhook/kube/non_copyable.h"
 
 namespace httplib {
 class ClientImpl;
@@ -46,12 +47,10 @@ struct ApiResponse {
 // discovery and the pages of one list): one TLS handshake for all of them
 // instead of one per request. It closes when destroyed, which must happen
 // before its ApiClient is.
-class ApiConnection {
+class ApiConnection : NonCopyable {
  public:
   ApiConnection();
   ~ApiConnection();
-  ApiConnection(const ApiConnection&) = delete;
-  ApiConnection& operator=(const ApiConnection&) = delete;
 
  private:
   friend class ApiClient;

@@ -18,6 +18,7 @@
 #include "webhook/cluster/api_client.h"
 #include "webhook/cluster/reflector.h"
 #include "webhook/kube/cluster_view.h"
+#include "webhook/kube/non_copyable.h"
 
 namespace aiadmit {
 
@@ -55,12 +56,10 @@ struct ClusterWatchState {
   uint64_t relists() const;  // summed over resources
 };
 
-class ClusterWatcher {
+class ClusterWatcher : NonCopyable {
  public:
   ClusterWatcher(ApiServerConfig config, ClusterWatchOptions options);
   ~ClusterWatcher();
-  ClusterWatcher(const ClusterWatcher&) = delete;
-  ClusterWatcher& operator=(const ClusterWatcher&) = delete;
 
   // Starts the reflectors; false with `error` when the credentials cannot be
   // used (nothing is started then).

@@ -146,6 +146,9 @@ class Reflector {
   Outcome discover(ApiConnection& connection, std::string& version);
   Outcome unserved(const std::vector<std::string>& served);
   Outcome absent();
+  // Drops the objects and the version they were read at, when the resource
+  // is not there to be read; mutex_ held.
+  void forgetObjectsLocked();
   Outcome listVersion(ApiConnection& connection, const std::string& version, Listed& listed);
   Outcome listPages(ApiConnection& connection, const std::string& version,
                     const ListRequest& request, Listed& listed, ApiResponse& refusal);

@@ -85,6 +85,13 @@ Reflector::Outcome Reflector::discover(ApiConnection& connection, std::string& v
   return unserved(served);
 }
 
+void Reflector::forgetObjectsLocked() {
+  version_.clear();
+  cache_.clear();
+  snapshot_ = std::make_shared<const ClusterObjects>();
+  state_.apiVersion.clear();
+}
+
 // The group is there, in versions whose shape aiadmit does not read (a 1.31
 // cluster serves resource.k8s.io/v1alpha3 alone): nothing can be said of its
 // objects, and "listed, none" would make every claim template look missing.
@@ -94,10 +101,7 @@ Reflector::Outcome Reflector::unserved(const std::vector<std::string>& served) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     changed = !state_.unserved || state_.servedVersions != listed || state_.synced;
-    version_.clear();
-    cache_.clear();
-    snapshot_ = std::make_shared<const ClusterObjects>();
-    state_.apiVersion.clear();
+    forgetObjectsLocked();
     state_.synced = false;
     state_.absent = false;
     state_.unserved = true;
@@ -126,10 +130,7 @@ Reflector::Outcome Reflector::absent() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     changed = !state_.absent || !state_.synced;
-    version_.clear();
-    cache_.clear();
-    snapshot_ = std::make_shared<const ClusterObjects>();
-    state_.apiVersion.clear();
+    forgetObjectsLocked();
     state_.absent = true;
     state_.unserved = false;
     state_.servedVersions.clear();

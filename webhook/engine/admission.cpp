@@ -3,20 +3,17 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "webhook/kube/enum_table.h"
+
 namespace aiadmit {
 
+constexpr EnumEntry<Decision> kDecisionNames[] = {{Decision::Allowed, "allowed"},
+                                                  {Decision::Patched, "patched"},
+                                                  {Decision::Denied, "denied"},
+                                                  {Decision::Errored, "errored"}};
+
 std::string_view decisionName(Decision decision) {
-  switch (decision) {
-    case Decision::Allowed:
-      return "allowed";
-    case Decision::Patched:
-      return "patched";
-    case Decision::Denied:
-      return "denied";
-    case Decision::Errored:
-      return "errored";
-  }
-  return "errored";
+  return valueIn(kDecisionNames, decision, "errored");
 }
 
 namespace {
@@ -156,18 +153,6 @@ void AdmissionOutcome::setAuditAnnotations(std::vector<AuditAnnotation> annotati
   if (decision_ != Decision::Errored) auditAnnotations_ = std::move(annotations);
 }
 
-namespace {
-
-// Cuts at a UTF-8 boundary so a trimmed warning stays valid text.
-std::string trimUtf8(const std::string& text, size_t limit) {
-  if (text.size() <= limit) return text;
-  size_t cut = limit - 3;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-  return text.substr(0, cut) + "...";
-}
-
-}  // namespace
-
 std::vector<std::string> fitWarnings(const std::vector<std::string>& warnings, size_t budget) {
   // Room for the closing line, "aiadmit: N more warnings not shown", which
   // always survives: N has at most 20 digits.
@@ -176,11 +161,11 @@ std::vector<std::string> fitWarnings(const std::vector<std::string>& warnings, s
   std::vector<std::string> out;
   size_t total = 0;
   for (size_t i = 0; i < warnings.size(); ++i) {
-    std::string line = trimUtf8(warnings[i], kMaxWarningLength);
+    std::string line = cutAtUtf8(warnings[i], kMaxWarningLength);
     // The last line needs no room for a summary after it.
     const bool last = i + 1 == warnings.size();
     if (total + line.size() > (last ? budget : linesBudget)) {
-      out.push_back("aiadmit: " + std::to_string(warnings.size() - i) + " more warnings not shown");
+      out.push_back(warningLine(std::to_string(warnings.size() - i) + " more warnings not shown"));
       break;
     }
     total += line.size();

@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <array>
 
+#include "webhook/kube/json_pointer.h"
+#include "webhook/kube/warnings.h"
+
 namespace aiadmit {
 
 namespace {
@@ -28,12 +31,9 @@ std::string joinWithin(const std::vector<std::string>& items) {
   return out;
 }
 
-// Cuts free text at a UTF-8 boundary within the value budget.
+// Free text within the value budget.
 std::string within(std::string_view text) {
-  if (text.size() <= kMaxAuditAnnotationValue) return std::string(text);
-  size_t cut = kMaxAuditAnnotationValue - 3;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-  return std::string(text.substr(0, cut)) + "...";
+  return cutAtUtf8(text, kMaxAuditAnnotationValue);
 }
 
 // The first segments of a JSON Pointer, enough to name a field; views into
@@ -57,19 +57,6 @@ struct PointerHead {
   std::string_view operator[](size_t i) const { return segments[i]; }
 };
 
-std::string unescaped(std::string_view segment) {
-  std::string out;
-  out.reserve(segment.size());
-  for (size_t i = 0; i < segment.size(); ++i) {
-    if (segment[i] == '~' && i + 1 < segment.size()) {
-      out.push_back(segment[++i] == '1' ? '/' : '~');
-    } else {
-      out.push_back(segment[i]);
-    }
-  }
-  return out;
-}
-
 bool isIndex(std::string_view segment) {
   return !segment.empty() &&
          std::all_of(segment.begin(), segment.end(), [](char c) { return c >= '0' && c <= '9'; });
@@ -84,21 +71,23 @@ bool isContainerList(std::string_view field) {
 // "/spec/backoffLimit" -> "backoffLimit". Label and annotation keys are left out.
 std::string shortField(const PointerHead& s) {
   if (s.size == 0) return "object";
-  if (s[0] == "metadata") return s.size > 1 ? "metadata." + unescaped(s[1]) : "metadata";
-  if (s[0] != "spec") return unescaped(s[0]);
+  if (s[0] == "metadata")
+    return s.size > 1 ? "metadata." + unescapedPointerToken(s[1]) : "metadata";
+  if (s[0] != "spec") return unescapedPointerToken(s[0]);
   size_t p = 1;
   while (p + 1 < s.size && (s[p] == "template" || s[p] == "jobTemplate")) {
     if (s[p + 1] == "metadata") {
-      return p + 2 < s.size ? "template.metadata." + unescaped(s[p + 2]) : "template.metadata";
+      return p + 2 < s.size ? "template.metadata." + unescapedPointerToken(s[p + 2])
+                            : "template.metadata";
     }
     if (s[p + 1] != "spec") break;
     p += 2;
   }
   if (p >= s.size) return "spec";
-  std::string field = unescaped(s[p]);
+  std::string field = unescapedPointerToken(s[p]);
   if (isContainerList(s[p]) && p + 1 < s.size && isIndex(s[p + 1])) {
     field += "[" + std::string(s[p + 1]) + "]";
-    if (p + 2 < s.size) field += "." + unescaped(s[p + 2]);
+    if (p + 2 < s.size) field += "." + unescapedPointerToken(s[p + 2]);
   }
   return field;
 }

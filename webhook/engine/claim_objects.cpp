@@ -31,8 +31,8 @@ WorkloadClass claimClass(const JsonValue& object, std::string_view namespaceName
   for (WorkloadClass candidate :
        {WorkloadClass::Training, WorkloadClass::Batch, WorkloadClass::Realtime}) {
     if (profiles.select(candidate, namespaceName, labels, nullptr, "").profile != nullptr) {
-      out.classReason = "a " + std::string(claimKindName(out.claim)) +
-                        " without aiadmit.dev/workload is judged by the first of training, " +
+      out.classReason = "a " + std::string(claimKindName(out.claim)) + " without " +
+                        std::string(kWorkloadAnnotation) + " is judged by the first of training, " +
                         "batch and realtime with a profile for namespace " +
                         std::string(namespaceName);
       return candidate;

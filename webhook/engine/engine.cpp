@@ -9,6 +9,7 @@
 #include "webhook/engine/claim_objects.h"
 #include "webhook/engine/updates.h"
 #include "webhook/kube/json_patch.h"
+#include "webhook/kube/warnings.h"
 #include "webhook/kube/workload_update.h"
 #include "webhook/policy/accelerators.h"
 
@@ -67,13 +68,8 @@ std::shared_ptr<const ClusterView> Engine::clusterView() const {
 
 namespace {
 
-// A change or a notice, which the profile asked for.
-std::string profileWarning(const std::string& line, const std::string& profile) {
-  return "aiadmit: " + line + " (profile " + profile + ")";
-}
-
 std::string classWarning(WorkloadClass workloadClass, const std::string& reason) {
-  return "aiadmit: class " + std::string(className(workloadClass)) + ": " + reason;
+  return warningLine("class " + std::string(className(workloadClass)) + ": " + reason);
 }
 
 // Requests whose object the pipeline reads: no subresource, an object, a
@@ -412,7 +408,7 @@ AdmissionOutcome Engine::mutate(const AdmissionSubject& subject, Evaluation* eva
     std::vector<std::string> warnings = noticeWarnings(eval);
     // Say why an AI workload got nothing: the selection failed or no profile applies.
     if (!eval.profileError.empty())
-      warnings.push_back("aiadmit: nothing injected: " + eval.profileError);
+      warnings.push_back(warningLine("nothing injected: " + eval.profileError));
     return AdmissionOutcome::allowed(std::move(warnings));
   }
   std::string patch = diffToJsonPatch(*subject.object, mutated);

@@ -1,5 +1,6 @@
 // Reading the cluster objects the view keeps, in the versions the API serves.
 #include "webhook/kube/cluster_view.h"
+#include "webhook/kube/enum_table.h"
 
 #include <algorithm>
 #include <tuple>
@@ -12,7 +13,7 @@ namespace aiadmit {
 
 namespace {
 
-constexpr std::pair<ClusterKind, std::string_view> kKindNames[] = {
+constexpr EnumEntry<ClusterKind> kKindNames[] = {
     {ClusterKind::Node, "Node"},
     {ClusterKind::ResourceSlice, "ResourceSlice"},
     {ClusterKind::DeviceClass, "DeviceClass"},
@@ -288,17 +289,11 @@ bool looksLikeAcceleratorDriver(std::string_view name) {
 }
 
 std::string_view kindName(ClusterKind kind) {
-  for (const auto& [candidate, name] : kKindNames) {
-    if (candidate == kind) return name;
-  }
-  return "?";
+  return valueIn(kKindNames, kind, "?");
 }
 
 std::optional<ClusterKind> clusterKindOf(std::string_view kind) {
-  for (const auto& [candidate, name] : kKindNames) {
-    if (name == kind) return candidate;
-  }
-  return std::nullopt;
+  return keyIn(kKindNames, kind);
 }
 
 ClusterKind kindOf(const ClusterObject& object) {
@@ -317,6 +312,26 @@ std::string keyOf(const ClusterObject& object) {
       object);
 }
 
+namespace {
+
+void readPriorityClass(const JsonValue& object, PriorityClassRecord& record) {
+  record.value = intOf(member(&object, "value"), 0);
+  record.globalDefault = boolOf(member(&object, "globalDefault"));
+}
+
+// The record of a cluster-scoped object: its name and what `read` takes
+// from the object.
+template <class Record>
+Record namedRecord(const std::string& name, const JsonValue& object,
+                   void (*read)(const JsonValue&, Record&)) {
+  Record record;
+  record.name = name;
+  read(object, record);
+  return record;
+}
+
+}  // namespace
+
 bool readClusterObject(ClusterKind kind, std::string_view apiVersion, const JsonValue& object,
                        ClusterObject& out, std::string* error) {
   const JsonValue* metadata = member(&object, "metadata");
@@ -333,13 +348,9 @@ bool readClusterObject(ClusterKind kind, std::string_view apiVersion, const Json
     return false;
   }
   switch (kind) {
-    case ClusterKind::Node: {
-      ClusterNode node;
-      node.name = name;
-      readNode(object, node);
-      out = std::move(node);
+    case ClusterKind::Node:
+      out = namedRecord(name, object, readNode);
       return true;
-    }
     case ClusterKind::ResourceSlice: {
       ResourceSliceRecord slice;
       slice.name = name;
@@ -347,13 +358,9 @@ bool readClusterObject(ClusterKind kind, std::string_view apiVersion, const Json
       out = std::move(slice);
       return true;
     }
-    case ClusterKind::DeviceClass: {
-      DeviceClassRecord deviceClass;
-      deviceClass.name = name;
-      readDeviceClass(object, deviceClass);
-      out = std::move(deviceClass);
+    case ClusterKind::DeviceClass:
+      out = namedRecord(name, object, readDeviceClass);
       return true;
-    }
     case ClusterKind::ResourceClaimTemplate:
     case ClusterKind::ResourceClaim: {
       const std::optional<ClaimShape> shape = claimShapeOf(apiVersion);
@@ -369,14 +376,9 @@ bool readClusterObject(ClusterKind kind, std::string_view apiVersion, const Json
       }
       return true;
     }
-    case ClusterKind::PriorityClass: {
-      PriorityClassRecord record;
-      record.name = name;
-      record.value = intOf(member(&object, "value"), 0);
-      record.globalDefault = boolOf(member(&object, "globalDefault"));
-      out = std::move(record);
+    case ClusterKind::PriorityClass:
+      out = namedRecord(name, object, readPriorityClass);
       return true;
-    }
     case ClusterKind::Namespace: {
       out = NamespaceRecord{name, stringMap(member(metadata, "labels"))};
       return true;
@@ -386,13 +388,9 @@ bool readClusterObject(ClusterKind kind, std::string_view apiVersion, const Json
                              std::string(stringMember(member(&object, "spec"), "clusterQueue"))};
       return true;
     }
-    case ClusterKind::RuntimeClass: {
-      RuntimeClassRecord record;
-      record.name = name;
-      readRuntimeClass(object, record);
-      out = std::move(record);
+    case ClusterKind::RuntimeClass:
+      out = namedRecord(name, object, readRuntimeClass);
       return true;
-    }
   }
   return false;
 }

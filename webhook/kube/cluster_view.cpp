@@ -138,49 +138,36 @@ std::shared_ptr<const ClusterView> ClusterView::Builder::build() && {
   return view;
 }
 
+template <typename Visit>
+void ClusterView::forEachPart(Visit visit) {
+  visit(ClusterKind::Node, &ClusterView::nodes_);
+  visit(ClusterKind::ResourceSlice, &ClusterView::slices_);
+  visit(ClusterKind::DeviceClass, &ClusterView::deviceClasses_);
+  visit(ClusterKind::ResourceClaimTemplate, &ClusterView::claimTemplates_);
+  visit(ClusterKind::ResourceClaim, &ClusterView::claims_);
+  visit(ClusterKind::PriorityClass, &ClusterView::priorityClasses_);
+  visit(ClusterKind::Namespace, &ClusterView::namespaces_);
+  visit(ClusterKind::LocalQueue, &ClusterView::localQueues_);
+  visit(ClusterKind::RuntimeClass, &ClusterView::runtimeClasses_);
+}
+
 ClusterView::Builder ClusterView::extended() const {
   Builder builder;
   builder.listed_ = listed_;
   builder.synced_ = synced_;
-  auto give = [&](ClusterKind kind, const auto& part) {
-    if (part) builder.sources_[indexOf(kind)] = part->sources;
-  };
-  give(ClusterKind::Node, nodes_);
-  give(ClusterKind::ResourceSlice, slices_);
-  give(ClusterKind::DeviceClass, deviceClasses_);
-  give(ClusterKind::ResourceClaimTemplate, claimTemplates_);
-  give(ClusterKind::ResourceClaim, claims_);
-  give(ClusterKind::PriorityClass, priorityClasses_);
-  give(ClusterKind::Namespace, namespaces_);
-  give(ClusterKind::LocalQueue, localQueues_);
-  give(ClusterKind::RuntimeClass, runtimeClasses_);
+  forEachPart([&](ClusterKind kind, auto part) {
+    if (this->*part) builder.sources_[indexOf(kind)] = (this->*part)->sources;
+  });
   builder.reuse(*this);
   return builder;
 }
 
 bool ClusterView::sharesPart(ClusterKind kind, const ClusterView& other) const {
-  auto same = [](const auto& mine, const auto& theirs) { return mine && mine == theirs; };
-  switch (kind) {
-    case ClusterKind::Node:
-      return same(nodes_, other.nodes_);
-    case ClusterKind::ResourceSlice:
-      return same(slices_, other.slices_);
-    case ClusterKind::DeviceClass:
-      return same(deviceClasses_, other.deviceClasses_);
-    case ClusterKind::ResourceClaimTemplate:
-      return same(claimTemplates_, other.claimTemplates_);
-    case ClusterKind::ResourceClaim:
-      return same(claims_, other.claims_);
-    case ClusterKind::PriorityClass:
-      return same(priorityClasses_, other.priorityClasses_);
-    case ClusterKind::Namespace:
-      return same(namespaces_, other.namespaces_);
-    case ClusterKind::LocalQueue:
-      return same(localQueues_, other.localQueues_);
-    case ClusterKind::RuntimeClass:
-      return same(runtimeClasses_, other.runtimeClasses_);
-  }
-  return false;
+  bool shared = false;
+  forEachPart([&](ClusterKind partKind, auto part) {
+    if (partKind == kind) shared = this->*part && this->*part == other.*part;
+  });
+  return shared;
 }
 
 namespace {

@@ -366,6 +366,10 @@ class ClusterView {
   // looked at.
   template <typename Visit>
   void forEachMatchingNode(const Placement& pool, Visit visit) const;
+  // Calls visit(kind, member) with each kind the view keeps and the member
+  // that holds its part (all but the capacity, which is made from others).
+  template <typename Visit>
+  static void forEachPart(Visit visit);
   // Whether a node with `taints` admits a Pod with the pool's tolerations.
   static bool tolerates(const std::vector<NodeTaint>& taints, const Placement& pool);
   // The summary of this view's Nodes, slices and classes (cluster_pools.cpp).

@@ -59,24 +59,42 @@ void setString(JsonValue& object, std::string_view key, std::string_view value,
   setMember(object, key, makeString(value, alloc), alloc);
 }
 
-JsonValue& ensureObject(JsonValue& parent, std::string_view key, JsonAllocator& alloc) {
+namespace {
+
+// The member at `key` as an empty value of `type` (an object or an array)
+// unless it already is one.
+JsonValue& ensureContainer(JsonValue& parent, std::string_view key, rapidjson::Type type,
+                           JsonAllocator& alloc) {
   JsonValue* existing = member(&parent, key);
-  if (existing != nullptr) {
-    if (!existing->IsObject()) existing->SetObject();
-    return *existing;
+  if (existing == nullptr) {
+    parent.AddMember(makeString(key, alloc), JsonValue(type), alloc);
+    return (parent.MemberEnd() - 1)->value;
   }
-  parent.AddMember(makeString(key, alloc), JsonValue(rapidjson::kObjectType), alloc);
-  return (parent.MemberEnd() - 1)->value;
+  if (existing->GetType() == type) return *existing;
+  if (type == rapidjson::kObjectType) {
+    existing->SetObject();
+  } else {
+    existing->SetArray();
+  }
+  return *existing;
+}
+
+}  // namespace
+
+JsonValue& ensureObject(JsonValue& parent, std::string_view key, JsonAllocator& alloc) {
+  return ensureContainer(parent, key, rapidjson::kObjectType, alloc);
 }
 
 JsonValue& ensureArray(JsonValue& parent, std::string_view key, JsonAllocator& alloc) {
-  JsonValue* existing = member(&parent, key);
-  if (existing != nullptr) {
-    if (!existing->IsArray()) existing->SetArray();
-    return *existing;
+  return ensureContainer(parent, key, rapidjson::kArrayType, alloc);
+}
+
+const JsonValue* elementWith(const JsonValue* list, std::string_view key, std::string_view value) {
+  if (!isArray(list)) return nullptr;
+  for (const JsonValue& element : list->GetArray()) {
+    if (stringMember(&element, key) == value) return &element;
   }
-  parent.AddMember(makeString(key, alloc), JsonValue(rapidjson::kArrayType), alloc);
-  return (parent.MemberEnd() - 1)->value;
+  return nullptr;
 }
 
 std::string toJson(const JsonValue& value) {

@@ -27,6 +27,11 @@ inline std::string_view stringMember(const JsonValue* object, std::string_view k
 bool isObject(const JsonValue* value);
 bool isArray(const JsonValue* value);
 
+// The first element of the array `list` whose string member `key` is `value`
+// (a volume or a container by name, a term's expression on a label key);
+// nullptr when there is none or `list` is no array.
+const JsonValue* elementWith(const JsonValue* list, std::string_view key, std::string_view value);
+
 // The object at `key`, created (or replaced when it is not an object, e.g. null).
 JsonValue& ensureObject(JsonValue& parent, std::string_view key, JsonAllocator& alloc);
 // The array at `key`, created (or replaced when it is not an array).

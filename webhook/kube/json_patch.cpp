@@ -8,19 +8,6 @@
 
 namespace aiadmit {
 
-void appendEscapedPointerToken(std::string& pointer, std::string_view token) {
-  pointer.push_back('/');
-  for (char c : token) {
-    if (c == '~') {
-      pointer += "~0";
-    } else if (c == '/') {
-      pointer += "~1";
-    } else {
-      pointer.push_back(c);
-    }
-  }
-}
-
 namespace {
 
 using Writer = rapidjson::Writer<rapidjson::StringBuffer>;

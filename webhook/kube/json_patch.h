@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "webhook/kube/json.h"
+#include "webhook/kube/json_pointer.h"
 
 namespace aiadmit {
 
@@ -14,8 +15,5 @@ namespace aiadmit {
 // one key or appending one list item is one small operation. Keys are escaped
 // per RFC 6901 ("nvidia.com/gpu" -> "nvidia.com~1gpu").
 std::string diffToJsonPatch(const JsonValue& before, const JsonValue& after);
-
-// "a/b~c" -> "a~1b~0c"
-void appendEscapedPointerToken(std::string& pointer, std::string_view token);
 
 }  // namespace aiadmit

@@ -4,25 +4,41 @@
 
 namespace aiadmit {
 
+void appendEscapedPointerToken(std::string& pointer, std::string_view token) {
+  pointer.push_back('/');
+  for (char c : token) {
+    if (c == '~') {
+      pointer += "~0";
+    } else if (c == '/') {
+      pointer += "~1";
+    } else {
+      pointer.push_back(c);
+    }
+  }
+}
+
+std::string unescapedPointerToken(std::string_view escaped) {
+  std::string token;
+  token.reserve(escaped.size());
+  for (size_t i = 0; i < escaped.size(); ++i) {
+    if (escaped[i] == '~' && i + 1 < escaped.size()) {
+      token.push_back(escaped[i + 1] == '1' ? '/' : '~');
+      ++i;
+    } else {
+      token.push_back(escaped[i]);
+    }
+  }
+  return token;
+}
+
 std::vector<std::string> pointerTokens(std::string_view pointer) {
   std::vector<std::string> tokens;
   if (pointer.empty()) return tokens;
   size_t start = pointer.front() == '/' ? 1 : 0;
   while (true) {
     const size_t slash = pointer.find('/', start);
-    const std::string_view raw = pointer.substr(
-        start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
-    std::string token;
-    token.reserve(raw.size());
-    for (size_t i = 0; i < raw.size(); ++i) {
-      if (raw[i] == '~' && i + 1 < raw.size()) {
-        token.push_back(raw[i + 1] == '1' ? '/' : '~');
-        ++i;
-      } else {
-        token.push_back(raw[i]);
-      }
-    }
-    tokens.push_back(std::move(token));
+    tokens.push_back(unescapedPointerToken(pointer.substr(
+        start, slash == std::string_view::npos ? std::string_view::npos : slash - start)));
     if (slash == std::string_view::npos) break;
     start = slash + 1;
   }

@@ -20,6 +20,11 @@ struct GroupVersion {
 };
 GroupVersion splitApiVersion(std::string_view apiVersion);
 
+// RFC 6901 escaping of one token, the one place that knows "~0" is "~" and
+// "~1" is "/": appends "/" and the token escaped ("a/b~c" -> "/a~1b~0c").
+void appendEscapedPointerToken(std::string& pointer, std::string_view token);
+// An escaped token as the name it stands for ("a~1b~0c" -> "a/b~c").
+std::string unescapedPointerToken(std::string_view escaped);
 // The unescaped tokens of a pointer ("/a/b~1c" or, relative, "a/b~1c").
 std::vector<std::string> pointerTokens(std::string_view pointer);
 // Whether a token is a plain name a field path shows as ".name".

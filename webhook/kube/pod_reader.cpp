@@ -4,6 +4,7 @@
 #include <limits>
 #include <string>
 
+#include "webhook/kube/annotations.h"
 #include "webhook/kube/json_pointer.h"
 #include "webhook/kube/quantity.h"
 #include "webhook/kube/resources.h"
@@ -12,7 +13,6 @@ namespace aiadmit {
 
 namespace {
 
-constexpr std::string_view kGpuContainerKey = "aiadmit.dev/gpu-container";
 // KServe makes a predictor's model-format object (`model`, or a legacy
 // framework field such as `pytorch`) its main container and names it so
 // when the object has no name of its own; KServe is the only operator whose
@@ -358,9 +358,7 @@ Placement PodReader::placement() const {
       if (item.IsObject()) placement.tolerations.push_back(tolerationFromJson(item));
     }
   }
-  const JsonValue* terms = member(member(member(member(spec_, "affinity"), "nodeAffinity"),
-                                         "requiredDuringSchedulingIgnoredDuringExecution"),
-                                  "nodeSelectorTerms");
+  const JsonValue* terms = requiredNodeSelectorTerms(spec_);
   if (!isArray(terms) || terms->Size() != 1) return placement;
   const JsonValue* expressions = member(&(*terms)[0], "matchExpressions");
   if (!isArray(expressions)) return placement;
@@ -422,7 +420,7 @@ const PodContainer* PodReader::named(std::string_view name) const {
 }
 
 MainContainer PodReader::mainContainer() const {
-  const std::optional<std::string_view> wanted = annotation(kGpuContainerKey);
+  const std::optional<std::string_view> wanted = annotation(kGpuContainerAnnotation);
   const PodContainer* byName = wanted ? named(*wanted) : nullptr;
   if (byName != nullptr && asksForAccelerator(*byName)) {
     return {byName, MainContainerBasis::Accelerator};
@@ -442,7 +440,7 @@ MainContainer PodReader::mainContainer() const {
 }
 
 std::optional<std::string_view> PodReader::unknownGpuContainer() const {
-  const std::optional<std::string_view> wanted = annotation(kGpuContainerKey);
+  const std::optional<std::string_view> wanted = annotation(kGpuContainerAnnotation);
   if (!wanted || named(*wanted) != nullptr) return std::nullopt;
   return wanted;
 }

@@ -225,23 +225,17 @@ std::string describeRequirement(const LabelRequirement& requirement) {
   };
   switch (requirement.op) {
     case LabelOperator::In:
+    case LabelOperator::NotIn: {
+      const bool in = requirement.op == LabelOperator::In;
       if (requirement.values.size() == 1) {
-        out += "=";
+        out += in ? "=" : "!=";
         out += requirement.values[0];
       } else {
-        out += " in";
+        out += in ? " in" : " notin";
         list();
       }
       break;
-    case LabelOperator::NotIn:
-      if (requirement.values.size() == 1) {
-        out += "!=";
-        out += requirement.values[0];
-      } else {
-        out += " notin";
-        list();
-      }
-      break;
+    }
     case LabelOperator::Exists:
       break;
     case LabelOperator::DoesNotExist:
@@ -256,6 +250,39 @@ std::string describeRequirement(const LabelRequirement& requirement) {
 }
 
 // ---------------------------------------------------------------------------
+// A PodSpec's required node affinity.
+
+namespace {
+
+constexpr std::string_view kRequiredNodeAffinitySteps[] = {
+    "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution"};
+constexpr std::string_view kTermsMember = "nodeSelectorTerms";
+
+// The object that holds the terms, or nullptr.
+template <class Json>
+Json* requiredNodeAffinity(Json* podSpec) {
+  Json* at = podSpec;
+  for (std::string_view step : kRequiredNodeAffinitySteps) at = member(at, step);
+  return at;
+}
+
+}  // namespace
+
+const JsonValue* requiredNodeSelectorTerms(const JsonValue* podSpec) {
+  return member(requiredNodeAffinity(podSpec), kTermsMember);
+}
+
+JsonValue* requiredNodeSelectorTerms(JsonValue* podSpec) {
+  return member(requiredNodeAffinity(podSpec), kTermsMember);
+}
+
+JsonValue& ensureRequiredNodeSelectorTerms(JsonValue& podSpec, JsonAllocator& alloc) {
+  JsonValue* at = &podSpec;
+  for (std::string_view step : kRequiredNodeAffinitySteps) at = &ensureObject(*at, step, alloc);
+  return ensureArray(*at, kTermsMember, alloc);
+}
+
+// ---------------------------------------------------------------------------
 // A Pod's node selection against a pool.
 
 std::string SelectionSite::fieldPath() const {
@@ -265,8 +292,7 @@ std::string SelectionSite::fieldPath() const {
     case Part::NodeSelector:
       return "nodeSelector";
     case Part::NodeAffinity: {
-      std::string path =
-          "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms";
+      std::string path(kRequiredNodeSelectorTermsPath);
       if (term >= 0) {
         path += '[';
         path += std::to_string(term);
@@ -372,9 +398,7 @@ PoolVerdict relatePodToPool(const JsonValue* podSpec, const Placement& pool) {
     }
   }
 
-  const JsonValue* terms = member(member(member(member(podSpec, "affinity"), "nodeAffinity"),
-                                         "requiredDuringSchedulingIgnoredDuringExecution"),
-                                  "nodeSelectorTerms");
+  const JsonValue* terms = requiredNodeSelectorTerms(podSpec);
   if (isArray(terms) && !terms->Empty()) {
     bool allExclude = true;
     bool allSelect = true;
@@ -440,9 +464,7 @@ int expressionBeyondPool(const JsonValue& term, const LabelRequirement& poolRequ
 }  // namespace
 
 std::optional<SelectionSite> firstTermBeyondPool(const JsonValue* podSpec, const Placement& pool) {
-  const JsonValue* terms = member(member(member(member(podSpec, "affinity"), "nodeAffinity"),
-                                         "requiredDuringSchedulingIgnoredDuringExecution"),
-                                  "nodeSelectorTerms");
+  const JsonValue* terms = requiredNodeSelectorTerms(podSpec);
   if (!isArray(terms)) return std::nullopt;
   for (const NodeSelectorRequirement& wanted : pool.requiredNodeAffinity) {
     const LabelRequirement poolRequirement = LabelRequirement::fromProfile(wanted);

@@ -108,6 +108,22 @@ bool implies(const LabelRequirement& a, const LabelRequirement& b);
 std::string describeRequirement(const LabelRequirement& requirement);
 
 // ---------------------------------------------------------------------------
+// A PodSpec's required node affinity: the one place that knows where its terms
+// are, for those that read them and the pool placement that adds to them.
+
+// The PodSpec-relative field path of the terms.
+inline constexpr std::string_view kRequiredNodeSelectorTermsPath =
+    "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms";
+// spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution
+// .nodeSelectorTerms, whatever JSON it is; nullptr when a step is missing or is
+// no object (also for a null podSpec).
+const JsonValue* requiredNodeSelectorTerms(const JsonValue* podSpec);
+JsonValue* requiredNodeSelectorTerms(JsonValue* podSpec);
+// The terms array, with the objects on the way to it and the array itself
+// made when they are missing.
+JsonValue& ensureRequiredNodeSelectorTerms(JsonValue& podSpec, JsonAllocator& alloc);
+
+// ---------------------------------------------------------------------------
 // A Pod's node selection (nodeSelector and required node affinity) against the
 // node pool of a profile (its placement's nodeSelector and required node
 // affinity, which every node of the pool satisfies).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "webhook/kube/enum_table.h"
 #include "webhook/kube/json_patch.h"
 #include "webhook/kube/json_pointer.h"
 
@@ -45,16 +46,11 @@ std::string describeInjections(uint32_t injections) {
   return out.empty() ? "nothing" : out;
 }
 
+constexpr EnumEntry<Lifecycle> kLifecycleNames[] = {
+    {Lifecycle::RunsToCompletion, "runs to completion"}, {Lifecycle::LongRunning, "long-running"}};
+
 std::string_view lifecycleName(Lifecycle lifecycle) {
-  switch (lifecycle) {
-    case Lifecycle::RunsToCompletion:
-      return "runs to completion";
-    case Lifecycle::LongRunning:
-      return "long-running";
-    case Lifecycle::Either:
-      break;
-  }
-  return "either";
+  return valueIn(kLifecycleNames, lifecycle, "either");
 }
 
 std::string WorkloadType::qualifiedKind() const {

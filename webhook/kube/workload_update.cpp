@@ -1,5 +1,6 @@
 #include "webhook/kube/workload_update.h"
 
+#include "webhook/kube/annotations.h"
 #include "webhook/kube/json_patch.h"
 #include "webhook/kube/json_pointer.h"
 
@@ -80,7 +81,7 @@ bool sameAiadmitAnnotations(const JsonValue& before, const JsonValue& after) {
     if (from == nullptr || !from->IsObject()) return true;
     for (auto it = from->MemberBegin(); it != from->MemberEnd(); ++it) {
       const std::string_view key(it->name.GetString(), it->name.GetStringLength());
-      if (key.rfind("aiadmit.dev/", 0) != 0) continue;
+      if (key.rfind(kAnnotationPrefix, 0) != 0) continue;
       const JsonValue* other = member(to, key);
       if (other == nullptr || !(*other == it->value)) return false;
     }

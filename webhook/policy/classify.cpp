@@ -2,29 +2,22 @@
 
 #include <vector>
 
+#include "webhook/kube/enum_table.h"
 #include "webhook/kube/text.h"
 
 namespace aiadmit {
 
+// The classes a profile or an annotation names; None has no name to parse.
+constexpr EnumEntry<WorkloadClass> kClassNames[] = {{WorkloadClass::Training, "training"},
+                                                    {WorkloadClass::Batch, "batch"},
+                                                    {WorkloadClass::Realtime, "realtime"}};
+
 std::string_view className(WorkloadClass workloadClass) {
-  switch (workloadClass) {
-    case WorkloadClass::Training:
-      return "training";
-    case WorkloadClass::Batch:
-      return "batch";
-    case WorkloadClass::Realtime:
-      return "realtime";
-    case WorkloadClass::None:
-      break;
-  }
-  return "none";
+  return valueIn(kClassNames, workloadClass, "none");
 }
 
 std::optional<WorkloadClass> parseClass(std::string_view text) {
-  if (text == "training") return WorkloadClass::Training;
-  if (text == "batch") return WorkloadClass::Batch;
-  if (text == "realtime") return WorkloadClass::Realtime;
-  return std::nullopt;
+  return keyIn(kClassNames, text);
 }
 
 namespace {
@@ -147,7 +140,7 @@ Classification classify(const PodTemplateView& view, const PodReader& pod, bool 
       if (result.isAiWorkload()) continue;
       result.workloadClass = *parsed;
       result.basis = ClassBasis::WorkloadAnnotation;
-      result.reason = "annotation aiadmit.dev/workload=" + std::string(*value);
+      result.reason = "annotation " + annotationSetting(kWorkloadAnnotation, *value);
       if (isController) result.reason += std::string(" ") + where;
     } else if (!result.unknownWorkloadValue) {
       result.unknownWorkloadValue = std::string(*value);
@@ -164,7 +157,8 @@ Classification classify(const PodTemplateView& view, const PodReader& pod, bool 
   if (result.unknownWorkloadValue) {
     result.workloadClass = classOfKind(view, &why);
     result.basis = ClassBasis::Kind;
-    result.reason = "annotation aiadmit.dev/workload=" + inQuotes(*result.unknownWorkloadValue) +
+    result.reason = "annotation " +
+                    annotationSetting(kWorkloadAnnotation, inQuotes(*result.unknownWorkloadValue)) +
                     " is not training, batch or realtime, so the kind decides: " + why;
     return result;
   }
@@ -181,7 +175,7 @@ Classification classify(const PodTemplateView& view, const PodReader& pod, bool 
     if (auto parsed = parseClass(*value)) {
       result.workloadClass = *parsed;
       result.basis = ClassBasis::ClassStamp;
-      result.reason = "annotation aiadmit.dev/class=" + std::string(*value) +
+      result.reason = "annotation " + annotationSetting(kClassAnnotation, *value) +
                       ", stamped by aiadmit on the workload that created it";
       return result;
     }
@@ -198,12 +192,12 @@ Classification classify(const PodTemplateView& view, const PodReader& pod, bool 
     if (!gpus) {
       result.reason = unresolvedClaims(pod);
       if (result.reason.empty() && ignoredStamp) {
-        result.reason = "annotation aiadmit.dev/class=" + std::string(*ignoredStamp) +
+        result.reason = "annotation " + annotationSetting(kClassAnnotation, *ignoredStamp) +
                         " was copied from its controller's workload, but it asks for no GPU";
       }
       return result;
     }
-    request = "requests GPUs by annotation aiadmit.dev/gpus=" + std::string(*gpus);
+    request = "requests GPUs by annotation " + annotationSetting(kGpusAnnotation, *gpus);
   }
   result.workloadClass = classOfKind(view, &why);
   result.basis = ClassBasis::Kind;
@@ -217,18 +211,13 @@ namespace aiadmit {
 
 namespace {
 
+// Which basis wins when templates disagree: the developer's annotation, then
+// aiadmit's own stamp, then the kind.
+constexpr EnumEntry<ClassBasis, int> kBasisRanks[] = {
+    {ClassBasis::WorkloadAnnotation, 3}, {ClassBasis::ClassStamp, 2}, {ClassBasis::Kind, 1}};
+
 int basisRank(ClassBasis basis) {
-  switch (basis) {
-    case ClassBasis::WorkloadAnnotation:
-      return 3;
-    case ClassBasis::ClassStamp:
-      return 2;
-    case ClassBasis::Kind:
-      return 1;
-    case ClassBasis::None:
-      break;
-  }
-  return 0;
+  return valueIn(kBasisRanks, basis, 0);
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include <string>
 #include <string_view>
 
+#include "webhook/kube/annotations.h"
 #include "webhook/kube/pod_reader.h"
 #include "webhook/kube/workload.h"
 
@@ -31,12 +32,6 @@ enum class WorkloadClass { None, Training, Batch, Realtime };
 
 std::string_view className(WorkloadClass workloadClass);
 std::optional<WorkloadClass> parseClass(std::string_view text);
-
-inline constexpr std::string_view kWorkloadAnnotation = "aiadmit.dev/workload";
-inline constexpr std::string_view kProfileAnnotation = "aiadmit.dev/profile";
-inline constexpr std::string_view kGpusAnnotation = "aiadmit.dev/gpus";
-inline constexpr std::string_view kGpuContainerAnnotation = "aiadmit.dev/gpu-container";
-inline constexpr std::string_view kClassAnnotation = "aiadmit.dev/class";
 
 // What decided the class.
 enum class ClassBasis {

@@ -283,7 +283,7 @@ ProfileSelection ProfileSet::select(WorkloadClass workloadClass, std::string_vie
                         describeChoices(workloadClass, ns) + ")";
     } else {
       selection.profile = requested;
-      selection.reason = "annotation aiadmit.dev/profile=" + requested->name;
+      selection.reason = "annotation " + annotationSetting(kProfileAnnotation, requested->name);
     }
     if (!selection.error.empty()) {
       selection.withoutAnnotation = select(workloadClass, ns, labels, templateLabels, "").profile;

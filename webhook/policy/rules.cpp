@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "webhook/kube/enum_table.h"
+
 namespace aiadmit {
 
 std::string RuleId::name() const {
@@ -21,40 +23,24 @@ std::optional<RuleId> RuleId::parse(std::string_view text) {
   return RuleId{number};
 }
 
+constexpr EnumEntry<RuleAction> kActionNames[] = {{RuleAction::Deny, "deny"},
+                                                  {RuleAction::Warn, "warn"},
+                                                  {RuleAction::Audit, "audit"},
+                                                  {RuleAction::Off, "off"}};
+
+constexpr EnumEntry<RuleAction, int> kActionSeverities[] = {
+    {RuleAction::Deny, 3}, {RuleAction::Warn, 2}, {RuleAction::Audit, 1}, {RuleAction::Off, 0}};
+
 std::string_view actionName(RuleAction action) {
-  switch (action) {
-    case RuleAction::Deny:
-      return "deny";
-    case RuleAction::Warn:
-      return "warn";
-    case RuleAction::Audit:
-      return "audit";
-    case RuleAction::Off:
-      return "off";
-  }
-  return "off";
+  return valueIn(kActionNames, action, "off");
 }
 
 std::optional<RuleAction> parseAction(std::string_view text) {
-  if (text == "deny") return RuleAction::Deny;
-  if (text == "warn") return RuleAction::Warn;
-  if (text == "audit") return RuleAction::Audit;
-  if (text == "off") return RuleAction::Off;
-  return std::nullopt;
+  return keyIn(kActionNames, text);
 }
 
 int actionSeverity(RuleAction action) {
-  switch (action) {
-    case RuleAction::Deny:
-      return 3;
-    case RuleAction::Warn:
-      return 2;
-    case RuleAction::Audit:
-      return 1;
-    case RuleAction::Off:
-      return 0;
-  }
-  return 0;
+  return valueIn(kActionSeverities, action, 0);
 }
 
 RuleAction capAction(RuleAction action, RuleAction ceiling) {

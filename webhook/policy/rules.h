@@ -1,4 +1,4 @@
-// The stable rule catalogue (AIA001-AIA020) and what a profile may do with each.
+// The stable rule catalogue and what a profile may do with each.
 #pragma once
 
 #include <array>

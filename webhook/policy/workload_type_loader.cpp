@@ -343,12 +343,8 @@ void readWorkloadTypeDocument(Reader& r, const YAML::Node& doc, const std::strin
   readDocumentHeader(r, doc, "name", name);
   document.name = std::move(name.name);
   document.nameLocation = name.location;
-  const YAML::Node spec = doc["spec"];
-  if (!spec.IsDefined() || spec.IsNull()) {
-    r.error(doc, "spec", "is required");
-  } else {
-    readSpec(r, spec, document);
-  }
+  yaml_fields::readRequiredSpec(r, doc,
+                                [&](const YAML::Node& spec) { readSpec(r, spec, document); });
   if (r.errorCount() != before) return;
   document.type.source = file + ":" + std::to_string(Reader::locationOf(doc).line);
   out.push_back(std::move(document));

@@ -306,4 +306,16 @@ inline bool oneOf(Reader& r, const YAML::Node& node, const std::string& field,
   return false;
 }
 
+// Calls readSpec(spec) with the document's spec; a spec that is missing or
+// null is an error of the document, as every aiadmit document has one.
+template <class ReadSpec>
+void readRequiredSpec(Reader& r, const YAML::Node& document, ReadSpec readSpec) {
+  const YAML::Node spec = document["spec"];
+  if (!spec.IsDefined() || spec.IsNull()) {
+    r.error(document, "spec", "is required");
+    return;
+  }
+  readSpec(spec);
+}
+
 }  // namespace aiadmit::yaml_fields

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include "webhook/kube/enum_table.h"
 #include "webhook/serving/logging.h"
 
 namespace aiadmit {
@@ -33,23 +34,16 @@ bool inClusterCredentialsPresent(const InClusterEnvironment& environment) {
 
 }  // namespace
 
+// The values of --cluster-view.
+constexpr EnumEntry<ClusterViewMode> kClusterViewModeNames[] = {
+    {ClusterViewMode::Auto, "auto"}, {ClusterViewMode::On, "on"}, {ClusterViewMode::Off, "off"}};
+
 std::optional<ClusterViewMode> parseClusterViewMode(std::string_view text) {
-  if (text == "auto") return ClusterViewMode::Auto;
-  if (text == "on") return ClusterViewMode::On;
-  if (text == "off") return ClusterViewMode::Off;
-  return std::nullopt;
+  return keyIn(kClusterViewModeNames, text);
 }
 
 std::string_view clusterViewModeName(ClusterViewMode mode) {
-  switch (mode) {
-    case ClusterViewMode::Auto:
-      return "auto";
-    case ClusterViewMode::On:
-      return "on";
-    case ClusterViewMode::Off:
-      return "off";
-  }
-  return "auto";
+  return valueIn(kClusterViewModeNames, mode, "auto");
 }
 
 bool resolveClusterViewSource(const ClusterViewSettings& settings,

@@ -30,62 +30,76 @@ std::string resourceName(ClusterKind kind) {
   return std::string(kindName(kind));
 }
 
+// One sample of a metric per resource, labelled with the resource's plural.
+void perResource(std::string& out, const char* name, const ResourceState& resource,
+                 uint64_t value) {
+  out += std::string(name) + "{resource=\"" + resourceName(resource.kind) + "\"} " +
+         std::to_string(value) + "\n";
+}
+
+// The state of each resource, as gauges.
 struct PerResource {
   const char* name;
-  const char* type;
   const char* help;
   uint64_t (*value)(const ClusterWatchState&, const ResourceState&);
 };
 
 const PerResource kPerResource[] = {
-    {"aiadmit_cluster_view_resource_synced", "gauge",
+    {"aiadmit_cluster_view_resource_synced",
      "Whether the resource's cache holds a list its watch keeps current (0 before the first "
      "list, and from an ERROR event until it is listed again).",
      [](const auto&, const auto& r) -> uint64_t { return r.synced; }},
-    {"aiadmit_cluster_view_resource_stale", "gauge",
+    {"aiadmit_cluster_view_resource_stale",
      "Whether the resource has been failing long enough to drop out of the view (it answers "
      "unknown).",
      [](const auto& s, const auto& r) -> uint64_t { return s.stale(r); }},
-    {"aiadmit_cluster_view_resource_failing", "gauge",
+    {"aiadmit_cluster_view_resource_failing",
      "Whether the last list or watch of the resource failed.",
      [](const auto&, const auto& r) -> uint64_t { return r.failing; }},
-    {"aiadmit_cluster_view_resource_absent", "gauge",
+    {"aiadmit_cluster_view_resource_absent",
      "Whether the cluster does not serve the resource (a CRD that is not installed).",
      [](const auto&, const auto& r) -> uint64_t { return r.absent; }},
-    {"aiadmit_cluster_view_resource_unserved", "gauge",
+    {"aiadmit_cluster_view_resource_unserved",
      "Whether the cluster serves the resource's group only in versions aiadmit does not read "
      "(it answers unknown).",
      [](const auto&, const auto& r) -> uint64_t { return r.unserved; }},
-    {"aiadmit_cluster_view_objects", "gauge", "Objects in the resource's cache.",
+    {"aiadmit_cluster_view_objects", "Objects in the resource's cache.",
      [](const auto&, const auto& r) -> uint64_t { return r.objects; }},
-    {"aiadmit_cluster_view_lists_total", "counter", "Lists of the resource completed.",
-     [](const auto&, const auto& r) { return r.lists; }},
-    {"aiadmit_cluster_view_relists_total", "counter",
+};
+
+// The counters of each resource: how often its reflector did each thing.
+struct PerResourceCounter {
+  const char* name;
+  const char* help;
+  uint64_t ResourceState::*count;
+};
+
+const PerResourceCounter kPerResourceCounters[] = {
+    {"aiadmit_cluster_view_lists_total", "Lists of the resource completed.", &ResourceState::lists},
+    {"aiadmit_cluster_view_relists_total",
      "Lists after the first (410 Gone, a resource served again, restarts).",
-     [](const auto&, const auto& r) { return r.relists; }},
-    {"aiadmit_cluster_view_watches_total", "counter", "Watch streams opened.",
-     [](const auto&, const auto& r) { return r.watches; }},
-    {"aiadmit_cluster_view_events_total", "counter", "ADDED, MODIFIED and DELETED events applied.",
-     [](const auto&, const auto& r) { return r.events; }},
-    {"aiadmit_cluster_view_bookmarks_total", "counter", "BOOKMARK events received.",
-     [](const auto&, const auto& r) { return r.bookmarks; }},
-    {"aiadmit_cluster_view_expired_total", "counter",
+     &ResourceState::relists},
+    {"aiadmit_cluster_view_watches_total", "Watch streams opened.", &ResourceState::watches},
+    {"aiadmit_cluster_view_events_total", "ADDED, MODIFIED and DELETED events applied.",
+     &ResourceState::events},
+    {"aiadmit_cluster_view_bookmarks_total", "BOOKMARK events received.",
+     &ResourceState::bookmarks},
+    {"aiadmit_cluster_view_expired_total",
      "410 Gone answers and ERROR events: the resourceVersion was compacted away.",
-     [](const auto&, const auto& r) { return r.expired; }},
-    {"aiadmit_cluster_view_stalls_total", "counter", "Watch streams dropped for silence.",
-     [](const auto&, const auto& r) { return r.stalls; }},
-    {"aiadmit_cluster_view_watch_errors_total", "counter",
+     &ResourceState::expired},
+    {"aiadmit_cluster_view_stalls_total", "Watch streams dropped for silence.",
+     &ResourceState::stalls},
+    {"aiadmit_cluster_view_watch_errors_total",
      "ERROR events other than 410 Gone (the resource is unknown until listed again).",
-     [](const auto&, const auto& r) { return r.errorEvents; }},
-    {"aiadmit_cluster_view_throttled_total", "counter",
+     &ResourceState::errorEvents},
+    {"aiadmit_cluster_view_throttled_total",
      "List pages answered 429, or 503 with Retry-After, and asked for again when told.",
-     [](const auto&, const auto& r) { return r.throttled; }},
-    {"aiadmit_cluster_view_consistent_lists_total", "counter",
+     &ResourceState::throttled},
+    {"aiadmit_cluster_view_consistent_lists_total",
      "Lists from etcd (resourceVersion unset) after the watch cache could not serve the version "
      "asked for.",
-     [](const auto&, const auto& r) { return r.consistentLists; }},
-    {"aiadmit_cluster_view_failures_total", "counter", "Failed lists and watches.",
-     [](const auto&, const auto& r) { return r.failures; }},
+     &ResourceState::consistentLists},
+    {"aiadmit_cluster_view_failures_total", "Failed lists and watches.", &ResourceState::failures},
 };
 
 }  // namespace
@@ -115,10 +129,15 @@ void renderClusterViewMetrics(const ClusterWatchState* state, std::string& out) 
          "Reads of the service-account token file (rotation, 401s).");
   sample(out, "aiadmit_cluster_view_token_reads_total", std::to_string(state->tokenReads));
   for (const PerResource& metric : kPerResource) {
-    header(out, metric.name, metric.type, metric.help);
+    header(out, metric.name, "gauge", metric.help);
     for (const ResourceState& resource : state->resources) {
-      out += std::string(metric.name) + "{resource=\"" + resourceName(resource.kind) + "\"} " +
-             std::to_string(metric.value(*state, resource)) + "\n";
+      perResource(out, metric.name, resource, metric.value(*state, resource));
+    }
+  }
+  for (const PerResourceCounter& metric : kPerResourceCounters) {
+    header(out, metric.name, "counter", metric.help);
+    for (const ResourceState& resource : state->resources) {
+      perResource(out, metric.name, resource, resource.*metric.count);
     }
   }
 }

@@ -1,6 +1,7 @@
 #include "webhook/serving/metrics.h"
 
 #include <cstdio>
+#include <iterator>
 
 #include "webhook/serving/cluster_view_metrics.h"
 #include "webhook/serving/logging.h"
@@ -66,32 +67,18 @@ void Metrics::recordProfileReload(bool success, double unixTime) {
   }
 }
 
+// The `limit` label of aiadmit_http_limit_hits_total, in the order of Limit,
+// as the counters are kept.
+constexpr std::string_view kLimitNames[] = {
+    "none",           "header_bytes",        "request_line_bytes",
+    "body_bytes",     "inflight_body_bytes", "handshake_timeout",
+    "header_timeout", "body_timeout",        "write_timeout",
+    "idle_timeout",   "connections"};
+static_assert(std::size(kLimitNames) == kLimitCount, "a label for every limit");
+
 std::string_view limitName(Limit limit) {
-  switch (limit) {
-    case Limit::None:
-      return "none";
-    case Limit::HeaderBytes:
-      return "header_bytes";
-    case Limit::RequestLine:
-      return "request_line_bytes";
-    case Limit::BodyBytes:
-      return "body_bytes";
-    case Limit::InflightBodyBytes:
-      return "inflight_body_bytes";
-    case Limit::HandshakeDeadline:
-      return "handshake_timeout";
-    case Limit::HeaderDeadline:
-      return "header_timeout";
-    case Limit::BodyDeadline:
-      return "body_timeout";
-    case Limit::WriteDeadline:
-      return "write_timeout";
-    case Limit::IdleTimeout:
-      return "idle_timeout";
-    case Limit::Connections:
-      return "connections";
-  }
-  return "none";
+  const auto index = static_cast<size_t>(limit);
+  return index < kLimitCount ? kLimitNames[index] : kLimitNames[0];
 }
 
 void Metrics::recordLimit(Limit limit) {

@@ -1,5 +1,6 @@
 // `aiadmit serve`: the HTTPS webhook, tuned for how kube-apiserver calls it
-// (one HTTP/1.1 connection per concurrent request, idle ones reused for 90 s).
+// (one HTTP/1.1 connection per concurrent request, idle ones reused until the
+// API server's idle timeout).
 #pragma once
 
 #include <chrono>

@@ -92,6 +92,17 @@ std::string describeDuration(milliseconds duration) {
   return std::to_string(duration.count()) + "ms";
 }
 
+std::string describeDefault(const SizeFlag& flag, const ServerOptions& defaults) {
+  const size_t value = flag.in(defaults);
+  return std::string_view(flag.name).find("bytes") != std::string_view::npos
+             ? describeSize(value)
+             : std::to_string(value);
+}
+
+std::string describeDefault(const DurationFlag& flag, const ServerOptions& defaults) {
+  return describeDuration(flag.in(defaults));
+}
+
 }  // namespace
 
 FlagResult takeServerFlag(const std::vector<std::string>& args, size_t& i, ServerOptions& options,
@@ -133,18 +144,23 @@ std::string serverFlagsHelp() {
     out += "  " + flag + std::string(flag.size() < 32 ? 32 - flag.size() : 1, ' ') + help + "\n";
   };
   for (const SizeFlag& flag : kSizeFlags) {
-    const size_t value = flag.in(defaults);
     line(std::string(flag.name) + " N",
-         std::string(flag.help) + " (default " +
-             (std::string_view(flag.name).find("bytes") != std::string_view::npos
-                  ? describeSize(value)
-                  : std::to_string(value)) +
-             ")");
+         std::string(flag.help) + " (default " + describeDefault(flag, defaults) + ")");
   }
   for (const DurationFlag& flag : kDurationFlags) {
-    const milliseconds value = flag.in(defaults);
     line(std::string(flag.name) + " DUR",
-         std::string(flag.help) + " (default " + describeDuration(value) + ")");
+         std::string(flag.help) + " (default " + describeDefault(flag, defaults) + ")");
+  }
+  return out;
+}
+
+std::vector<ServerFlagDefault> serverFlagDefaults() {
+  const ServerOptions defaults;
+  std::vector<ServerFlagDefault> out;
+  for (const SizeFlag& flag : kSizeFlags)
+    out.push_back({flag.name, describeDefault(flag, defaults)});
+  for (const DurationFlag& flag : kDurationFlags) {
+    out.push_back({flag.name, describeDefault(flag, defaults)});
   }
   return out;
 }

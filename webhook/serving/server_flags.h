@@ -19,4 +19,12 @@ FlagResult takeServerFlag(const std::vector<std::string>& args, size_t& i, Serve
 // The help lines of these flags, with their defaults.
 std::string serverFlagsHelp();
 
+// A flag of these with its default as the help and the README write it
+// ("8 MiB", "10s", "4096"), taken from ServerOptions and its TransportLimits.
+struct ServerFlagDefault {
+  std::string flag;
+  std::string value;
+};
+std::vector<ServerFlagDefault> serverFlagDefaults();
+
 }  // namespace aiadmit

@@ -1,0 +1,44 @@
+#include "webhook/kube/warnings.h"
+
+namespace aiadmit {
+
+namespace {
+
+constexpr std::string_view kProfileOpen = " (profile ";
+constexpr std::string_view kProfileClose = ")";
+constexpr std::string_view kEllipsis = "...";
+
+bool isContinuationByte(char byte) {
+  return (static_cast<unsigned char>(byte) & 0xC0) == 0x80;
+}
+
+}  // namespace
+
+std::string warningLine(std::string_view text) {
+  std::string line(kWarningPrefix);
+  line += text;
+  return line;
+}
+
+std::string profileWarning(std::string_view line, std::string_view profile) {
+  std::string warning = warningLine(line);
+  warning += kProfileOpen;
+  warning += profile;
+  warning += kProfileClose;
+  return warning;
+}
+
+size_t profileWarningFrame(std::string_view profile) {
+  return kWarningPrefix.size() + kProfileOpen.size() + profile.size() + kProfileClose.size();
+}
+
+std::string cutAtUtf8(std::string_view text, size_t limit) {
+  if (text.size() <= limit) return std::string(text);
+  size_t cut = limit - kEllipsis.size();
+  while (cut > 0 && isContinuationByte(text[cut])) --cut;
+  std::string out(text.substr(0, cut));
+  out += kEllipsis;
+  return out;
+}
+
+}  // namespace aiadmit
