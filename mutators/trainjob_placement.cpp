@@ -15,9 +15,9 @@ namespace {
 constexpr rapidjson::SizeType kMaxRuntimePatches = 16;
 
 bool isTrainJobResources(const MutationContext& context) {
-  return context.type != nullptr && context.place != nullptr && context.place->slot != nullptr &&
+  return context.place != nullptr && context.place->slot != nullptr &&
          context.place->slot->shape == TemplateShape::Resources &&
-         context.type->group == "trainer.kubeflow.org" && context.type->kind == "TrainJob";
+         context.type.group == "trainer.kubeflow.org" && context.type.kind == "TrainJob";
 }
 
 // The PodSpec a runtimePatches entry gives the trainer's replicated job, or null.

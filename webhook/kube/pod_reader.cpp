@@ -12,7 +12,6 @@ namespace aiadmit {
 
 namespace {
 
-constexpr std::string_view kGpuContainerKey = "aiadmit.dev/gpu-container";
 // KServe makes a predictor's model-format object (`model`, or a legacy
 // framework field such as `pytorch`) its main container and names it so
 // when the object has no name of its own; KServe is the only operator whose
@@ -422,7 +421,7 @@ const PodContainer* PodReader::named(std::string_view name) const {
 }
 
 MainContainer PodReader::mainContainer() const {
-  const std::optional<std::string_view> wanted = annotation(kGpuContainerKey);
+  const std::optional<std::string_view> wanted = annotation(kGpuContainerAnnotation);
   const PodContainer* byName = wanted ? named(*wanted) : nullptr;
   if (byName != nullptr && asksForAccelerator(*byName)) {
     return {byName, MainContainerBasis::Accelerator};
@@ -442,7 +441,7 @@ MainContainer PodReader::mainContainer() const {
 }
 
 std::optional<std::string_view> PodReader::unknownGpuContainer() const {
-  const std::optional<std::string_view> wanted = annotation(kGpuContainerKey);
+  const std::optional<std::string_view> wanted = annotation(kGpuContainerAnnotation);
   if (!wanted || named(*wanted) != nullptr) return std::nullopt;
   return wanted;
 }

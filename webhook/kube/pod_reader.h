@@ -22,6 +22,10 @@
 
 namespace aiadmit {
 
+// The annotation that names the container whose accelerators count, when
+// several ask for some. The reader reads it; the policy layer checks its value.
+inline constexpr std::string_view kGpuContainerAnnotation = "aiadmit.dev/gpu-container";
+
 // Which resource names count as accelerators. The default is the name's look
 // (webhook/kube/resources.h); a profile adds the names it allows and their
 // near misses (webhook/policy/accelerators.h).

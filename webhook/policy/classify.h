@@ -35,7 +35,7 @@ std::optional<WorkloadClass> parseClass(std::string_view text);
 inline constexpr std::string_view kWorkloadAnnotation = "aiadmit.dev/workload";
 inline constexpr std::string_view kProfileAnnotation = "aiadmit.dev/profile";
 inline constexpr std::string_view kGpusAnnotation = "aiadmit.dev/gpus";
-inline constexpr std::string_view kGpuContainerAnnotation = "aiadmit.dev/gpu-container";
+// kGpuContainerAnnotation is the pod reader's (webhook/kube/pod_reader.h).
 inline constexpr std::string_view kClassAnnotation = "aiadmit.dev/class";
 
 // What decided the class.
