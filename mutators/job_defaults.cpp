@@ -7,26 +7,26 @@ namespace aiadmit {
 
 namespace {
 
-constexpr int64_t kApiDefaultBackoffLimit = 6;
-
-// Where a template's Pods keep their Job-level settings: a Job's spec, a
-// CronJob's jobTemplate.spec, or what the workload-type table names for a
-// custom resource (a PyTorchJob's runPolicy, a Volcano Job's maxRetry).
+// Where a template's Pods keep their Job-level settings, as the row names
+// them: a Job's spec, a CronJob's jobTemplate.spec, a PyTorchJob's
+// runPolicy, a Volcano Job's maxRetry.
 JobSettingPointers settingsOf(const MutationContext& context) {
   if (context.place != nullptr) return context.place->jobSettings;
-  if (!isJobLike(context.kind)) return {};
-  const std::string prefix =
-      context.kind == WorkloadKind::CronJob ? "/spec/jobTemplate/spec/" : "/spec/";
-  return {prefix + "backoffLimit", prefix + "activeDeadlineSeconds",
-          prefix + "ttlSecondsAfterFinished"};
+  const TemplateSlot* slot = context.slot();
+  return slot != nullptr ? slot->jobSettings : JobSettingPointers{};
 }
 
-// The API server writes backoffLimit 6 into every Job that leaves it out, so
-// a 6 on a Job is taken as unset; backoffLimitPerIndex means the user chose.
-bool isApiDefaultBackoffLimit(const MutationContext& context, const JsonValue* backoffLimit) {
-  if (context.kind != WorkloadKind::Job || backoffLimit == nullptr) return false;
-  if (!isUnset(valueAt(context.object, "/spec/backoffLimitPerIndex"))) return false;
-  return backoffLimit->IsInt64() && backoffLimit->GetInt64() == kApiDefaultBackoffLimit;
+// The API server writes its backoffLimit (a Job's 6) into every object that
+// leaves it out, so that value is taken as unset; backoffLimitPerIndex means
+// the user chose.
+bool isServerDefault(const MutationContext& context, const JobSettingPointers& settings,
+                     const JsonValue* backoffLimit) {
+  if (!settings.serverBackoffLimit || backoffLimit == nullptr) return false;
+  if (!settings.backoffLimitPerIndex.empty() &&
+      !isUnset(valueAt(context.object, settings.backoffLimitPerIndex))) {
+    return false;
+  }
+  return backoffLimit->IsInt64() && backoffLimit->GetInt64() == *settings.serverBackoffLimit;
 }
 
 // "spec.runPolicy.backoffLimit" as the message names it for a custom
@@ -34,7 +34,7 @@ bool isApiDefaultBackoffLimit(const MutationContext& context, const JsonValue* b
 std::string settingName(const MutationContext& context, std::string_view pointer) {
   const size_t slash = pointer.rfind('/');
   const std::string_view field = pointer.substr(slash + 1);
-  if (context.place == nullptr || isJobLike(context.kind)) return "Job " + std::string(field);
+  if (!context.type.customResource) return "Job " + std::string(field);
   return fieldPathOf(context.object, pointer);
 }
 
@@ -67,8 +67,8 @@ bool setJobDefaults(MutationContext& context) {
 
   if (defaults.backoffLimit && !settings.backoffLimit.empty()) {
     const JsonValue* current = valueAt(context.object, settings.backoffLimit);
-    if (isUnset(current) || (*defaults.backoffLimit != kApiDefaultBackoffLimit &&
-                             isApiDefaultBackoffLimit(context, current))) {
+    if (isUnset(current) || (*defaults.backoffLimit != settings.serverBackoffLimit &&
+                             isServerDefault(context, settings, current))) {
       changed = setField(context, settings.backoffLimit, *defaults.backoffLimit);
     }
   }

@@ -33,11 +33,20 @@ std::string fitted(const Profile& profile, const std::string& line) {
 }  // namespace
 
 JsonValue& MutationContext::podSpec() {
-  if (place == nullptr) return ensurePodSpec(object, kind, alloc);
-  JsonValue* spec = ensureObjectAt(object, place->specPointer, alloc);
-  // resolveTemplates yields only templates whose spec is an object, and no
-  // mutator replaces one.
-  return spec != nullptr ? *spec : ensureObject(object, "spec", alloc);
+  if (place != nullptr) {
+    JsonValue* spec = ensureObjectAt(object, place->specPointer, alloc);
+    // resolveTemplates yields only templates whose spec is an object, and no
+    // mutator replaces one.
+    if (spec != nullptr) return *spec;
+  }
+  // A template the object lacks: the path the row's slot gives it (no
+  // wildcards), each step made an object.
+  JsonValue* value = &object;
+  const TemplateSlot* own = slot();
+  for (const std::string& token : pointerTokens(own != nullptr ? own->spec : "/spec")) {
+    value = &ensureObject(*value, token, alloc);
+  }
+  return *value;
 }
 
 void MutationContext::report(std::string change) {

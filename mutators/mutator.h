@@ -23,7 +23,8 @@ namespace aiadmit {
 struct MutationContext {
   JsonValue& object;  // the copy being edited
   JsonAllocator& alloc;
-  WorkloadKind kind;
+  // The row of the object's kind.
+  const WorkloadType& type;
   const Classification& classification;
   const Profile& profile;
   std::string_view namespaceName;
@@ -39,8 +40,8 @@ struct MutationContext {
   // run on unchanged templates run, and they edit the object's own metadata.
   bool templateUnchanged = false;
   // The template being edited: the engine runs every mutator on each template
-  // of the workload in turn. Null for the only template of a built-in kind.
-  const WorkloadType* type = nullptr;
+  // of the workload in turn. Null for a template the object lacks (a Pod
+  // without spec), which is where the row's first slot puts it.
   const ResolvedTemplate* place = nullptr;
   // The workload has more than one template: changes then name the role.
   bool severalTemplates = false;
@@ -59,9 +60,11 @@ struct MutationContext {
   const ClusterView* cluster = nullptr;
 
   PodTemplateView view() const {
-    return place != nullptr && type != nullptr ? PodTemplateView::at(object, kind, *type, *place)
-                                               : PodTemplateView::of(object, kind);
+    return place != nullptr ? PodTemplateView::at(object, type, *place)
+                            : PodTemplateView::ofFirstSlot(object, type);
   }
+  // The slot of the template being edited.
+  const TemplateSlot* slot() const { return view().slot; }
   // The pod reader over the copy as it is now. Its containers point into the
   // copy; a mutator that edits the pod spec reads again afterwards.
   PodReader pod() const {

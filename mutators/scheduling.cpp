@@ -31,8 +31,7 @@ struct OperatorField {
 };
 
 OperatorField operatorField(const MutationContext& context, std::string SchedulingFields::*which) {
-  if (context.type == nullptr) return {};
-  const SchedulingFields& fields = context.type->scheduling;
+  const SchedulingFields& fields = context.type.scheduling;
   OperatorField field{fields.*which, false, {}};
   if (field.pointer.empty()) return field;
   const std::vector<std::string> tokens = pointerTokens(field.pointer);
@@ -46,7 +45,7 @@ OperatorField operatorField(const MutationContext& context, std::string Scheduli
 
 // Whether a template of the workload names `key` in its pod spec.
 bool aTemplateNames(const MutationContext& context, std::string_view key) {
-  for (const ResolvedTemplate& place : resolveTemplates(*context.type, context.object).templates) {
+  for (const ResolvedTemplate& place : resolveTemplates(context.type, context.object).templates) {
     if (!stringMember(place.spec, key).empty()) return true;
   }
   return false;
@@ -108,7 +107,7 @@ bool setPriorityClass(MutationContext& context) {
   }
   const JsonValue* spec = context.view().spec;
   if (!stringMember(spec, "priorityClassName").empty()) return false;
-  if (context.kind == WorkloadKind::Pod && !isUnset(member(spec, "priority"))) return false;
+  if (context.type.objectIsPod && !isUnset(member(spec, "priority"))) return false;
   if (clusterLacks(context, wanted)) {
     context.notice(lacksNotice(wanted));
     return false;

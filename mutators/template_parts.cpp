@@ -13,19 +13,18 @@ JsonValue* mainContainer(MutationContext& context) {
 
 std::vector<std::string> metadataLocations(const MutationContext& context) {
   std::vector<std::string> locations;
-  if (context.kind == WorkloadKind::Other && context.place == nullptr) return locations;
-  const bool pod = context.kind == WorkloadKind::Pod;
+  const TemplateSlot* slot = context.slot();
+  if (slot == nullptr) return locations;
+  const bool pod = context.type.objectIsPod;
   if (pod || !context.madeByController) locations.emplace_back(kObjectMetadata);
   if (pod) return locations;
-  if (context.kind == WorkloadKind::CronJob) locations.emplace_back("/spec/jobTemplate/metadata");
-  if (context.place == nullptr) {
-    locations.emplace_back(context.kind == WorkloadKind::CronJob
-                               ? "/spec/jobTemplate/spec/template/metadata"
-                               : "/spec/template/metadata");
-  } else if (const std::string& own = context.place->metadataPointer;
-             !own.empty() && own != kObjectMetadata) {
-    locations.push_back(own);
-  }
+  // What the object makes before the Pods (a CronJob's Jobs), then the Pods.
+  const std::string& between = context.place != nullptr ? context.place->intermediateMetadataPointer
+                                                        : slot->intermediateMetadata;
+  if (!between.empty()) locations.push_back(between);
+  const std::string& own =
+      context.place != nullptr ? context.place->metadataPointer : slot->metadata;
+  if (!own.empty() && own != kObjectMetadata) locations.push_back(own);
   return locations;
 }
 

@@ -21,9 +21,9 @@ constexpr MutationSwitch kTolerationsSwitch{.key = "tolerations", .onByDefault =
 constexpr MutationSwitch kPlacementSwitch{.key = "placement", .onByDefault = true};
 
 bool isTrainJobResources(const MutationContext& context) {
-  return context.type != nullptr && context.place != nullptr && context.place->slot != nullptr &&
+  return context.place != nullptr && context.place->slot != nullptr &&
          context.place->slot->shape == TemplateShape::Resources &&
-         context.type->group == "trainer.kubeflow.org" && context.type->kind == "TrainJob";
+         context.type.group == "trainer.kubeflow.org" && context.type.kind == "TrainJob";
 }
 
 // The PodSpec a runtimePatches entry gives the trainer's replicated job, or null.

@@ -11,11 +11,6 @@ namespace aiadmit {
 
 namespace {
 
-int64_t integerMember(const JsonValue* object, std::string_view key, int64_t fallback) {
-  const JsonValue* value = member(object, key);
-  return value != nullptr && value->IsInt64() ? value->GetInt64() : fallback;
-}
-
 bool hasLabel(const JsonValue* metadata, std::string_view key) {
   return !stringOf(member(member(metadata, "labels"), key)).empty();
 }
@@ -26,27 +21,30 @@ struct Workers {
   std::string why;  // "parallelism 4"
 };
 
-// How many GPU Pods of a built-in kind must be up together: the Pods of a
-// Job that run at the same time (parallelism, at most completions; an
+int64_t integerAt(const JsonValue& object, const std::string& pointer, int64_t fallback) {
+  const JsonValue* value = valueAt(object, pointer);
+  return value != nullptr && value->IsInt64() ? value->GetInt64() : fallback;
+}
+
+// How many GPU Pods of a Kubernetes kind must be up together: its template's
+// count (a controller's replicas, a Job's parallelism), at most the Pods
+// that must finish where the row names them (a Job's completions: an
 // Indexed Job runs its indexes one at a time unless parallelism says
-// otherwise); the replicas of a controller.
+// otherwise). A bare Pod is one.
 Workers builtInWorkers(const ValidationContext& context) {
   Workers workers;
-  if (isJobLike(context.kind)) {
-    const JsonValue* job = context.view.jobSpec;
-    const int64_t parallelism = integerMember(job, "parallelism", 1);
-    const int64_t completions = integerMember(job, "completions", parallelism);
-    const int64_t together = std::min(parallelism, std::max<int64_t>(completions, 1));
-    if (together > 1) {
-      const std::string prefix =
-          context.kind == WorkloadKind::CronJob ? "spec.jobTemplate.spec." : "spec.";
-      workers = {together, prefix + "parallelism", "parallelism " + std::to_string(together)};
-    }
-  } else if (context.kind != WorkloadKind::Pod) {
-    const int64_t replicas = integerMember(member(&context.object, "spec"), "replicas", 1);
-    if (replicas > 1) {
-      workers = {replicas, "spec.replicas", "replicas " + std::to_string(replicas)};
-    }
+  const TemplateSlot* slot = context.view.slot;
+  if (slot == nullptr || !slot->replicas || slot->replicas->empty()) return workers;
+  const ReplicaFactor& factor = slot->replicas->front();
+  int64_t together = integerAt(context.object, factor.pointer, factor.defaultValue.value_or(1));
+  if (!slot->completions.empty()) {
+    const int64_t completions = integerAt(context.object, slot->completions, together);
+    together = std::min(together, std::max<int64_t>(completions, 1));
+  }
+  if (together > 1) {
+    const std::vector<std::string> tokens = pointerTokens(factor.pointer);
+    workers = {together, fieldPathOf(context.object, factor.pointer),
+               tokens.back() + " " + std::to_string(together)};
   }
   return workers;
 }

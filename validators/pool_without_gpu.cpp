@@ -8,7 +8,7 @@ namespace {
 // driver installers) come from DaemonSets or are static: they are meant to
 // run there without a GPU.
 bool servesTheNode(const ValidationContext& context) {
-  if (context.kind != WorkloadKind::Pod) return false;
+  if (!context.view.objectIsPod()) return false;
   const JsonValue* metadata = member(&context.object, "metadata");
   const JsonValue* owners = member(metadata, "ownerReferences");
   if (isArray(owners)) {

@@ -6,10 +6,14 @@ void RestartPolicyValidator::check(const ValidationContext& context,
                                    std::vector<Violation>& out) const {
   const WorkloadClass workloadClass = context.classification.workloadClass;
   if (workloadClass != WorkloadClass::Training && workloadClass != WorkloadClass::Batch) return;
-  // Controllers that serve forever are AIA002's; Jobs and CronJobs carry Pods.
-  if (context.kind != WorkloadKind::Pod && !isJobLike(context.kind)) return;
-  const std::string_view policy = stringMember(context.view.spec, "restartPolicy");
-  const bool defaulted = policy.empty() && context.kind == WorkloadKind::Pod;
+  // Kubernetes' own kinds only: a bare Pod and the Pods of a Job (a kind
+  // with Job settings) run to completion; controllers that serve forever
+  // are AIA002's.
+  const PodTemplateView& view = context.view;
+  if (view.type == nullptr || view.type->customResource) return;
+  if (!view.objectIsPod() && (view.slot == nullptr || !view.slot->jobSettings.any())) return;
+  const std::string_view policy = stringMember(view.spec, "restartPolicy");
+  const bool defaulted = policy.empty() && view.objectIsPod();
   if (policy != "Always" && !defaulted) return;
 
   out.push_back(

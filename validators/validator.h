@@ -69,7 +69,6 @@ struct TemplateReading {
 
 struct ValidationContext {
   const JsonValue& object;
-  WorkloadKind kind;
   // The template being checked. Validators of Scope::Template run once for
   // each template of the workload; those of Scope::Workload once, with the
   // workload's primary template here and every template in `templates`.

@@ -22,7 +22,8 @@ TEST(DecodeAdmissionReview, ReadsTheRequestFields) {
   DecodeError error;
   ASSERT_TRUE(decodeAdmissionReview(kPodReview, request, error)) << error.message;
   EXPECT_EQ(request.uid, "u-1");
-  EXPECT_EQ(request.kind, WorkloadKind::Pod);
+  EXPECT_EQ(request.group, "");
+  EXPECT_EQ(request.kindName, "Pod");
   EXPECT_EQ(request.operation, Operation::Create);
   EXPECT_EQ(request.namespaceName, "ml");
   EXPECT_EQ(request.name, "p");

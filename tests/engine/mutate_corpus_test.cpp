@@ -43,7 +43,7 @@ const std::set<std::string> kGoldenObjects = {
 };
 
 bool isBuiltInWorkload(const JsonValue& object) {
-  return workloadKindOfObject(object) != WorkloadKind::Other;
+  return firstTemplateOf(object).type != nullptr;
 }
 
 bool asksForPoolGpus(const JsonValue* podSpec) {
@@ -196,18 +196,17 @@ TEST(MutateCorpus, EveryObjectIsPatchedValidlyIdempotentlyAndGpuWorkloadsReachTh
     schemaChecked.push_back(mutated);
 
     const auto result = parseJson(mutated);
-    const WorkloadKind kind = workloadKindOfObject(*result);
-    const PodTemplateView view = PodTemplateView::of(*result, kind);
+    const PodTemplateView view = firstTemplateOf(*result);
     if (asksForPoolGpus(view.spec)) {
       ++gpuWorkloads;
       EXPECT_TRUE(anyTolerationCovers(member(view.spec, "tolerations"), poolToleration)) << mutated;
       EXPECT_EQ(stringMember(member(view.spec, "nodeSelector"), "accelerator"), "nvidia")
           << mutated;
     }
-    if (kind == WorkloadKind::Deployment) {
+    if (view.type != nullptr && view.type->kind == "Deployment") {
       createdFromTemplates.push_back(replicaSetFromDeployment(*result));
     }
-    if (isController(kind) && view.spec != nullptr) {
+    if (view.type != nullptr && !view.objectIsPod() && view.spec != nullptr) {
       JsonDocument templ;
       templ.SetObject();
       if (view.metadata != nullptr) {

@@ -133,11 +133,7 @@ bool applyJsonPatch(JsonDocument& target, const std::string& patchText) {
 
 void checkObject(const JsonValue& object) {
   if (!object.IsObject()) return;
-  aiadmit::AdmissionSubject subject;
-  subject.object = &object;
-  subject.kind = aiadmit::workloadKindOfObject(object);
-  subject.namespaceName = "ml-team";
-  subject.operation = aiadmit::Operation::Create;
+  const aiadmit::AdmissionSubject subject = aiadmit::AdmissionSubject::ofObject(object, "ml-team");
   (void)engine().validate(subject, nullptr);
 
   JsonDocument mutated;

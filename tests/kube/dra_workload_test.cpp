@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/test_support.h"
 #include "webhook/kube/cluster_view.h"
 #include "webhook/kube/pod_reader.h"
 #include "webhook/kube/yaml_json.h"
@@ -138,7 +139,7 @@ spec:
 
 ClaimedDevices resolved(const std::string& source, const ClusterView* cluster) {
   const auto pod = podWith(source);
-  PodReader reader = PodReader::of(PodTemplateView::of(*pod, WorkloadKind::Pod));
+  PodReader reader = PodReader::of(aiadmit::testing::firstTemplateOf(*pod));
   reader.resolveClaimsIn(cluster, "ml");
   EXPECT_EQ(reader.claimsGpus(), !reader.claimedDevices().gpus.empty());
   return reader.claimedDevices();
@@ -279,7 +280,7 @@ spec:
         deviceclass.resource.kubernetes.io/gpu.nvidia.com: "3"
         deviceclass.resource.kubernetes.io/rdma.mellanox.com: "1"
 )");
-  const PodReader reader = PodReader::of(PodTemplateView::of(*pod, WorkloadKind::Pod));
+  const PodReader reader = PodReader::of(aiadmit::testing::firstTemplateOf(*pod));
   const ClaimedDevices& claimed = reader.claimedDevices();
   ASSERT_EQ(claimed.gpus.size(), 2u);
   EXPECT_EQ(claimed.gpus[1].resourceName, "deviceclass.resource.kubernetes.io/gpu.nvidia.com");

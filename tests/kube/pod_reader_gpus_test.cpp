@@ -31,7 +31,7 @@ Resolved resolve(const std::string& yaml) {
   if (type == nullptr) return out;
   out.resolution = resolveTemplates(*type, *out.object);
   for (const ResolvedTemplate& place : out.resolution.templates) {
-    out.views.push_back(PodTemplateView::at(*out.object, WorkloadKind::Other, *type, place));
+    out.views.push_back(PodTemplateView::at(*out.object, *type, place));
   }
   return out;
 }
@@ -162,8 +162,7 @@ struct Share {
 
 Share shareOf(const std::string& json) {
   Share out{testing::parseJson(json), std::nullopt};
-  const WorkloadKind kind = workloadKindOfObject(*out.document);
-  out.share = PodReader::of(PodTemplateView::of(*out.document, kind)).gpuShare();
+  out.share = PodReader::of(testing::firstTemplateOf(*out.document)).gpuShare();
   return out;
 }
 
@@ -205,7 +204,7 @@ TEST(PodReaderGpuShare, OnlyThePodsOwnAnnotationsCount) {
   const auto share = shareOf(onTemplate);
   ASSERT_TRUE(share.has_value());
   auto doc = testing::parseJson(onTemplate);
-  const PodReader pod = PodReader::of(PodTemplateView::of(*doc, WorkloadKind::Deployment));
+  const PodReader pod = PodReader::of(testing::firstTemplateOf(*doc));
   EXPECT_TRUE(pod.asksForGpus());
   EXPECT_FALSE(pod.asksForAccelerator());
 }

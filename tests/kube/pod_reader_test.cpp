@@ -28,7 +28,7 @@ Read deployment(const std::string& podSpec, const std::string& objectAnnotations
                             R"(},"spec":{"template":{"metadata":)"
                             R"({"annotations":)" +
                             templateAnnotations + R"(},"spec":)" + podSpec + "}}}");
-  const PodTemplateView view = PodTemplateView::of(*document, WorkloadKind::Deployment);
+  const PodTemplateView view = testing::firstTemplateOf(*document);
   return {document, PodReader::of(view)};
 }
 

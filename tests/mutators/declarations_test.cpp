@@ -20,20 +20,22 @@ struct PodMutation {
   Classification classification;
   std::vector<std::string> changes;
   std::vector<std::string> notices;
-  WorkloadType type;
   ResolvedTemplate place;
   MutationContext context;
 
   PodMutation(const Profile& profile, const TemplateSlot* slot = nullptr)
-      : context{*object,           object->GetAllocator(),
-                WorkloadKind::Pod, classification,
-                profile,           "default",
-                changes,           notices} {
+      : context{*object,
+                object->GetAllocator(),
+                *kubernetesKindOf("", "Pod"),
+                classification,
+                profile,
+                "default",
+                changes,
+                notices} {
     classification.workloadClass = WorkloadClass::Training;
     if (slot == nullptr) return;
     place.slot = slot;
     place.specPointer = "/spec";
-    context.type = &type;
     context.place = &place;
   }
 };

@@ -261,9 +261,9 @@ TEST(MutatorPipeline, ChangeSummariesAreShortenedWithoutSplittingCharacters) {
   profile.name = "training";
   std::vector<std::string> changes;
   std::vector<std::string> notices;
+  const WorkloadType& pod = *WorkloadTypeTable::builtIn()->findGroupKind("", "Pod");
   MutationContext context{
-      object, object.GetAllocator(), WorkloadKind::Pod, classification, profile, "default", changes,
-      notices};
+      object, object.GetAllocator(), pod, classification, profile, "default", changes, notices};
   context.report("short");
   std::string longChange = "added label team=";
   for (int i = 0; i < 60; ++i) longChange += "\u00e9";  // two bytes each

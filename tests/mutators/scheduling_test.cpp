@@ -329,23 +329,17 @@ MutationRun runOnCustomResource(const JsonValue& object, const Profile& profile,
   size_t primary = resolution.templates.size();
   for (size_t i = 0; i < resolution.templates.size() && primary == resolution.templates.size();
        ++i) {
-    const PodTemplateView view =
-        PodTemplateView::at(object, WorkloadKind::Other, *type, resolution.templates[i]);
+    const PodTemplateView view = PodTemplateView::at(object, *type, resolution.templates[i]);
     if (PodReader::of(view).asksForGpus()) primary = i;
   }
   for (size_t i = 0; i < resolution.templates.size(); ++i) {
     const ResolvedTemplate& place = resolution.templates[i];
-    const PodTemplateView view = PodTemplateView::at(object, WorkloadKind::Other, *type, place);
+    const PodTemplateView view = PodTemplateView::at(object, *type, place);
     const Classification classification = classify(view, PodReader::of(view));
-    MutationContext context{*run.after,
-                            run.after->GetAllocator(),
-                            WorkloadKind::Other,
-                            classification,
-                            profile,
-                            "default",
-                            run.changes,
-                            run.notices};
-    context.type = type;
+    MutationContext context{*run.after,  run.after->GetAllocator(),
+                            *type,       classification,
+                            profile,     "default",
+                            run.changes, run.notices};
     context.place = &place;
     context.severalTemplates = resolution.templates.size() > 1;
     context.primaryTemplate = i == primary;

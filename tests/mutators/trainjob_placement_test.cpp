@@ -29,17 +29,11 @@ MutationRun runOnTrainJob(const std::vector<const Mutator*>& mutators, const Jso
   EXPECT_EQ(resolution.templates.size(), 1u);
   if (resolution.templates.size() != 1) return run;
   const ResolvedTemplate& place = resolution.templates[0];
-  const PodTemplateView view = PodTemplateView::at(object, WorkloadKind::Other, *type, place);
+  const PodTemplateView view = PodTemplateView::at(object, *type, place);
   const Classification classification = classify(view, PodReader::of(view));
-  MutationContext context{*run.after,
-                          run.after->GetAllocator(),
-                          WorkloadKind::Other,
-                          classification,
-                          profile,
-                          "default",
-                          run.changes,
-                          run.notices};
-  context.type = type;
+  MutationContext context{
+      *run.after, run.after->GetAllocator(), *type, classification, profile, "default", run.changes,
+      run.notices};
   context.place = &place;
   for (const Mutator* mutator : mutators) run.changed = mutator->mutate(context) || run.changed;
   return run;

@@ -32,13 +32,14 @@ Classified classifyYaml(const std::string& yaml, bool madeByController = false) 
   const WorkloadType* type = WorkloadTypeTable::builtIn()->findForObject(*out.object);
   EXPECT_NE(type, nullptr);
   if (type == nullptr) return out;
-  const WorkloadKind kind = workloadKindOf(type->group, type->kind);
   out.resolution = resolveTemplates(*type, *out.object);
   std::vector<PodTemplateView> views;
   for (const ResolvedTemplate& place : out.resolution.templates) {
-    views.push_back(PodTemplateView::at(*out.object, kind, *type, place));
+    views.push_back(PodTemplateView::at(*out.object, *type, place));
   }
-  if (views.empty()) views.push_back(PodTemplateView::of(*out.object, kind));
+  if (views.empty() && !type->customResource) {
+    views.push_back(PodTemplateView::ofFirstSlot(*out.object, *type));
+  }
   std::vector<PodReader> pods;
   for (const PodTemplateView& view : views) pods.push_back(PodReader::of(view));
   out.workload = classifyWorkload(views, pods, madeByController);

@@ -99,8 +99,7 @@ const std::vector<Expected>& corpusTable() {
 
 Classification classifyJson(const std::string& json) {
   const auto doc = parseJson(json);
-  const WorkloadKind kind = workloadKindOfObject(*doc);
-  return classify(PodTemplateView::of(*doc, kind));
+  return classify(testing::firstTemplateOf(*doc));
 }
 
 TEST(Classify, EveryCorpusObjectHasTheClassOfTheTable) {
@@ -304,13 +303,12 @@ TEST(Classify, CronJobReadsAnnotationsOnItsJobsPodTemplate) {
 TEST(Classify, DeclaredAnnotationPrefersThePodTemplate) {
   const auto doc =
       parseJson(deployment(R"({"aiadmit.dev/profile":"a"})", R"({"aiadmit.dev/profile":"b"})"));
-  const PodTemplateView view = PodTemplateView::of(*doc, WorkloadKind::Deployment);
+  const PodTemplateView view = testing::firstTemplateOf(*doc);
   EXPECT_EQ(declaredAnnotation(view, kProfileAnnotation).value_or(""), "b");
   const auto onlyObject = parseJson(deployment(R"({"aiadmit.dev/profile":"a"})", "{}"));
-  EXPECT_EQ(declaredAnnotation(PodTemplateView::of(*onlyObject, WorkloadKind::Deployment),
-                               kProfileAnnotation)
-                .value_or(""),
-            "a");
+  EXPECT_EQ(
+      declaredAnnotation(testing::firstTemplateOf(*onlyObject), kProfileAnnotation).value_or(""),
+      "a");
   EXPECT_FALSE(declaredAnnotation(view, kGpusAnnotation).has_value());
 }
 

@@ -144,7 +144,7 @@ struct MutationRun {
   std::string patch() const { return diffToJsonPatch(*before, *after); }
   const JsonValue& podSpec() const {
     static const JsonValue none;
-    const JsonValue* spec = PodTemplateView::of(*after, workloadKindOfObject(*after)).spec;
+    const JsonValue* spec = firstTemplateOf(*after).spec;
     return spec != nullptr ? *spec : none;
   }
 };
@@ -160,13 +160,15 @@ inline MutationRun runMutators(const std::vector<const Mutator*>& mutators, cons
   run.before->CopyFrom(object, run.before->GetAllocator());
   run.after = std::make_shared<JsonDocument>();
   run.after->CopyFrom(object, run.after->GetAllocator());
-  const WorkloadKind kind = workloadKindOfObject(object);
-  const PodTemplateView view = PodTemplateView::of(object, kind);
+  // A kind the built-in rows lack runs as a row without templates.
+  static const WorkloadType kNoRow;
+  const PodTemplateView view = firstTemplateOf(object);
+  const WorkloadType& type = view.type != nullptr ? *view.type : kNoRow;
   PodReader pod = PodReader::of(view);
   pod.resolveClaimsIn(cluster, namespaceName);
   const Classification classification = classify(view, pod);
   MutationContext context{*run.after,  run.after->GetAllocator(),
-                          kind,        classification,
+                          type,        classification,
                           profile,     namespaceName,
                           run.changes, run.notices};
   context.cluster = cluster;

@@ -34,4 +34,15 @@ const JsonValue* crdSchemaAt(const JsonValue* schema, const std::string& pointer
   return schema;
 }
 
+PodTemplateView firstTemplateOf(const JsonValue& object) {
+  const WorkloadType* type = kubernetesKindOf(
+      splitApiVersion(stringMember(&object, "apiVersion")).group, stringMember(&object, "kind"));
+  if (type == nullptr) {
+    PodTemplateView view;
+    view.object = &object;
+    return view;
+  }
+  return PodTemplateView::ofFirstSlot(object, *type);
+}
+
 }  // namespace aiadmit::testing

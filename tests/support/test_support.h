@@ -16,6 +16,7 @@
 
 #include "webhook/kube/json.h"
 #include "webhook/kube/non_copyable.h"
+#include "webhook/kube/workload.h"
 
 namespace aiadmit::testing {
 
@@ -26,6 +27,11 @@ std::string corpusDir();  // ../shared/corpus beside the repository
 // The first document of a YAML text, as kubectl reads it; an empty document
 // with the failure recorded in the current test when it does not parse.
 std::shared_ptr<JsonDocument> yamlObject(const std::string& yaml);
+
+// The first pod template of an object of one of Kubernetes' own kinds (a
+// Pod, a Deployment, a CronJob), read where its built-in row puts it; an
+// empty view for any other kind.
+PodTemplateView firstTemplateOf(const JsonValue& object);
 
 // The node of a CRD's openAPIV3Schema a workload-type pointer pattern names,
 // following `*` into additionalProperties (maps) or items (lists); nullptr

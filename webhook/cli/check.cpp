@@ -307,8 +307,10 @@ void addObjects(const std::string& file, int index, int item, int line,
   object.item = item;
   object.line = line;
   object.json = document;
-  object.kind = workloadKindOfObject(*document);
-  if (object.kind != WorkloadKind::Other && nameOf(*document).empty() &&
+  object.kubernetesKind =
+      kubernetesKindOf(splitApiVersion(stringMember(document.get(), "apiVersion")).group,
+                       stringMember(document.get(), "kind"));
+  if (object.kubernetesKind != nullptr && nameOf(*document).empty() &&
       generateNameOf(*document).empty()) {
     errors.push_back({file, line, 0,
                       where + std::string(stringMember(document.get(), "kind")) +
@@ -415,7 +417,7 @@ std::shared_ptr<const ClusterView> viewForInput(const std::shared_ptr<const Clus
   if (!snapshot) builder.markSynced(false);
   for (const InputObject& object : objects) {
     ClaimObject claim;
-    if (object.kind != WorkloadKind::Other || !readClaimObject(*object.json, claim, nullptr)) {
+    if (object.kubernetesKind != nullptr || !readClaimObject(*object.json, claim, nullptr)) {
       continue;
     }
     std::string namespaceName =

@@ -39,7 +39,8 @@ struct InputObject {
   int item = -1;  // position in the items of a List, or -1
   int line = 0;   // where the document starts
   std::shared_ptr<JsonDocument> json;
-  WorkloadKind kind = WorkloadKind::Other;
+  // Its row when it is one of Kubernetes' own kinds (kubernetesKindOf).
+  const WorkloadType* kubernetesKind = nullptr;
   std::optional<size_t> record;  // its Record, for the kinds aiadmit admits
 };
 

@@ -70,7 +70,6 @@ bool decodeAdmissionReview(std::string_view body, AdmissionRequest& request, Dec
   request.version = stringMember(gvk, "version");
   request.kindName = stringMember(gvk, "kind");
   if (request.kindName.empty()) return fail(error, "request.kind.kind is missing");
-  request.kind = workloadKindOf(request.group, request.kindName);
   request.subResource = stringMember(req, "subResource");
   request.namespaceName = stringMember(req, "namespace");
   request.name = stringMember(req, "name");

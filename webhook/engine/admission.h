@@ -24,7 +24,6 @@ struct AdmissionRequest {
   std::string_view subResource;
   std::string_view namespaceName;
   std::string_view name;
-  WorkloadKind kind = WorkloadKind::Other;
   const JsonValue* object = nullptr;     // null for DELETE
   const JsonValue* oldObject = nullptr;  // set on UPDATE and DELETE
   bool dryRun = false;

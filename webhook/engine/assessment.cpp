@@ -46,11 +46,7 @@ const PodTemplateView* Assessment::primary() const {
 
 const WorkloadType* workloadTypeOf(const AdmissionSubject& subject,
                                    const WorkloadTypeTable& table) {
-  if (!subject.kindName.empty()) {
-    return table.find(subject.group, subject.version, subject.kindName);
-  }
-  if (subject.kind == WorkloadKind::Other) return nullptr;
-  return table.findGroupKind(groupOf(subject.kind), kindName(subject.kind));
+  return table.find(subject.group, subject.version, subject.kindName);
 }
 
 Assessment assess(const JsonValue& object, const AdmissionSubject& subject,
@@ -59,7 +55,6 @@ Assessment assess(const JsonValue& object, const AdmissionSubject& subject,
   assessment.madeByController = madeByController(object);
   assessment.type = workloadTypeOf(subject, profiles.workloadTypes());
   if (assessment.type == nullptr) return assessment;
-  assessment.kind = workloadKindOf(assessment.type->group, assessment.type->kind);
   assessment.resolution = resolveTemplates(*assessment.type, object);
   if (!assessment.resolution.ok()) return assessment;
   for (const ResolvedTemplate& place : assessment.resolution.templates) {
@@ -67,13 +62,12 @@ Assessment assess(const JsonValue& object, const AdmissionSubject& subject,
     // resourcesPerNode) is a view too: the pod reader reads it as the main
     // container of each node, and the row lets only GPU limits in.
     if (place.slot == nullptr) continue;
-    assessment.views.push_back(
-        PodTemplateView::at(object, assessment.kind, *assessment.type, place));
+    assessment.views.push_back(PodTemplateView::at(object, *assessment.type, place));
   }
-  // A built-in kind without its template (a Pod without spec) is still read
-  // as one: its annotations may declare it.
-  if (assessment.views.empty() && assessment.kind != WorkloadKind::Other) {
-    assessment.views.push_back(PodTemplateView::of(object, assessment.kind));
+  // A Kubernetes kind without its template (a Pod without spec) is still
+  // read as one: its annotations may declare it.
+  if (assessment.views.empty() && !assessment.type->customResource) {
+    assessment.views.push_back(PodTemplateView::ofFirstSlot(object, *assessment.type));
   }
   assessment.pods.reserve(assessment.views.size());
   for (const PodTemplateView& view : assessment.views) {

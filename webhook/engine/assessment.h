@@ -19,7 +19,6 @@ struct AdmissionSubject;
 
 struct Assessment {
   const WorkloadType* type = nullptr;  // null: not a kind that carries Pods
-  WorkloadKind kind = WorkloadKind::Other;
   Resolution resolution;
   // One view per pod template, in the table's order. Their `place` points
   // into `resolution`, so an Assessment is moved, never copied.

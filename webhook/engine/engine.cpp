@@ -19,7 +19,6 @@ AdmissionSubject AdmissionSubject::of(const AdmissionRequest& request) {
   AdmissionSubject subject;
   subject.object = request.object;
   subject.oldObject = request.oldObject;
-  subject.kind = request.kind;
   subject.group = request.group;
   subject.version = request.version;
   subject.kindName = request.kindName;
@@ -33,7 +32,6 @@ AdmissionSubject AdmissionSubject::ofObject(const JsonValue& object,
                                             std::string_view namespaceName) {
   AdmissionSubject subject;
   subject.object = &object;
-  subject.kind = workloadKindOfObject(object);
   const GroupVersion groupVersion = splitApiVersion(stringMember(&object, "apiVersion"));
   subject.group = groupVersion.group;
   subject.version = groupVersion.version;
@@ -85,7 +83,7 @@ void describeWorkload(const Assessment& assessment, Evaluation& eval) {
   eval.classReason = classification.reason;
   if (assessment.type == nullptr) return;
   eval.workloadType = assessment.type->qualifiedKind();
-  eval.customResource = assessment.kind == WorkloadKind::Other;
+  eval.customResource = assessment.type->customResource;
   eval.templates.clear();
   for (const PodTemplateView& view : assessment.views) {
     if (view.place != nullptr) eval.templates.push_back(describeTemplate(view));
@@ -130,8 +128,9 @@ void runValidator(const Validator& validator, const ValidationContext& context,
 
 // A Pod no controller owns: a refusal reaches whoever made it, and nothing
 // retries it. Everything else is a controller's object.
-RuleTarget ruleTargetOf(const AdmissionSubject& subject) {
-  return subject.kind == WorkloadKind::Pod && !madeByController(*subject.object)
+RuleTarget ruleTargetOf(const AdmissionSubject& subject, const Assessment& assessment) {
+  return assessment.type != nullptr && assessment.type->objectIsPod &&
+                 !madeByController(*subject.object)
              ? RuleTarget::BarePod
              : RuleTarget::Controller;
 }
@@ -153,7 +152,6 @@ void collectViolations(const JsonValue& object, const Assessment& assessment,
                              : 0;
   auto contextOf = [&](const TemplateReading& reading) {
     return ValidationContext{object,
-                             assessment.kind,
                              reading.view,
                              reading.pod,
                              classification,
@@ -164,7 +162,7 @@ void collectViolations(const JsonValue& object, const Assessment& assessment,
                              subject.operation,
                              cluster,
                              readings,
-                             ruleTargetOf(subject)};
+                             ruleTargetOf(subject, assessment)};
   };
   // The workload's shape was judged on the workload the developer wrote.
   for (const auto& validator : allValidators()) {
@@ -366,11 +364,10 @@ bool Engine::mutateInto(const AdmissionSubject& subject, JsonDocument& mutated,
 
   mutated.CopyFrom(*subject.object, mutated.GetAllocator());
   MutationContext context{
-      mutated,        mutated.GetAllocator(), assessment.kind,
+      mutated,        mutated.GetAllocator(), *assessment.type,
       classification, *selection.profile,     subject.namespaceName,
       eval.changes,   eval.notices,           templateUnchanged(subject, assessment),
   };
-  context.type = assessment.type;
   context.severalTemplates = assessment.views.size() > 1;
   context.madeByController = assessment.madeByController;
   context.cluster = cluster.get();
@@ -481,8 +478,8 @@ AdmissionOutcome Engine::validate(const AdmissionSubject& subject, Evaluation* e
   const RuleAction enforcement = isControllersUpdate(subject, assessment)
                                      ? capAction(enforcement_, RuleAction::Warn)
                                      : enforcement_;
-  AdmissionOutcome outcome = decide(violations, assessment.selection.profile, ruleTargetOf(subject),
-                                    enforcement, answers, eval);
+  AdmissionOutcome outcome = decide(violations, assessment.selection.profile,
+                                    ruleTargetOf(subject, assessment), enforcement, answers, eval);
   unresolvedClaims(assessment, subject, cluster.get(), answers, eval.toConfirm);
   sortUnique(eval.toConfirm);
   return outcome;
@@ -500,7 +497,7 @@ ReviewAnswer answerReview(const Engine& engine, Endpoint endpoint, std::string_v
       answer.uid = error.uid;
     } else {
       answer.uid = std::string(request.uid);
-      answer.workloadKind = request.kind;
+      answer.group = std::string(request.group);
       answer.kind = std::string(request.kindName);
       answer.namespaceName = std::string(request.namespaceName);
       answer.name = std::string(request.name);

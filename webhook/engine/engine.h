@@ -22,9 +22,7 @@ namespace aiadmit {
 struct AdmissionSubject {
   const JsonValue* object = nullptr;
   const JsonValue* oldObject = nullptr;
-  WorkloadKind kind = WorkloadKind::Other;
   // The object's API group, version and kind: the workload-type table's key.
-  // When kindName is empty, a built-in `kind` stands for them.
   std::string_view group;
   std::string_view version;
   std::string_view kindName;
@@ -125,7 +123,7 @@ struct ReviewAnswer {
   Decision decision = Decision::Errored;
   // For logs: identity and decisions, never contents.
   std::string uid;
-  WorkloadKind workloadKind = WorkloadKind::Other;
+  std::string group;
   std::string kind;
   std::string namespaceName;
   std::string name;

@@ -16,9 +16,7 @@ bool isControllersUpdate(const AdmissionSubject& subject, const Assessment& asse
 bool isMutable(const AdmissionSubject& subject, const Assessment& assessment) {
   if (assessment.type == nullptr) return false;
   if (subject.operation == Operation::Create) return true;
-  // A Pod's spec is settled at creation, and its metadata is what its
-  // controller or its owner writes.
-  if (assessment.kind == WorkloadKind::Pod) return false;
+  if (!assessment.type->updates.editedOnUpdate) return false;
   return !isControllersUpdate(subject, assessment);
 }
 

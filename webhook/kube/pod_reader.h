@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "webhook/kube/annotations.h"
 #include "webhook/kube/cluster_view.h"
 #include "webhook/kube/dra.h"
 #include "webhook/kube/json.h"

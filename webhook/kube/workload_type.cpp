@@ -116,6 +116,27 @@ std::string checkRoleTemplate(std::string_view role) {
   return "";
 }
 
+namespace {
+
+// Metadata follows the spec's wildcards: up to its last wildcard it is the
+// spec's pattern, so that both resolve to the same item.
+std::string metadataProblem(const std::string& spec, const std::string& metadata) {
+  const std::vector<std::string> specTokens = pointerTokens(spec);
+  const std::vector<std::string> metadataTokens = pointerTokens(metadata);
+  size_t lastWildcard = 0;
+  for (size_t i = 0; i < metadataTokens.size(); ++i) {
+    if (metadataTokens[i] == kWildcard) lastWildcard = i + 1;
+  }
+  for (size_t i = 0; i < lastWildcard; ++i) {
+    if (i >= specTokens.size() || specTokens[i] != metadataTokens[i]) {
+      return metadata + " must follow the spec pattern up to its last wildcard";
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 std::string checkTemplateSlot(const TemplateSlot& slot) {
   if (std::string problem = checkRoleTemplate(slot.role); !problem.empty()) {
     return "role " + problem;
@@ -126,24 +147,20 @@ std::string checkTemplateSlot(const TemplateSlot& slot) {
   if (std::string problem = checkPointerPattern(slot.spec, false); !problem.empty()) {
     return "spec " + problem;
   }
-  if (std::string problem = checkPointerPattern(slot.metadata, false); !problem.empty()) {
-    return "metadata " + problem;
+  const std::pair<const std::string&, const char*> metadataPatterns[] = {
+      {slot.metadata, "metadata"}, {slot.intermediateMetadata, "intermediateMetadata"}};
+  for (const auto& [pattern, what] : metadataPatterns) {
+    if (std::string problem = checkPointerPattern(pattern, false); !problem.empty()) {
+      return what + (" " + problem);
+    }
   }
   const size_t wildcards = wildcardCount(slot.spec);
   if (wildcards == 0 && hasPlaceholders(slot.role)) {
     return "role " + slot.role + " has a placeholder, but the spec pointer has no wildcard";
   }
-  // Metadata follows the spec's wildcards: up to its last wildcard it is the
-  // spec's pattern, so that both resolve to the same item.
-  const std::vector<std::string> specTokens = pointerTokens(slot.spec);
-  const std::vector<std::string> metadataTokens = pointerTokens(slot.metadata);
-  size_t lastWildcard = 0;
-  for (size_t i = 0; i < metadataTokens.size(); ++i) {
-    if (metadataTokens[i] == kWildcard) lastWildcard = i + 1;
-  }
-  for (size_t i = 0; i < lastWildcard; ++i) {
-    if (i >= specTokens.size() || specTokens[i] != metadataTokens[i]) {
-      return "metadata " + slot.metadata + " must follow the spec pattern up to its last wildcard";
+  for (const auto& [pattern, what] : metadataPatterns) {
+    if (std::string problem = metadataProblem(slot.spec, pattern); !problem.empty()) {
+      return what + (" " + problem);
     }
   }
   for (const std::string& object : slot.containerObjects) {
@@ -173,7 +190,9 @@ std::string checkTemplateSlot(const TemplateSlot& slot) {
   for (const auto& [pointer, what] :
        {std::pair{slot.jobSettings.backoffLimit, "backoffLimit"},
         std::pair{slot.jobSettings.activeDeadlineSeconds, "activeDeadlineSeconds"},
-        std::pair{slot.jobSettings.ttlSecondsAfterFinished, "ttlSecondsAfterFinished"}}) {
+        std::pair{slot.jobSettings.ttlSecondsAfterFinished, "ttlSecondsAfterFinished"},
+        std::pair{slot.jobSettings.backoffLimitPerIndex, "backoffLimitPerIndex"},
+        std::pair{slot.completions, "completions"}}) {
     if (std::string problem = checkRelative(pointer, what); !problem.empty()) return problem;
   }
   return "";
@@ -256,6 +275,11 @@ const WorkloadType* WorkloadTypeTable::find(std::string_view group, std::string_
     if (types_[row].servesVersion(version)) return &types_[row];
   }
   return nullptr;
+}
+
+const WorkloadType* kubernetesKindOf(std::string_view group, std::string_view kind) {
+  const WorkloadType* type = WorkloadTypeTable::builtIn()->findGroupKind(group, kind);
+  return type != nullptr && !type->customResource ? type : nullptr;
 }
 
 const WorkloadType* WorkloadTypeTable::findForObject(const JsonValue& object) const {
@@ -439,6 +463,9 @@ struct Walk {
         resolved.metadata = nullptr;
       }
     }
+    if (!slot.intermediateMetadata.empty()) {
+      resolved.intermediateMetadataPointer = substituted(slot.intermediateMetadata);
+    }
     for (const std::string& object : slot.containerObjects) {
       std::string concretePointer = pointer;
       for (const std::string& token : pointerTokens(object)) {
@@ -453,6 +480,8 @@ struct Walk {
     resolved.jobSettings.activeDeadlineSeconds = concrete(slot.jobSettings.activeDeadlineSeconds);
     resolved.jobSettings.ttlSecondsAfterFinished =
         concrete(slot.jobSettings.ttlSecondsAfterFinished);
+    resolved.jobSettings.serverBackoffLimit = slot.jobSettings.serverBackoffLimit;
+    resolved.jobSettings.backoffLimitPerIndex = concrete(slot.jobSettings.backoffLimitPerIndex);
     out.templates.push_back(std::move(resolved));
   }
 };

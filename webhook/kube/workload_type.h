@@ -47,6 +47,12 @@ struct JobSettingPointers {
   std::string backoffLimit;  // Volcano: maxRetry
   std::string activeDeadlineSeconds;
   std::string ttlSecondsAfterFinished;
+  // What the API server writes into backoffLimit when it is left out (a
+  // Job's 6): that value is taken as unset. None where nothing defaults it.
+  std::optional<int64_t> serverBackoffLimit;
+  // The field whose presence says the user chose the retries per index
+  // (a Job's backoffLimitPerIndex): backoffLimit is then theirs, whatever it is.
+  std::string backoffLimitPerIndex;
   bool any() const {
     return !backoffLimit.empty() || !activeDeadlineSeconds.empty() ||
            !ttlSecondsAfterFinished.empty();
@@ -106,12 +112,20 @@ struct TemplateSlot {
   TemplateShape shape = TemplateShape::PodSpec;
   std::string spec;      // pointer pattern of the PodSpec (or ResourceRequirements)
   std::string metadata;  // pointer pattern of the Pods' metadata; "" when none
+  // Pointer pattern of the metadata of what the object makes and which makes
+  // the Pods (a CronJob's Jobs: /spec/jobTemplate/metadata): stamped like
+  // the Pods' own. "" when the Pods come from the object itself.
+  std::string intermediateMetadata;
   // Container-shaped objects outside spec.containers that become a
   // container of the Pod, relative to `spec` (KServe's predictor.model).
   std::vector<std::string> containerObjects;
   // Pod count: the product of the factors; none: not knowable from the object.
   std::optional<std::vector<ReplicaFactor>> replicas;
   JobSettingPointers jobSettings;
+  // Pointer of the number of Pods that must finish (a Job's completions),
+  // which caps how many of the first replica factor's Pods run at once; ""
+  // when none.
+  std::string completions;
   uint32_t injectable = kInjectAll;
   std::string note;  // what the count or the shape means, for docs and `check`
 };
@@ -146,6 +160,10 @@ struct UpdateRules {
   // (a Job's pod template, a JobSet's replicated jobs): aiadmit never edits a
   // template inside one on UPDATE, since the update would then be refused.
   std::vector<std::string> immutable;
+  // False when aiadmit edits the object only as it is created (a Pod: its
+  // spec is settled then, and its metadata is what its controller or its
+  // owner writes afterwards).
+  bool editedOnUpdate = true;
 };
 
 // Where the operator reads the scheduling of all its Pods, instead of (or
@@ -186,6 +204,12 @@ struct WorkloadType {
   std::vector<TemplateSlot> templates;
   UpdateRules updates;
   SchedulingFields scheduling;
+  // A kind of an operator; false for Kubernetes' own (a Pod and its
+  // controllers), whose paths messages name without a role.
+  bool customResource = true;
+  // The object is its own Pod (a bare Pod): no controller retries it, its
+  // restartPolicy defaults to Always and the API server may set its priority.
+  bool objectIsPod = false;
   bool builtIn = false;
   std::string source;  // "built-in", or FILE:LINE of its WorkloadType document
 
@@ -244,6 +268,11 @@ class WorkloadTypeTable {
 // The built-in rows (the table's source).
 std::vector<WorkloadType> builtInWorkloadTypes();
 
+// The built-in row of one of Kubernetes' own kinds (a Pod and its
+// controllers: not a custom resource) by group and kind, whatever the
+// version; null for any other kind.
+const WorkloadType* kubernetesKindOf(std::string_view group, std::string_view kind);
+
 // ---- Resolution: the concrete templates of one object ----
 
 struct ResolvedTemplate {
@@ -253,6 +282,7 @@ struct ResolvedTemplate {
   std::string metadataPointer;  // "" when the slot has no metadata
   std::string specFieldPath;    // kubectl: "spec.pytorchReplicaSpecs.Worker.template.spec"
   std::string metadataFieldPath;
+  std::string intermediateMetadataPointer;    // "" when the slot has none
   const JsonValue* spec = nullptr;            // the PodSpec (or ResourceRequirements)
   const JsonValue* metadata = nullptr;        // nullptr when absent from the object
   std::vector<std::string> containerObjects;  // concrete pointers of those present

@@ -138,22 +138,49 @@ SchedulingFields kubeRayLabels() {
   return fields;
 }
 
-JobSettingPointers jobSettingsUnder(const std::string& prefix) {
-  return {prefix + "/backoffLimit", prefix + "/activeDeadlineSeconds",
-          prefix + "/ttlSecondsAfterFinished"};
+// Where the three Job settings are; nothing defaults them before admission.
+JobSettingPointers jobSettingsAt(std::string backoffLimit, std::string activeDeadlineSeconds,
+                                 std::string ttlSecondsAfterFinished) {
+  JobSettingPointers settings;
+  settings.backoffLimit = std::move(backoffLimit);
+  settings.activeDeadlineSeconds = std::move(activeDeadlineSeconds);
+  settings.ttlSecondsAfterFinished = std::move(ttlSecondsAfterFinished);
+  return settings;
 }
 
-void addCoreKinds(std::vector<WorkloadType>& out) {
+JobSettingPointers jobSettingsUnder(const std::string& prefix) {
+  return jobSettingsAt(prefix + "/backoffLimit", prefix + "/activeDeadlineSeconds",
+                       prefix + "/ttlSecondsAfterFinished");
+}
+
+// Kubernetes' own kind (a Pod and its controllers), not an operator's.
+WorkloadType kubernetesKind(WorkloadType type) {
+  type.customResource = false;
+  return type;
+}
+
+// The Pods of a JobSpec at `prefix`: `parallelism` of them run at once, at
+// most `completions`.
+TemplateSlot jobPods(const std::string& prefix, JobSettingPointers settings) {
+  TemplateSlot slot = podTemplate("pod", prefix + "/template",
+                                  Factors{count(prefix + "/parallelism", 1)}, std::move(settings));
+  slot.completions = prefix + "/completions";
+  return slot;
+}
+
+// A Pod, on its own or from its controller.
+WorkloadType podRow() {
   TemplateSlot pod;
   pod.role = "pod";
   pod.spec = "/spec";
   pod.metadata = "/metadata";
   pod.replicas = Factors{};
-  WorkloadType podType =
-      row("", "Pod", {"v1"}, "pods", "realtime",
-          "a Pod with restartPolicy Always is a long-running server", Lifecycle::Either, {pod});
+  WorkloadType type = kubernetesKind(row("", "Pod", {"v1"}, "pods", "realtime",
+                                         "a Pod with restartPolicy Always is a long-running server",
+                                         Lifecycle::Either, {pod}));
+  type.objectIsPod = true;
   for (const char* policy : {"OnFailure", "Never"}) {
-    podType.classConditions.push_back(
+    type.classConditions.push_back(
         {"/spec/restartPolicy",
          {policy},
          false,
@@ -161,34 +188,43 @@ void addCoreKinds(std::vector<WorkloadType>& out) {
          "a Pod with restartPolicy " + std::string(policy) + " runs to completion"});
   }
   // A Pod's spec is settled at creation (the few fields that may change are
-  // not aiadmit's to write).
-  podType.updates.immutable = {"/spec"};
-  out.push_back(std::move(podType));
+  // not aiadmit's to write), and so is all aiadmit edits of it.
+  type.updates.immutable = {"/spec"};
+  type.updates.editedOnUpdate = false;
+  return type;
+}
+
+void addCoreKinds(std::vector<WorkloadType>& out) {
+  out.push_back(podRow());
   for (const char* kind : {"Deployment", "StatefulSet", "ReplicaSet"}) {
     std::string resource = std::string(kind) + "s";
     for (char& c : resource) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    out.push_back(withUpdates(
+    out.push_back(kubernetesKind(withUpdates(
         row("apps", kind, {"v1"}, resource, "realtime",
             "a " + std::string(kind) + " is a long-running server", Lifecycle::LongRunning,
             {podTemplate("pod", "/spec/template", Factors{count("/spec/replicas", 1)})}),
-        {"/spec/replicas"}, ""));
+        {"/spec/replicas"}, "")));
   }
   // A Job's pod template is immutable (but for the scheduling directives a
   // queue controller writes while it is suspended); an indexed Job scales by
-  // parallelism and completions together.
-  out.push_back(
-      withUpdates(row("batch", "Job", {"v1"}, "jobs", "batch", "a Job runs to completion",
-                      Lifecycle::RunsToCompletion,
-                      {podTemplate("pod", "/spec/template", Factors{count("/spec/parallelism", 1)},
-                                   jobSettingsUnder("/spec"))}),
-                  {"/spec/parallelism", "/spec/completions"}, "/spec/suspend", {"/spec/template"}));
-  out.push_back(
-      withUpdates(row("batch", "CronJob", {"v1"}, "cronjobs", "batch",
-                      "a CronJob runs to completion", Lifecycle::RunsToCompletion,
-                      {podTemplate("pod", "/spec/jobTemplate/spec/template",
-                                   Factors{count("/spec/jobTemplate/spec/parallelism", 1)},
-                                   jobSettingsUnder("/spec/jobTemplate/spec"))}),
-                  {}, "/spec/suspend"));
+  // parallelism and completions together. The API server writes backoffLimit
+  // 6 into a Job that leaves it out, unless it sets backoffLimitPerIndex.
+  JobSettingPointers jobSettings = jobSettingsUnder("/spec");
+  jobSettings.serverBackoffLimit = 6;
+  jobSettings.backoffLimitPerIndex = "/spec/backoffLimitPerIndex";
+  out.push_back(kubernetesKind(withUpdates(
+      row("batch", "Job", {"v1"}, "jobs", "batch", "a Job runs to completion",
+          Lifecycle::RunsToCompletion, {jobPods("/spec", std::move(jobSettings))}),
+      {"/spec/parallelism", "/spec/completions"}, "/spec/suspend", {"/spec/template"})));
+  // A CronJob's Jobs carry the labels and annotations of its jobTemplate;
+  // nothing defaults what the jobTemplate leaves out.
+  TemplateSlot cronJobPods =
+      jobPods("/spec/jobTemplate/spec", jobSettingsUnder("/spec/jobTemplate/spec"));
+  cronJobPods.intermediateMetadata = "/spec/jobTemplate/metadata";
+  out.push_back(kubernetesKind(withUpdates(
+      row("batch", "CronJob", {"v1"}, "cronjobs", "batch", "a CronJob runs to completion",
+          Lifecycle::RunsToCompletion, {std::move(cronJobPods)}),
+      {}, "/spec/suspend")));
 }
 
 // Kubeflow Training Operator v1: a map of replica type to ReplicaSpec, whose
@@ -245,8 +281,8 @@ TemplateSlot replicatedJobs(const std::string& prefix) {
   TemplateSlot slot =
       podTemplate("{.name}", prefix + "/replicatedJobs/*/template/spec/template",
                   Factors{count("replicas", 1), count("template/spec/parallelism", 1)},
-                  {"template/spec/backoffLimit", "template/spec/activeDeadlineSeconds",
-                   prefix + "/ttlSecondsAfterFinished"});
+                  jobSettingsAt("template/spec/backoffLimit", "template/spec/activeDeadlineSeconds",
+                                prefix + "/ttlSecondsAfterFinished"));
   return slot;
 }
 
@@ -388,7 +424,7 @@ void addJobSetAndVolcano(std::vector<WorkloadType>& out) {
   // a task's replicas have no default (Go's zero).
   TemplateSlot task =
       podTemplate("{.name}", "/spec/tasks/*/template", Factors{count("replicas", 0)},
-                  {"/spec/maxRetry", "", "/spec/ttlSecondsAfterFinished"});
+                  jobSettingsAt("/spec/maxRetry", "", "/spec/ttlSecondsAfterFinished"));
   // Volcano's webhook lets an update change only minAvailable and the
   // tasks' replicas and minAvailable.
   // Volcano's controller gives every Pod whose template names none the Job's

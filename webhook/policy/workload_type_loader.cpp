@@ -176,8 +176,8 @@ void readTemplate(Reader& r, const YAML::Node& node, const std::string& field,
                   const JobSettingPointers& typeSettings, std::vector<TemplateSlot>& out) {
   const int before = r.errorCount();
   if (!r.mapping(node, field,
-                 {"role", "template", "podSpec", "metadata", "resources", "containerObjects",
-                  "replicas", "jobSettings", "inject", "note"})) {
+                 {"role", "template", "podSpec", "metadata", "intermediateMetadata", "resources",
+                  "containerObjects", "replicas", "jobSettings", "inject", "note"})) {
     return;
   }
   TemplateSlot slot;
@@ -220,6 +220,14 @@ void readTemplate(Reader& r, const YAML::Node& node, const std::string& field,
       return;
     }
     slot.metadata = readPointer(r, n, f, false, true).value_or("");
+  });
+  r.optional(node, "intermediateMetadata", field, [&](auto& n, auto& f) {
+    if (node["resources"].IsDefined()) {
+      r.error(n, f,
+              "only applies with template or podSpec (a resources template has no Pods' metadata)");
+      return;
+    }
+    slot.intermediateMetadata = readPointer(r, n, f, false, true).value_or("");
   });
   r.optional(node, "containerObjects", field, [&](auto& n, auto& f) {
     slot.containerObjects = r.strings(n, f, [](const std::string& pointer) -> std::string {

@@ -1,5 +1,6 @@
 #include "webhook/serving/metrics.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <iterator>
 
@@ -9,10 +10,8 @@
 namespace aiadmit {
 
 namespace {
-constexpr std::array<WorkloadKind, 7> kAllKinds = {
-    WorkloadKind::Pod,        WorkloadKind::Job,         WorkloadKind::CronJob,
-    WorkloadKind::Deployment, WorkloadKind::StatefulSet, WorkloadKind::ReplicaSet,
-    WorkloadKind::Other};
+// The label of requests for kinds that are not Kubernetes' own.
+constexpr std::string_view kOtherKind = "Other";
 constexpr std::array<WorkloadClass, 4> kAllClasses = {
     WorkloadClass::None, WorkloadClass::Training, WorkloadClass::Batch, WorkloadClass::Realtime};
 // The actions that count a violation, in the order of RuleAction.
@@ -31,13 +30,27 @@ std::string number(double value) {
 }
 }  // namespace
 
-void Metrics::recordRequest(Endpoint endpoint, WorkloadKind kind, WorkloadClass workloadClass,
-                            Decision decision, double seconds) {
+Metrics::Metrics() {
+  for (const WorkloadType& type : WorkloadTypeTable::builtIn()->types()) {
+    if (!type.customResource) kinds_.push_back(&type);
+  }
+  requests_ =
+      std::vector<std::atomic<uint64_t>>(kEndpoints * (kinds_.size() + 1) * kClasses * kDecisions);
+}
+
+size_t Metrics::requestIndex(size_t endpoint, size_t kind, WorkloadClass workloadClass,
+                             Decision decision) const {
+  return ((endpoint * (kinds_.size() + 1) + kind) * kClasses + static_cast<size_t>(workloadClass)) *
+             kDecisions +
+         static_cast<size_t>(decision);
+}
+
+void Metrics::recordRequest(Endpoint endpoint, const WorkloadType* kubernetesKind,
+                            WorkloadClass workloadClass, Decision decision, double seconds) {
   const size_t e = static_cast<size_t>(endpoint);
-  const size_t index =
-      ((e * kKinds + static_cast<size_t>(kind)) * kClasses + static_cast<size_t>(workloadClass)) *
-          kDecisions +
-      static_cast<size_t>(decision);
+  const size_t kind =
+      static_cast<size_t>(std::find(kinds_.begin(), kinds_.end(), kubernetesKind) - kinds_.begin());
+  const size_t index = requestIndex(e, kind, workloadClass, decision);
   requests_[index].fetch_add(1, std::memory_order_relaxed);
   Histogram& histogram = latency_[e];
   size_t bucket = 0;
@@ -135,19 +148,16 @@ void Metrics::renderRequests(std::string& out) const {
       "# HELP aiadmit_requests_total Admission requests by endpoint, kind, class and decision.\n";
   out += "# TYPE aiadmit_requests_total counter\n";
   for (size_t e = 0; e < kEndpoints; ++e) {
-    for (WorkloadKind kind : kAllKinds) {
+    for (size_t kind = 0; kind <= kinds_.size(); ++kind) {
       for (WorkloadClass workloadClass : kAllClasses) {
         for (Decision decision : kAllDecisions) {
-          const size_t index = ((e * kKinds + static_cast<size_t>(kind)) * kClasses +
-                                static_cast<size_t>(workloadClass)) *
-                                   kDecisions +
-                               static_cast<size_t>(decision);
-          const uint64_t value = requests_[index].load(std::memory_order_relaxed);
+          const uint64_t value = requests_[requestIndex(e, kind, workloadClass, decision)].load(
+              std::memory_order_relaxed);
           if (value == 0) continue;
           out += "aiadmit_requests_total{endpoint=\"";
           out += endpointName(static_cast<Endpoint>(e));
           out += "\",kind=\"";
-          out += kindName(kind);
+          out += kind < kinds_.size() ? std::string_view(kinds_[kind]->kind) : kOtherKind;
           out += "\",class=\"";
           out += className(workloadClass);
           out += "\",decision=\"";

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "webhook/cluster/cluster_watcher.h"
 #include "webhook/engine/admission.h"
@@ -36,8 +37,11 @@ std::string_view limitName(Limit limit);
 
 class Metrics {
  public:
-  void recordRequest(Endpoint endpoint, WorkloadKind kind, WorkloadClass workloadClass,
-                     Decision decision, double seconds);
+  Metrics();
+  // `kubernetesKind`: the row of the request's kind when it is one of
+  // Kubernetes' own (kubernetesKindOf), which labels it; null labels it Other.
+  void recordRequest(Endpoint endpoint, const WorkloadType* kubernetesKind,
+                     WorkloadClass workloadClass, Decision decision, double seconds);
   void recordRuleHit(RuleId rule, RuleAction action);
   void setEnforcement(RuleAction enforcement);
   void recordProfileReload(bool success, double unixTime);
@@ -64,7 +68,11 @@ class Metrics {
   void renderRules(std::string& out) const;
   void renderProfiles(std::string& out) const;
   void renderTransport(std::string& out) const;
-  static constexpr size_t kEndpoints = 2, kKinds = 7, kClasses = 4, kDecisions = 4;
+  // The counter of one endpoint, kind (an index into kinds_, or
+  // kinds_.size() for Other), class and decision.
+  size_t requestIndex(size_t endpoint, size_t kind, WorkloadClass workloadClass,
+                      Decision decision) const;
+  static constexpr size_t kEndpoints = 2, kClasses = 4, kDecisions = 4;
   static constexpr std::array<double, 14> kBuckets = {0.00005, 0.0001, 0.00025, 0.0005, 0.001,
                                                       0.0025,  0.005,  0.01,    0.025,  0.05,
                                                       0.1,     0.25,   0.5,     1.0};
@@ -74,7 +82,9 @@ class Metrics {
     std::atomic<uint64_t> sumNanoseconds{0};
   };
 
-  std::array<std::atomic<uint64_t>, kEndpoints * kKinds * kClasses * kDecisions> requests_{};
+  // The built-in rows of Kubernetes' own kinds, in table order.
+  std::vector<const WorkloadType*> kinds_;
+  std::vector<std::atomic<uint64_t>> requests_;
   std::array<Histogram, kEndpoints> latency_{};
   // Deny, warn and audit for each rule.
   static constexpr size_t kHitActions = 3;

@@ -164,8 +164,8 @@ class Endpoints final : public HttpApplication {
 
   void record(Endpoint endpoint, const ReviewAnswer& result, Clock::time_point started) {
     const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
-    metrics_.recordRequest(endpoint, result.workloadKind, result.evaluation.workloadClass,
-                           result.decision, seconds);
+    metrics_.recordRequest(endpoint, kubernetesKindOf(result.group, result.kind),
+                           result.evaluation.workloadClass, result.decision, seconds);
     for (const Violation& v : result.evaluation.denials) {
       metrics_.recordRuleHit(v.rule, RuleAction::Deny);
     }

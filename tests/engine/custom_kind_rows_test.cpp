@@ -1,0 +1,96 @@
+// A kind added as a WorkloadType document whose row says what a built-in
+// row says gets what the built-in kind gets: a CronJob-like custom kind
+// with the Jobs' metadata between the object and its Pods is stamped,
+// placed and given its Job settings at the same places as a CronJob.
+#include <gtest/gtest.h>
+
+#include "tests/support/golden_files.h"
+#include "tests/support/test_support.h"
+#include "webhook/engine/engine.h"
+#include "webhook/kube/json_patch.h"
+#include "webhook/policy/profile_loader.h"
+
+namespace aiadmit {
+namespace {
+
+using namespace testing;
+
+const std::string kNightlyRun = R"(apiVersion: aiadmit.dev/v1
+kind: WorkloadType
+metadata:
+  name: nightly-runs
+spec:
+  group: example.com
+  kind: NightlyRun
+  versions: [v1]
+  resource: nightlyruns
+  class: batch
+  lifecycle: RunsToCompletion
+  jobSettings:
+    backoffLimit: /spec/jobTemplate/spec/backoffLimit
+    activeDeadlineSeconds: /spec/jobTemplate/spec/activeDeadlineSeconds
+    ttlSecondsAfterFinished: /spec/jobTemplate/spec/ttlSecondsAfterFinished
+  templates:
+  - role: pod
+    template: /spec/jobTemplate/spec/template
+    intermediateMetadata: /spec/jobTemplate/metadata
+    replicas:
+    - path: /spec/jobTemplate/spec/parallelism
+      default: 1
+)";
+
+std::string scheduled(const std::string& apiVersion, const std::string& kind) {
+  return "apiVersion: " + apiVersion + "\nkind: " + kind + R"(
+metadata: {name: nightly, namespace: ml}
+spec:
+  schedule: "@daily"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          containers: [{name: main, image: x, resources: {limits: {nvidia.com/gpu: 1}}}]
+)";
+}
+
+// The shipped batch profile and the NightlyRun type.
+ProfileLoadResult batchAndNightlyRun() {
+  return loadProfileText(readFile(sourceDir() + "/profiles/batch.yaml") + "---\n" + kNightlyRun,
+                         "profiles.yaml", mutationSwitches());
+}
+
+// The JSON Patch /mutate makes of `yaml` under batchAndNightlyRun().
+std::string patchOf(const std::string& yaml) {
+  const ProfileLoadResult loaded = batchAndNightlyRun();
+  EXPECT_TRUE(loaded.ok()) << formatLoadErrors(loaded.errors);
+  if (!loaded.ok()) return "";
+  const Engine engine(loaded.set);
+  const auto object = yamlObject(yaml);
+  JsonDocument mutated;
+  Evaluation evaluation;
+  const AdmissionOutcome outcome =
+      engine.mutate(AdmissionSubject::ofObject(*object, "ml"), &evaluation, &mutated);
+  EXPECT_EQ(evaluation.profile, "batch") << evaluation.profileError;
+  return outcome.patch();
+}
+
+TEST(CustomKindRows, ACronJobLikeKindIsMutatedWhereACronJobIs) {
+  const std::string cronJob = patchOf(scheduled("batch/v1", "CronJob"));
+  ASSERT_NE(cronJob.find("/spec/jobTemplate/metadata"), std::string::npos)
+      << "a CronJob's Jobs are stamped: " << cronJob;
+  EXPECT_NE(cronJob.find("/spec/jobTemplate/spec/backoffLimit"), std::string::npos) << cronJob;
+  EXPECT_EQ(patchOf(scheduled("example.com/v1", "NightlyRun")), cronJob);
+}
+
+TEST(CustomKindRows, ADocumentsRowHoldsTheFieldsItStates) {
+  const ProfileLoadResult loaded = batchAndNightlyRun();
+  ASSERT_NE(loaded.workloadTypes, nullptr) << formatLoadErrors(loaded.errors);
+  const WorkloadType* type = loaded.workloadTypes->find("example.com", "v1", "NightlyRun");
+  ASSERT_NE(type, nullptr);
+  EXPECT_TRUE(type->customResource);
+  EXPECT_FALSE(type->objectIsPod);
+  EXPECT_EQ(type->templates.at(0).intermediateMetadata, "/spec/jobTemplate/metadata");
+}
+
+}  // namespace
+}  // namespace aiadmit
