@@ -22,13 +22,13 @@ TEST(DecodeAdmissionReview, ReadsTheRequestFields) {
   DecodeError error;
   ASSERT_TRUE(decodeAdmissionReview(kPodReview, request, error)) << error.message;
   EXPECT_EQ(request.uid, "u-1");
-  EXPECT_EQ(request.group, "");
-  EXPECT_EQ(request.kindName, "Pod");
-  EXPECT_EQ(request.operation, Operation::Create);
-  EXPECT_EQ(request.namespaceName, "ml");
+  EXPECT_EQ(request.subject.group, "");
+  EXPECT_EQ(request.subject.kindName, "Pod");
+  EXPECT_EQ(request.subject.operation, Operation::Create);
+  EXPECT_EQ(request.subject.namespaceName, "ml");
   EXPECT_EQ(request.name, "p");
-  ASSERT_NE(request.object, nullptr);
-  EXPECT_EQ(request.oldObject, nullptr);
+  ASSERT_NE(request.subject.object, nullptr);
+  EXPECT_EQ(request.subject.oldObject, nullptr);
 }
 
 struct MalformedCase {

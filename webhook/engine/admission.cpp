@@ -7,6 +7,19 @@
 
 namespace aiadmit {
 
+AdmissionSubject AdmissionSubject::ofObject(const JsonValue& object,
+                                            std::string_view namespaceName) {
+  AdmissionSubject subject;
+  subject.object = &object;
+  const GroupVersion groupVersion = splitApiVersion(stringMember(&object, "apiVersion"));
+  subject.group = groupVersion.group;
+  subject.version = groupVersion.version;
+  subject.kindName = stringMember(&object, "kind");
+  subject.namespaceName = namespaceName;
+  subject.operation = Operation::Create;
+  return subject;
+}
+
 constexpr EnumEntry<Decision> kDecisionNames[] = {{Decision::Allowed, "allowed"},
                                                   {Decision::Patched, "patched"},
                                                   {Decision::Denied, "denied"},
@@ -66,17 +79,17 @@ bool decodeAdmissionReview(std::string_view body, AdmissionRequest& request, Dec
 
   const JsonValue* gvk = member(req, "kind");
   if (!isObject(gvk)) return fail(error, "request.kind is missing or not an object");
-  request.group = stringMember(gvk, "group");
-  request.version = stringMember(gvk, "version");
-  request.kindName = stringMember(gvk, "kind");
-  if (request.kindName.empty()) return fail(error, "request.kind.kind is missing");
-  request.subResource = stringMember(req, "subResource");
-  request.namespaceName = stringMember(req, "namespace");
+  request.subject.group = stringMember(gvk, "group");
+  request.subject.version = stringMember(gvk, "version");
+  request.subject.kindName = stringMember(gvk, "kind");
+  if (request.subject.kindName.empty()) return fail(error, "request.kind.kind is missing");
+  request.subject.subResource = stringMember(req, "subResource");
+  request.subject.namespaceName = stringMember(req, "namespace");
   request.name = stringMember(req, "name");
 
   const std::string_view operation = stringMember(req, "operation");
-  request.operation = parseOperation(operation);
-  if (request.operation == Operation::Unknown) {
+  request.subject.operation = parseOperation(operation);
+  if (request.subject.operation == Operation::Unknown) {
     return fail(error, "request.operation \"" + std::string(operation.substr(0, 32)) +
                            "\" is not CREATE, UPDATE, DELETE or CONNECT");
   }
@@ -85,24 +98,25 @@ bool decodeAdmissionReview(std::string_view body, AdmissionRequest& request, Dec
 
   const JsonValue* object = member(req, "object");
   const JsonValue* oldObject = member(req, "oldObject");
-  request.object = object != nullptr && !object->IsNull() ? object : nullptr;
-  request.oldObject = oldObject != nullptr && !oldObject->IsNull() ? oldObject : nullptr;
-  const bool needsObject =
-      request.operation == Operation::Create || request.operation == Operation::Update;
-  if (needsObject && request.object == nullptr) {
+  request.subject.object = object != nullptr && !object->IsNull() ? object : nullptr;
+  request.subject.oldObject = oldObject != nullptr && !oldObject->IsNull() ? oldObject : nullptr;
+  const bool needsObject = request.subject.operation == Operation::Create ||
+                           request.subject.operation == Operation::Update;
+  if (needsObject && request.subject.object == nullptr) {
     return fail(error, "request.object is missing for " + std::string(operation));
   }
-  if (request.object != nullptr && !request.object->IsObject()) {
+  if (request.subject.object != nullptr && !request.subject.object->IsObject()) {
     return fail(error, "request.object is not a JSON object");
   }
-  if (request.oldObject != nullptr && !request.oldObject->IsObject()) {
+  if (request.subject.oldObject != nullptr && !request.subject.oldObject->IsObject()) {
     return fail(error, "request.oldObject is not a JSON object");
   }
-  if (request.namespaceName.empty() && request.object != nullptr) {
-    request.namespaceName = stringMember(member(request.object, "metadata"), "namespace");
+  if (request.subject.namespaceName.empty() && request.subject.object != nullptr) {
+    request.subject.namespaceName =
+        stringMember(member(request.subject.object, "metadata"), "namespace");
   }
-  if (request.name.empty() && request.object != nullptr) {
-    request.name = stringMember(member(request.object, "metadata"), "name");
+  if (request.name.empty() && request.subject.object != nullptr) {
+    request.name = stringMember(member(request.subject.object, "metadata"), "name");
   }
   return true;
 }

@@ -12,21 +12,31 @@
 
 namespace aiadmit {
 
+// What an admission is about, whether it came in a review or from a file.
+struct AdmissionSubject {
+  const JsonValue* object = nullptr;     // null for DELETE
+  const JsonValue* oldObject = nullptr;  // set on UPDATE and DELETE
+  // The object's API group, version and kind: the workload-type table's key.
+  std::string_view group;
+  std::string_view version;
+  std::string_view kindName;
+  std::string_view namespaceName;
+  std::string_view subResource;
+  Operation operation = Operation::Create;
+
+  // An object read from a file, as a CREATE in `namespaceName`: its group,
+  // version and kind from its own apiVersion and kind.
+  static AdmissionSubject ofObject(const JsonValue& object, std::string_view namespaceName);
+};
+
 // A decoded request. It owns the parsed document; the views point into it.
 struct AdmissionRequest {
   std::string buffer;  // the body, parsed in place: the document's strings point into it
   JsonDocument document;
   std::string_view uid;
-  Operation operation = Operation::Unknown;
-  std::string_view group;
-  std::string_view version;
-  std::string_view kindName;
-  std::string_view subResource;
-  std::string_view namespaceName;
   std::string_view name;
-  const JsonValue* object = nullptr;     // null for DELETE
-  const JsonValue* oldObject = nullptr;  // set on UPDATE and DELETE
   bool dryRun = false;
+  AdmissionSubject subject;  // its operation as the review names it
 };
 
 // Nesting deeper than this is refused before parsing (real objects stay far below).

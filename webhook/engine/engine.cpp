@@ -15,32 +15,6 @@
 
 namespace aiadmit {
 
-AdmissionSubject AdmissionSubject::of(const AdmissionRequest& request) {
-  AdmissionSubject subject;
-  subject.object = request.object;
-  subject.oldObject = request.oldObject;
-  subject.group = request.group;
-  subject.version = request.version;
-  subject.kindName = request.kindName;
-  subject.namespaceName = request.namespaceName;
-  subject.subResource = request.subResource;
-  subject.operation = request.operation;
-  return subject;
-}
-
-AdmissionSubject AdmissionSubject::ofObject(const JsonValue& object,
-                                            std::string_view namespaceName) {
-  AdmissionSubject subject;
-  subject.object = &object;
-  const GroupVersion groupVersion = splitApiVersion(stringMember(&object, "apiVersion"));
-  subject.group = groupVersion.group;
-  subject.version = groupVersion.version;
-  subject.kindName = stringMember(&object, "kind");
-  subject.namespaceName = namespaceName;
-  subject.operation = Operation::Create;
-  return subject;
-}
-
 std::string_view endpointName(Endpoint endpoint) {
   return endpoint == Endpoint::Mutate ? "mutate" : "validate";
 }
@@ -107,13 +81,18 @@ void runValidator(const Validator& validator, const ValidationContext& context,
   const size_t before = out.size();
   validator.check(context, out);
   // Several templates, or a custom resource's: say which one it is about.
-  if (validator.scope() == Validator::Scope::Template &&
-      (context.templates.size() > 1 || context.view.isCustomResource())) {
-    for (size_t i = before; i < out.size(); ++i) {
-      // The object's own metadata belongs to no template.
-      if (out[i].field.rfind("metadata", 0) == 0) continue;
+  // Either way the warning names the field from the template's PodSpec on.
+  const bool namesRole = validator.scope() == Validator::Scope::Template &&
+                         (context.templates.size() > 1 || context.view.isCustomResource());
+  const std::string specField = context.view.specFieldPath();
+  for (size_t i = before; i < out.size(); ++i) {
+    // The object's own metadata belongs to no template.
+    if (out[i].field.rfind("metadata", 0) == 0) continue;
+    if (namesRole) {
       out[i].role = std::string(context.view.role());
-      out[i].templateField = context.view.specFieldPath();
+      out[i].templateField = specField;
+    } else if (out[i].templateField.empty() && out[i].field.rfind(specField + ".", 0) == 0) {
+      out[i].templateField = specField;
     }
   }
   // A rule about the object itself (its annotations, its profile) is found
@@ -497,12 +476,12 @@ ReviewAnswer answerReview(const Engine& engine, Endpoint endpoint, std::string_v
       answer.uid = error.uid;
     } else {
       answer.uid = std::string(request.uid);
-      answer.group = std::string(request.group);
-      answer.kind = std::string(request.kindName);
-      answer.namespaceName = std::string(request.namespaceName);
+      answer.group = std::string(request.subject.group);
+      answer.kind = std::string(request.subject.kindName);
+      answer.namespaceName = std::string(request.subject.namespaceName);
       answer.name = std::string(request.name);
-      answer.operation = std::string(operationName(request.operation));
-      const AdmissionSubject subject = AdmissionSubject::of(request);
+      answer.operation = std::string(operationName(request.subject.operation));
+      const AdmissionSubject& subject = request.subject;
       if (endpoint == Endpoint::Mutate) {
         outcome = engine.mutate(subject, &answer.evaluation, nullptr, answers);
         outcome.setAuditAnnotations(mutationAuditAnnotations(answer.evaluation, outcome.patch()));

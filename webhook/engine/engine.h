@@ -18,24 +18,6 @@
 
 namespace aiadmit {
 
-// What an admission is about, whether it came in a review or from a file.
-struct AdmissionSubject {
-  const JsonValue* object = nullptr;
-  const JsonValue* oldObject = nullptr;
-  // The object's API group, version and kind: the workload-type table's key.
-  std::string_view group;
-  std::string_view version;
-  std::string_view kindName;
-  std::string_view namespaceName;
-  std::string_view subResource;
-  Operation operation = Operation::Create;
-
-  static AdmissionSubject of(const AdmissionRequest& request);
-  // An object read from a file, as a CREATE in `namespaceName`: its group,
-  // version and kind from its own apiVersion and kind.
-  static AdmissionSubject ofObject(const JsonValue& object, std::string_view namespaceName);
-};
-
 // Everything the engine decided, for logs, metrics and `aiadmit check`.
 // Holds names and decisions only, never object contents.
 struct Evaluation {
