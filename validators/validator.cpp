@@ -23,6 +23,11 @@ std::string shortFieldPath(const Violation& violation) {
       field.substr(0, violation.templateField.size() + 1) == violation.templateField + ".") {
     return prefix + std::string(field.substr(violation.templateField.size() + 1));
   }
+  for (std::string_view start : {"spec.jobTemplate.spec.template.spec.", "spec.template.spec."}) {
+    if (field.substr(0, start.size()) == start) {
+      return prefix + std::string(field.substr(start.size()));
+    }
+  }
   return prefix + std::string(field);
 }
 

@@ -36,9 +36,9 @@ struct Violation {
   // The profile whose rule actions apply, for objects that have no selected
   // profile (AIA007 on objects that are not AI workloads); null otherwise.
   const Profile* profile = nullptr;
-  // The template it was found on (set by the engine): its role, in a
-  // workload of several templates or a custom resource, and the field path of
-  // its PodSpec. warning() names the role and gives the field relative to it.
+  // The template it was found on, in a workload of several templates or a
+  // custom resource (set by the engine): its role and the field path of its
+  // PodSpec. warning() names the role and gives the field relative to it.
   std::string role{};
   std::string templateField{};
   // The object whose absence from the cluster view the violation rests on

@@ -449,9 +449,9 @@ TEST(WorkloadTypeResolve, UnusableCountsAreUnknownAndAbsentTemplatesYieldNothing
 TEST(WorkloadTypeResolve, DefaultClassFollowsTheKindAndAPodsRestartPolicy) {
   const auto pod = yamlObject("apiVersion: v1\nkind: Pod\nspec: {restartPolicy: Never}\n");
   const WorkloadType& podType = *table().findForObject(*pod);
-  EXPECT_EQ(defaultClassOf(podType, *pod).workloadClass, "batch");
+  EXPECT_EQ(defaultClassOf(podType, *pod).workloadClass, WorkloadClass::Batch);
   const auto server = yamlObject("apiVersion: v1\nkind: Pod\nspec: {}\n");
-  EXPECT_EQ(defaultClassOf(podType, *server).workloadClass, "realtime");
+  EXPECT_EQ(defaultClassOf(podType, *server).workloadClass, WorkloadClass::Realtime);
   EXPECT_EQ(defaultClassOf(podType, *server).reason,
             "a Pod with restartPolicy Always is a long-running server");
   const std::map<std::string, std::string> expected = {
@@ -468,7 +468,8 @@ TEST(WorkloadTypeResolve, DefaultClassFollowsTheKindAndAPodsRestartPolicy) {
   };
   for (const auto& [kind, workloadClass] : expected) {
     const auto object = yamlObject(samples().at(kind).yaml);
-    EXPECT_EQ(defaultClassOf(*table().findForObject(*object), *object).workloadClass, workloadClass)
+    EXPECT_EQ(className(defaultClassOf(*table().findForObject(*object), *object).workloadClass),
+              workloadClass)
         << kind;
   }
   EXPECT_EQ(table().find("ray.io", "v1", "RayService")->lifecycle, Lifecycle::LongRunning);

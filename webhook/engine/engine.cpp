@@ -81,18 +81,13 @@ void runValidator(const Validator& validator, const ValidationContext& context,
   const size_t before = out.size();
   validator.check(context, out);
   // Several templates, or a custom resource's: say which one it is about.
-  // Either way the warning names the field from the template's PodSpec on.
-  const bool namesRole = validator.scope() == Validator::Scope::Template &&
-                         (context.templates.size() > 1 || context.view.isCustomResource());
-  const std::string specField = context.view.specFieldPath();
-  for (size_t i = before; i < out.size(); ++i) {
-    // The object's own metadata belongs to no template.
-    if (out[i].field.rfind("metadata", 0) == 0) continue;
-    if (namesRole) {
+  if (validator.scope() == Validator::Scope::Template &&
+      (context.templates.size() > 1 || context.view.isCustomResource())) {
+    for (size_t i = before; i < out.size(); ++i) {
+      // The object's own metadata belongs to no template.
+      if (out[i].field.rfind("metadata", 0) == 0) continue;
       out[i].role = std::string(context.view.role());
-      out[i].templateField = specField;
-    } else if (out[i].templateField.empty() && out[i].field.rfind(specField + ".", 0) == 0) {
-      out[i].templateField = specField;
+      out[i].templateField = context.view.specFieldPath();
     }
   }
   // A rule about the object itself (its annotations, its profile) is found

@@ -19,10 +19,6 @@ size_t wildcardCount(std::string_view pattern) {
   return count;
 }
 
-bool isWorkloadClassName(std::string_view name) {
-  return name == "training" || name == "batch" || name == "realtime";
-}
-
 bool hasPlaceholders(std::string_view role) {
   return role.find('{') != std::string_view::npos;
 }
@@ -202,12 +198,12 @@ std::string checkWorkloadType(const WorkloadType& type) {
   if (type.kind.empty()) return "kind must not be empty";
   if (type.templates.empty()) return type.qualifiedKind() + " has no template";
   for (const ClassCondition& condition : type.classConditions) {
-    if (!isWorkloadClassName(condition.workloadClass)) {
+    if (condition.workloadClass == WorkloadClass::None) {
       return type.qualifiedKind() +
              ": a class condition's class must be training, batch or realtime";
     }
   }
-  if (!isWorkloadClassName(type.workloadClass)) {
+  if (type.workloadClass == WorkloadClass::None) {
     return type.qualifiedKind() + ": class must be training, batch or realtime";
   }
   for (const TemplateSlot& slot : type.templates) {

@@ -17,6 +17,7 @@
 
 #include "webhook/kube/json.h"
 #include "webhook/kube/json_pointer.h"
+#include "webhook/kube/workload_class.h"
 
 namespace aiadmit {
 
@@ -141,7 +142,7 @@ struct ClassCondition {
   std::string pointer;              // absolute
   std::vector<std::string> values;  // the string values that make it hold
   bool whenAbsent = false;          // whether an absent field holds too
-  std::string workloadClass;
+  WorkloadClass workloadClass = WorkloadClass::None;
   std::string reason;
 };
 
@@ -195,10 +196,10 @@ struct SchedulingFields {
 struct WorkloadType {
   std::string group;  // "" for the core group
   std::string kind;
-  std::vector<std::string> versions;  // every served version; empty: any
-  std::string resource;               // plural resource name, for webhook rules
-  std::string workloadClass;          // training | batch | realtime
-  std::string classReason;            // "a PyTorchJob is a distributed training run"
+  std::vector<std::string> versions;                  // every served version; empty: any
+  std::string resource;                               // plural resource name, for webhook rules
+  WorkloadClass workloadClass = WorkloadClass::None;  // never None in a checked row
+  std::string classReason;  // "a PyTorchJob is a distributed training run"
   std::vector<ClassCondition> classConditions;
   Lifecycle lifecycle = Lifecycle::Either;
   std::vector<TemplateSlot> templates;
@@ -220,7 +221,7 @@ struct WorkloadType {
 
 // The default class of `object` of `type`, with why.
 struct DefaultClass {
-  std::string_view workloadClass;
+  WorkloadClass workloadClass = WorkloadClass::None;
   std::string_view reason;
 };
 DefaultClass defaultClassOf(const WorkloadType& type, const JsonValue& object);

@@ -55,14 +55,14 @@ std::vector<TemplateSlot> withoutProbes(std::vector<TemplateSlot> slots) {
 }
 
 WorkloadType row(std::string group, std::string kind, std::vector<std::string> versions,
-                 std::string resource, std::string workloadClass, std::string reason,
+                 std::string resource, WorkloadClass workloadClass, std::string reason,
                  Lifecycle lifecycle, std::vector<TemplateSlot> templates) {
   WorkloadType type;
   type.group = std::move(group);
   type.kind = std::move(kind);
   type.versions = std::move(versions);
   type.resource = std::move(resource);
-  type.workloadClass = std::move(workloadClass);
+  type.workloadClass = workloadClass;
   type.classReason = std::move(reason);
   type.lifecycle = lifecycle;
   type.templates = std::move(templates);
@@ -175,7 +175,7 @@ WorkloadType podRow() {
   pod.spec = "/spec";
   pod.metadata = "/metadata";
   pod.replicas = Factors{};
-  WorkloadType type = kubernetesKind(row("", "Pod", {"v1"}, "pods", "realtime",
+  WorkloadType type = kubernetesKind(row("", "Pod", {"v1"}, "pods", WorkloadClass::Realtime,
                                          "a Pod with restartPolicy Always is a long-running server",
                                          Lifecycle::Either, {pod}));
   type.objectIsPod = true;
@@ -184,7 +184,7 @@ WorkloadType podRow() {
         {"/spec/restartPolicy",
          {policy},
          false,
-         "batch",
+         WorkloadClass::Batch,
          "a Pod with restartPolicy " + std::string(policy) + " runs to completion"});
   }
   // A Pod's spec is settled at creation (the few fields that may change are
@@ -200,7 +200,7 @@ void addCoreKinds(std::vector<WorkloadType>& out) {
     std::string resource = std::string(kind) + "s";
     for (char& c : resource) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     out.push_back(kubernetesKind(withUpdates(
-        row("apps", kind, {"v1"}, resource, "realtime",
+        row("apps", kind, {"v1"}, resource, WorkloadClass::Realtime,
             "a " + std::string(kind) + " is a long-running server", Lifecycle::LongRunning,
             {podTemplate("pod", "/spec/template", Factors{count("/spec/replicas", 1)})}),
         {"/spec/replicas"}, "")));
@@ -213,7 +213,7 @@ void addCoreKinds(std::vector<WorkloadType>& out) {
   jobSettings.serverBackoffLimit = 6;
   jobSettings.backoffLimitPerIndex = "/spec/backoffLimitPerIndex";
   out.push_back(kubernetesKind(withUpdates(
-      row("batch", "Job", {"v1"}, "jobs", "batch", "a Job runs to completion",
+      row("batch", "Job", {"v1"}, "jobs", WorkloadClass::Batch, "a Job runs to completion",
           Lifecycle::RunsToCompletion, {jobPods("/spec", std::move(jobSettings))}),
       {"/spec/parallelism", "/spec/completions"}, "/spec/suspend", {"/spec/template"})));
   // A CronJob's Jobs carry the labels and annotations of its jobTemplate;
@@ -222,8 +222,8 @@ void addCoreKinds(std::vector<WorkloadType>& out) {
       jobPods("/spec/jobTemplate/spec", jobSettingsUnder("/spec/jobTemplate/spec"));
   cronJobPods.intermediateMetadata = "/spec/jobTemplate/metadata";
   out.push_back(kubernetesKind(withUpdates(
-      row("batch", "CronJob", {"v1"}, "cronjobs", "batch", "a CronJob runs to completion",
-          Lifecycle::RunsToCompletion, {std::move(cronJobPods)}),
+      row("batch", "CronJob", {"v1"}, "cronjobs", WorkloadClass::Batch,
+          "a CronJob runs to completion", Lifecycle::RunsToCompletion, {std::move(cronJobPods)}),
       {}, "/spec/suspend")));
 }
 
@@ -250,7 +250,7 @@ void addKubeflowTrainingJobs(std::vector<WorkloadType>& out) {
     // the run policy.
     out.push_back(withScheduling(
         withUpdates(
-            row("kubeflow.org", job.kind, {"v1"}, job.resource, "training",
+            row("kubeflow.org", job.kind, {"v1"}, job.resource, WorkloadClass::Training,
                 "a " + std::string(job.kind) + " is a distributed training run",
                 Lifecycle::RunsToCompletion,
                 {podTemplate("{key}", "/spec/" + std::string(job.specs) + "/*/template",
@@ -264,7 +264,7 @@ void addKubeflowTrainingJobs(std::vector<WorkloadType>& out) {
   // aiadmit does not edit the templates of a running MPIJob.
   out.push_back(withScheduling(
       withUpdates(
-          row("kubeflow.org", "MPIJob", {"v2beta1"}, "mpijobs", "training",
+          row("kubeflow.org", "MPIJob", {"v2beta1"}, "mpijobs", WorkloadClass::Training,
               "an MPIJob is a distributed training run", Lifecycle::RunsToCompletion,
               {podTemplate("Launcher", "/spec/mpiReplicaSpecs/Launcher/template",
                            Factors{count("/spec/mpiReplicaSpecs/Launcher/replicas", 1)}, runPolicy),
@@ -303,10 +303,10 @@ void addTrainer(std::vector<WorkloadType>& out) {
       "probes come from the referenced runtime's templates";
   // The CRD fixes runtimeRef and the trainer once created; runtime patches
   // keep their manager.
-  out.push_back(
-      withUpdates(row("trainer.kubeflow.org", "TrainJob", {"v1alpha1"}, "trainjobs", "training",
-                      "a TrainJob is a training run", Lifecycle::RunsToCompletion, {node}),
-                  {}, "/spec/suspend", {"/spec/trainer", "/spec/runtimeRef"}));
+  out.push_back(withUpdates(
+      row("trainer.kubeflow.org", "TrainJob", {"v1alpha1"}, "trainjobs", WorkloadClass::Training,
+          "a TrainJob is a training run", Lifecycle::RunsToCompletion, {node}),
+      {}, "/spec/suspend", {"/spec/trainer", "/spec/runtimeRef"}));
   for (const auto& [kind, resource] :
        {std::pair{"TrainingRuntime", "trainingruntimes"},
         std::pair{"ClusterTrainingRuntime", "clustertrainingruntimes"}}) {
@@ -315,11 +315,11 @@ void addTrainer(std::vector<WorkloadType>& out) {
     SchedulingFields gang;
     gang.gang = exclusiveTopology("/spec/template/metadata", "/spec/template/spec");
     gang.gang.insert(gang.gang.begin(), "/spec/podGroupPolicy");
-    out.push_back(
-        withScheduling(row("trainer.kubeflow.org", kind, {"v1alpha1"}, resource, "training",
-                           "a " + std::string(kind) + " is the template of training runs",
-                           Lifecycle::Either, {replicatedJobs("/spec/template/spec")}),
-                       std::move(gang)));
+    out.push_back(withScheduling(
+        row("trainer.kubeflow.org", kind, {"v1alpha1"}, resource, WorkloadClass::Training,
+            "a " + std::string(kind) + " is the template of training runs", Lifecycle::Either,
+            {replicatedJobs("/spec/template/spec")}),
+        std::move(gang)));
   }
 }
 
@@ -353,26 +353,26 @@ std::vector<TemplateSlot> rayJob(const std::string& prefix, bool v1) {
 void addKubeRay(std::vector<WorkloadType>& out) {
   for (const bool v1 : {true, false}) {
     const std::vector<std::string> versions = {v1 ? "v1" : "v1alpha1"};
-    out.push_back(
-        withScheduling(withUpdates(row("ray.io", "RayCluster", versions, "rayclusters", "batch",
-                                       "a RayCluster runs the Ray jobs submitted to it",
-                                       Lifecycle::Either, rayCluster("/spec", {}, v1)),
-                                   rayWorkerScale("/spec", v1), "/spec/suspend"),
-                       kubeRayLabels()));
-    out.push_back(
-        withScheduling(withUpdates(row("ray.io", "RayJob", versions, "rayjobs", "batch",
-                                       "a RayJob runs one Ray entrypoint to completion",
-                                       Lifecycle::RunsToCompletion, rayJob("/spec", v1)),
-                                   rayWorkerScale("/spec/rayClusterSpec", v1), "/spec/suspend"),
-                       kubeRayLabels()));
     out.push_back(withScheduling(
-        withUpdates(row("ray.io", "RayService", versions, "rayservices", "realtime",
+        withUpdates(row("ray.io", "RayCluster", versions, "rayclusters", WorkloadClass::Batch,
+                        "a RayCluster runs the Ray jobs submitted to it", Lifecycle::Either,
+                        rayCluster("/spec", {}, v1)),
+                    rayWorkerScale("/spec", v1), "/spec/suspend"),
+        kubeRayLabels()));
+    out.push_back(withScheduling(
+        withUpdates(row("ray.io", "RayJob", versions, "rayjobs", WorkloadClass::Batch,
+                        "a RayJob runs one Ray entrypoint to completion",
+                        Lifecycle::RunsToCompletion, rayJob("/spec", v1)),
+                    rayWorkerScale("/spec/rayClusterSpec", v1), "/spec/suspend"),
+        kubeRayLabels()));
+    out.push_back(withScheduling(
+        withUpdates(row("ray.io", "RayService", versions, "rayservices", WorkloadClass::Realtime,
                         "a RayService is a long-running Ray Serve server", Lifecycle::LongRunning,
                         rayCluster("/spec/rayClusterConfig", {}, v1)),
                     rayWorkerScale("/spec/rayClusterConfig", v1), ""),
         kubeRayLabels()));
   }
-  out.push_back(withUpdates(row("ray.io", "RayCronJob", {"v1"}, "raycronjobs", "batch",
+  out.push_back(withUpdates(row("ray.io", "RayCronJob", {"v1"}, "raycronjobs", WorkloadClass::Batch,
                                 "a RayCronJob runs RayJobs to completion",
                                 Lifecycle::RunsToCompletion, rayJob("/spec/jobTemplate", true)),
                             rayWorkerScale("/spec/jobTemplate/rayClusterSpec", true),
@@ -395,13 +395,15 @@ std::vector<TemplateSlot> leaderWorkers(const std::string& prefix, const std::st
 
 void addLeaderWorkerSets(std::vector<WorkloadType>& out) {
   out.push_back(withUpdates(
-      row("leaderworkerset.x-k8s.io", "LeaderWorkerSet", {"v1"}, "leaderworkersets", "realtime",
-          "a LeaderWorkerSet is a long-running multi-host server", Lifecycle::LongRunning,
+      row("leaderworkerset.x-k8s.io", "LeaderWorkerSet", {"v1"}, "leaderworkersets",
+          WorkloadClass::Realtime, "a LeaderWorkerSet is a long-running multi-host server",
+          Lifecycle::LongRunning,
           leaderWorkers("/spec/", "/spec/", "", Factors{count("/spec/replicas", 1)})),
       {"/spec/replicas"}, ""));
   // Every slice holds each role; a role is a LeaderWorkerSetSpec.
   out.push_back(withUpdates(
-      row("disaggregatedset.x-k8s.io", "DisaggregatedSet", {"v1"}, "disaggregatedsets", "realtime",
+      row("disaggregatedset.x-k8s.io", "DisaggregatedSet", {"v1"}, "disaggregatedsets",
+          WorkloadClass::Realtime,
           "a DisaggregatedSet is a long-running server split into roles (prefill, decode)",
           Lifecycle::LongRunning,
           leaderWorkers("/spec/roles/*/spec/", "spec/", "{.name}-",
@@ -415,8 +417,8 @@ void addJobSetAndVolcano(std::vector<WorkloadType>& out) {
   SchedulingFields jobSetGang;
   jobSetGang.gang = exclusiveTopology("/metadata", "/spec");
   out.push_back(
-      withScheduling(withUpdates(row("jobset.x-k8s.io", "JobSet", {"v1alpha2"}, "jobsets", "batch",
-                                     "a JobSet runs its Jobs to completion",
+      withScheduling(withUpdates(row("jobset.x-k8s.io", "JobSet", {"v1alpha2"}, "jobsets",
+                                     WorkloadClass::Batch, "a JobSet runs its Jobs to completion",
                                      Lifecycle::RunsToCompletion, {replicatedJobs("/spec")}),
                                  {}, "/spec/suspend", {"/spec/replicatedJobs"}),
                      std::move(jobSetGang)));
@@ -437,7 +439,7 @@ void addJobSetAndVolcano(std::vector<WorkloadType>& out) {
   volcano.gang = {"/spec/minAvailable"};
   out.push_back(withScheduling(
       withUpdates(
-          row("batch.volcano.sh", "Job", {"v1alpha1"}, "jobs", "batch",
+          row("batch.volcano.sh", "Job", {"v1alpha1"}, "jobs", WorkloadClass::Batch,
               "a Volcano Job runs its tasks to completion", Lifecycle::RunsToCompletion, {task}),
           {"/spec/minAvailable", "/spec/tasks/*/replicas", "/spec/tasks/*/minAvailable"}, "",
           {"/spec/tasks"}),
@@ -497,7 +499,7 @@ void addKServe(std::vector<WorkloadType>& out) {
   }
   out.push_back(
       withUpdates(row("serving.kserve.io", "InferenceService", {"v1beta1"}, "inferenceservices",
-                      "realtime", "an InferenceService is a long-running model server",
+                      WorkloadClass::Realtime, "an InferenceService is a long-running model server",
                       Lifecycle::LongRunning, withoutProbes(std::move(slots))),
                   std::move(scale), ""));
 
@@ -515,8 +517,8 @@ void addKServe(std::vector<WorkloadType>& out) {
   };
   out.push_back(withUpdates(
       row("serving.kserve.io", "LLMInferenceService", {"v1alpha1", "v1alpha2"},
-          "llminferenceservices", "realtime", "an LLMInferenceService is a long-running LLM server",
-          Lifecycle::LongRunning,
+          "llminferenceservices", WorkloadClass::Realtime,
+          "an LLMInferenceService is a long-running LLM server", Lifecycle::LongRunning,
           withoutProbes(
               {llm("main", "/spec/template", "/spec", Factors{count("/spec/replicas", 1)}),
                llm("main-worker", "/spec/worker", "/spec", std::nullopt),

@@ -7,19 +7,6 @@
 
 namespace aiadmit {
 
-// The classes a profile or an annotation names; None has no name to parse.
-constexpr EnumEntry<WorkloadClass> kClassNames[] = {{WorkloadClass::Training, "training"},
-                                                    {WorkloadClass::Batch, "batch"},
-                                                    {WorkloadClass::Realtime, "realtime"}};
-
-std::string_view className(WorkloadClass workloadClass) {
-  return valueIn(kClassNames, workloadClass, "none");
-}
-
-std::optional<WorkloadClass> parseClass(std::string_view text) {
-  return keyIn(kClassNames, text);
-}
-
 namespace {
 
 // The class the kind gives an object that asks for an accelerator: the
@@ -29,7 +16,7 @@ WorkloadClass classOfKind(const PodTemplateView& view, std::string* why) {
   if (view.type == nullptr || view.object == nullptr) return WorkloadClass::None;
   const DefaultClass byKind = defaultClassOf(*view.type, *view.object);
   *why = std::string(byKind.reason);
-  return parseClass(byKind.workloadClass).value_or(WorkloadClass::None);
+  return byKind.workloadClass;
 }
 
 // "nvidia.com/gpu (container vllm)" for the first accelerator asked for, or "".

@@ -28,11 +28,6 @@
 
 namespace aiadmit {
 
-enum class WorkloadClass { None, Training, Batch, Realtime };
-
-std::string_view className(WorkloadClass workloadClass);
-std::optional<WorkloadClass> parseClass(std::string_view text);
-
 // What decided the class.
 enum class ClassBasis {
   None,                // not an AI workload

@@ -299,11 +299,11 @@ void readSpec(Reader& r, const YAML::Node& spec, WorkloadTypeDocument& doc) {
     r.error(spec, "spec.class", "is required (training, batch or realtime)");
   } else if (auto text = r.string(classNode, "spec.class")) {
     if (yaml_fields::oneOf(r, classNode, "spec.class", *text, {"training", "batch", "realtime"})) {
-      type.workloadClass = *text;
+      type.workloadClass = parseClass(*text).value_or(WorkloadClass::None);
     }
   }
-  type.classReason =
-      "a " + type.kind + " is " + type.workloadClass + " work (WorkloadType " + doc.name + ")";
+  type.classReason = "a " + type.kind + " is " + std::string(className(type.workloadClass)) +
+                     " work (WorkloadType " + doc.name + ")";
   r.optional(spec, "classReason", "spec",
              [&](auto& n, auto& f) { type.classReason = r.string(n, f).value_or(""); });
   r.optional(spec, "lifecycle", "spec", [&](auto& n, auto& f) {
