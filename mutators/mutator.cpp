@@ -71,13 +71,10 @@ bool Mutator::runsOn(const MutationContext& context) const {
   const auto switchedOn = [&](const MutationSwitch& declared) {
     return context.profile.mutations.on(declared.key);
   };
-  const auto allowed = [&](const InjectionName& part) {
-    return (declaration_.injects & part.injection) != 0 && context.mayInject(part.injection);
-  };
   const std::vector<MutationSwitch>& switches = declaration_.switches;
   return (switches.empty() || std::any_of(switches.begin(), switches.end(), switchedOn)) &&
-         (declaration_.injects == 0 ||
-          std::any_of(std::begin(kInjectionNames), std::end(kInjectionNames), allowed));
+         (declaration_.injects == kNoTemplatePart ||
+          (declaration_.injects & context.injectableParts()) != 0);
 }
 
 }  // namespace aiadmit

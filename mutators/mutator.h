@@ -79,7 +79,12 @@ struct MutationContext {
   // the path, so looking does not change the object.
   JsonValue* existingPodSpec() { return const_cast<JsonValue*>(view().spec); }
   // Whether the template's shape lets aiadmit inject this (TemplateSlot::injectable).
-  bool mayInject(Injection injection) const { return view().allows(injection); }
+  bool mayInject(Injection injection) const { return (injectableParts() & injection) != 0; }
+  // The parts the template's slot lets aiadmit inject: every part for a
+  // template the object lacks, or one without a slot.
+  uint32_t injectableParts() const {
+    return place == nullptr || place->slot == nullptr ? kInjectAll : place->slot->injectable;
+  }
 
   // Records one change, shortened when needed so that the warning the engine
   // makes of it, "aiadmit: <change> (profile <name>)", fits the API server's
