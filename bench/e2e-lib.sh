@@ -16,7 +16,7 @@ bench_e2e_up() {
     E2E_DIR=$(cd "$AIADMIT_E2E_DIR" && pwd)
   else
     E2E_DIR=$root/build/bench-e2e
-    "$root/scripts/e2e-cluster" up "$E2E_DIR"
+    "$root/scripts/e2e-cluster" up "$E2E_DIR" --operators
     # shellcheck disable=SC2064
     trap "'$root/scripts/e2e-cluster' down '$E2E_DIR' >/dev/null" EXIT
   fi

@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 source bench/e2e-lib.sh
 
 bench_e2e_up
-export SCHED_WITHOUT=sched-without-$$ SCHED_WITH=sched-with-$$ KUBECTL
+export SCHED_WITHOUT=sched-without-$$ SCHED_WITH=sched-with-$$ KUBECTL AIADMIT_E2E_OPERATORS
 bench_namespace "$SCHED_WITHOUT" false
 bench_namespace "$SCHED_WITH" true
 python3 bench/e2e_scheduling.py

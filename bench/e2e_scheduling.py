@@ -78,6 +78,15 @@ def display_name(item):
 
 
 RUNS_PODS = {"Pod", "Deployment", "StatefulSet", "ReplicaSet", "Job", "CronJob"}
+# The kinds whose operator runs beside the control plane (e2e-cluster up
+# --operators), by the names AIADMIT_E2E_OPERATORS gives them.
+OPERATOR_KINDS = {"jobset": {"JobSet"}, "lws": {"LeaderWorkerSet"},
+                  "kuberay": {"RayCluster", "RayJob", "RayService"}, "kueue": set()}
+RUNNING_OPERATORS = [name for name in os.environ.get("AIADMIT_E2E_OPERATORS", "").split(",") if name]
+for _operator in RUNNING_OPERATORS:
+    RUNS_PODS |= OPERATOR_KINDS.get(_operator, set())
+# The children through which an operator's Pods reach the applied workload.
+OWNER_KINDS = ("replicasets", "jobs", "statefulsets", "jobsets.jobset.x-k8s.io", "rayclusters.ray.io")
 
 
 def service_accounts(value):
@@ -153,9 +162,12 @@ def owner_uid(item):
 def pod_outcomes(namespace):
     """uid of the applied workload -> Counter of outcomes of its Pods."""
     owners = {}
-    for kind in ("replicasets", "jobs"):
+    for kind in OWNER_KINDS:
         for item in kubectl_json("get", kind, "-n", namespace)["items"]:
             owners[item["metadata"]["uid"]] = owner_uid(item)
+    # A LeaderWorkerSet group's workers are owned by its leader Pod.
+    for pod in kubectl_json("get", "pods", "-n", namespace)["items"]:
+        owners[pod["metadata"]["uid"]] = owner_uid(pod)
     outcomes = collections.defaultdict(collections.Counter)
     for pod in kubectl_json("get", "pods", "-n", namespace)["items"]:
         uid = owner_uid(pod) or pod["metadata"]["uid"]
@@ -193,9 +205,24 @@ def why_no_pods(namespace):
         if event.get("reason") == "FailedCreate":
             uid = event["involvedObject"].get("uid")
             reasons[owners.get(uid) or uid] = "not created: " + shorten(event.get("message", ""))[:160]
+    queued = queue_reasons(namespace) if "kueue" in RUNNING_OPERATORS else {}
     for job in kubectl_json("get", "jobs", "-n", namespace)["items"]:
         if job["spec"].get("suspend"):
-            reasons.setdefault(job["metadata"]["uid"], "suspended (Kueue would start it; Kueue does not run here)")
+            uid = job["metadata"]["uid"]
+            reasons.setdefault(uid, queued.get(uid, "suspended (Kueue would start it; Kueue does not run here)"))
+    for uid, reason in queued.items():
+        reasons.setdefault(uid, reason)
+    return reasons
+
+
+def queue_reasons(namespace):
+    """uid of a workload Kueue holds -> why: its Workload's QuotaReserved
+    message (a LocalQueue that does not exist, quota it does not have)."""
+    reasons = {}
+    for workload in kubectl_json("get", "workloads.kueue.x-k8s.io", "-n", namespace)["items"]:
+        for condition in workload.get("status", {}).get("conditions", []):
+            if condition["type"] == "QuotaReserved" and condition["status"] == "False":
+                reasons[owner_uid(workload)] = "suspended by Kueue: " + shorten(condition.get("message", ""))[:160]
     return reasons
 
 
@@ -204,6 +231,8 @@ def describe(entry, outcomes, reasons):
         return f"refused at apply by {entry['by']}: " + entry["refused"]
     pods = outcomes.get(entry["uid"])
     if not pods:
+        if entry["uid"] in reasons:
+            return "stored; no Pods: " + reasons[entry["uid"]]
         if entry["kind"] not in RUNS_PODS:
             return "stored; no Pods (its operator does not run here)"
         return "stored; no Pods: " + reasons.get(entry["uid"], "none made")

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/e2e/support/e2e_cluster.h"
+#include "tests/e2e/support/workloads.h"
 
 namespace aiadmit::e2e {
 namespace {
@@ -30,48 +31,6 @@ constexpr const char* kEmbedJob = R"({
                                  "containers": [{"name": "embed", "image": "registry.example/embed:1",
                                                  "resources": {"limits": {"nvidia.com/gpu": "2"}}}]}}}})";
 
-std::vector<json> podsOf(const Namespace& ns) {
-  const json pods = kubectlJson({"get", "pods", "-n", ns.name()});
-  return pods.is_object() ? pods["items"].get<std::vector<json>>() : std::vector<json>();
-}
-
-// Waits until `count` Pods exist and the scheduler has bound each.
-bool podsBound(const Namespace& ns, size_t count) {
-  return waitUntil(
-      [&] {
-        const std::vector<json> pods = podsOf(ns);
-        if (pods.size() != count) return false;
-        for (const json& pod : pods) {
-          if (pod["spec"].value("nodeName", "").empty()) return false;
-        }
-        return true;
-      },
-      std::chrono::seconds(60));
-}
-
-// Every Pod create by `controller` in the namespace went through aiadmit's
-// controlled.mutate webhook, which changed nothing; returns how many.
-size_t expectUnpatchedCreates(const Namespace& ns, const std::string& controller) {
-  size_t creates = 0;
-  for (const json& event : auditEvents("pods", ns.name(), "", "create")) {
-    if (event["user"].value("username", "") != "system:serviceaccount:kube-system:" + controller) {
-      continue;
-    }
-    ++creates;
-    bool calledAiadmit = false;
-    for (const auto& [key, value] : event["annotations"].items()) {
-      if (key.rfind("mutation.webhook.admission.k8s.io/", 0) != 0) continue;
-      const json call = json::parse(value.get<std::string>());
-      if (call.value("configuration", "") != "mutate.aiadmit.dev") continue;
-      calledAiadmit = true;
-      EXPECT_EQ(call.value("webhook", ""), "controlled.mutate.aiadmit.dev");
-      EXPECT_FALSE(call.value("mutated", true)) << "aiadmit patched a Pod of " << controller;
-    }
-    EXPECT_TRUE(calledAiadmit) << event["annotations"].dump();
-  }
-  return creates;
-}
-
 void expectOnGpuNodesWithTheTemplatesPlacement(const std::vector<json>& pods,
                                                const std::string& workloadClass) {
   for (const json& pod : pods) {
@@ -95,9 +54,9 @@ TEST(E2eControllers, DeploymentPodsPassUnpatchedLandOnGpuNodesAndScaleRollsNothi
             std::string::npos)
       << applied.err;
 
-  ASSERT_TRUE(podsBound(ns, 2)) << kubectl({"get", "events", "-n", ns.name()}).out;
-  expectOnGpuNodesWithTheTemplatesPlacement(podsOf(ns), "realtime");
-  EXPECT_EQ(expectUnpatchedCreates(ns, "replicaset-controller"), 2u);
+  ASSERT_TRUE(podsBound(ns.name(), 2)) << kubectl({"get", "events", "-n", ns.name()}).out;
+  expectOnGpuNodesWithTheTemplatesPlacement(podsOf(ns.name()), "realtime");
+  EXPECT_EQ(expectUnpatchedCreates("pods", ns.name(), controllerUser("replicaset-controller")), 2u);
   EXPECT_EQ(replicaSets(ns), 1u);
 
   const CommandResult again = kubectl({"apply", "-n", ns.name(), "-f", "-"}, kRanker);
@@ -105,9 +64,9 @@ TEST(E2eControllers, DeploymentPodsPassUnpatchedLandOnGpuNodesAndScaleRollsNothi
   const CommandResult scaled =
       kubectl({"scale", "deployment", "ranker", "-n", ns.name(), "--replicas=3"});
   ASSERT_EQ(scaled.exitCode, 0) << scaled.err;
-  ASSERT_TRUE(podsBound(ns, 3));
-  expectOnGpuNodesWithTheTemplatesPlacement(podsOf(ns), "realtime");
-  EXPECT_EQ(expectUnpatchedCreates(ns, "replicaset-controller"), 3u);
+  ASSERT_TRUE(podsBound(ns.name(), 3));
+  expectOnGpuNodesWithTheTemplatesPlacement(podsOf(ns.name()), "realtime");
+  EXPECT_EQ(expectUnpatchedCreates("pods", ns.name(), controllerUser("replicaset-controller")), 3u);
   EXPECT_EQ(replicaSets(ns), 1u) << "a scale or a second apply rolled the Deployment out";
   const json deployment = kubectlJson({"get", "deployment", "ranker", "-n", ns.name()});
   EXPECT_EQ(deployment["metadata"]["generation"], 2) << "only the scale changed the spec";
@@ -118,13 +77,13 @@ TEST(E2eControllers, JobPodsPassUnpatchedAndLandOnGpuNodes) {
   const CommandResult applied = kubectl({"apply", "-n", ns.name(), "-f", "-"}, kEmbedJob);
   ASSERT_EQ(applied.exitCode, 0) << applied.err;
 
-  ASSERT_TRUE(podsBound(ns, 2)) << kubectl({"get", "events", "-n", ns.name()}).out;
-  expectOnGpuNodesWithTheTemplatesPlacement(podsOf(ns), "batch");
-  EXPECT_EQ(expectUnpatchedCreates(ns, "job-controller"), 2u);
+  ASSERT_TRUE(podsBound(ns.name(), 2)) << kubectl({"get", "events", "-n", ns.name()}).out;
+  expectOnGpuNodesWithTheTemplatesPlacement(podsOf(ns.name()), "batch");
+  EXPECT_EQ(expectUnpatchedCreates("pods", ns.name(), controllerUser("job-controller")), 2u);
   const json job = kubectlJson({"get", "job", "embed", "-n", ns.name()});
   EXPECT_EQ(job["spec"]["backoffLimit"], 6) << "the batch profile's Job settings";
   EXPECT_EQ(job["spec"]["template"]["spec"]["priorityClassName"], "ai-batch");
-  for (const json& pod : podsOf(ns)) {
+  for (const json& pod : podsOf(ns.name())) {
     EXPECT_EQ(pod["spec"]["priorityClassName"], "ai-batch");
     EXPECT_EQ(pod["spec"]["priority"], 1000) << "the PriorityClass the install ships";
   }

@@ -39,6 +39,10 @@ Cluster loadCluster() {
   loaded.auditLog = env["AIADMIT_E2E_AUDIT_LOG"];
   loaded.aiadmitCa = env["AIADMIT_E2E_AIADMIT_CA"];
   loaded.aiadmitPort = std::atoi(env["AIADMIT_E2E_AIADMIT_PORT"].c_str());
+  std::istringstream operators(env["AIADMIT_E2E_OPERATORS"]);
+  for (std::string name; std::getline(operators, name, ',');) {
+    if (!name.empty()) loaded.operators.push_back(name);
+  }
   return loaded;
 }
 
@@ -384,8 +388,10 @@ json podClaiming(const std::string& name, const std::string& templateName,
 json withoutServerFields(json object) {
   object.erase("status");
   json& metadata = object["metadata"];
+  // Finalizers are the controllers' (KubeRay's on a RayJob), added once
+  // they have seen the object.
   for (const char* field : {"uid", "resourceVersion", "creationTimestamp", "generation",
-                            "managedFields", "namespace", "selfLink"}) {
+                            "managedFields", "namespace", "selfLink", "finalizers"}) {
     metadata.erase(field);
   }
   if (metadata.contains("annotations")) {

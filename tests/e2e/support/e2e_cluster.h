@@ -27,6 +27,8 @@ struct Cluster {
   std::string auditLog;
   std::string aiadmitCa;
   int aiadmitPort = 0;
+  // The operators `up --operators` started, in order (jobset, lws, ...).
+  std::vector<std::string> operators;
 };
 // The cluster of AIADMIT_E2E_DIR; fails the test (and returns an empty one)
 // when none is up.
@@ -125,7 +127,7 @@ bool writeClusterSnapshot(const std::string& path);
 
 // `object` without what the API server or a controller sets on its own
 // and what differs from one namespace or one create to the next (uid,
-// resourceVersion, timestamps, managedFields, status, the namespace, the
+// resourceVersion, timestamps, managedFields, finalizers, status, the namespace, the
 // last-applied annotation, a Service's cluster IPs, a Job's controller-uid
 // labels, a Pod's node and the random suffix of its token volume): two
 // stored objects made from the same manifest compare equal.
