@@ -1,7 +1,12 @@
 #include "mutators/shared_memory.h"
 
 #include <algorithm>
+#include <limits>
+#include <set>
 #include <string>
+#include <vector>
+
+#include "webhook/kube/quantity.h"
 
 namespace aiadmit {
 
@@ -32,19 +37,32 @@ bool isMemoryEmptyDir(const JsonValue* volume) {
   return stringMember(member(volume, "emptyDir"), "medium") == "Memory";
 }
 
+bool isTrue(const JsonValue* value) {
+  return value != nullptr && value->IsBool() && value->GetBool();
+}
+
+// The Pod chose its own /dev/shm: a container mounts something there that is
+// not a memory emptyDir (a hostPath of the node's /dev/shm, a volume of its
+// own), or it runs in the node's IPC namespace, whose /dev/shm the container
+// runtime hands to it.
+bool podHasItsOwnShm(const PodReader& pod, const JsonValue* podSpec) {
+  if (isTrue(member(podSpec, "hostIPC"))) return true;
+  return std::any_of(pod.containers().begin(), pod.containers().end(),
+                     [&](const PodContainer& container) {
+                       const JsonValue* mount = shmMount(*container.json);
+                       return mount != nullptr &&
+                              !isMemoryEmptyDir(findVolume(podSpec, stringMember(mount, "name")));
+                     });
+}
+
 // The volume to mount: a memory emptyDir some container already mounts at
 // /dev/shm, else aiadmit's own: "aiadmit-shm" when it is free or already
 // such an emptyDir, else the first free "aiadmit-shm-N", since a volume that
 // took the name is the workload's and stays as it is.
-std::string chooseVolume(const JsonValue* podSpec) {
-  for (std::string_view list : {"containers", "initContainers"}) {
-    const JsonValue* containers = member(podSpec, list);
-    if (!isArray(containers)) continue;
-    for (const JsonValue& container : containers->GetArray()) {
-      const JsonValue* mount = shmMount(container);
-      const std::string_view name = stringMember(mount, "name");
-      if (!name.empty() && isMemoryEmptyDir(findVolume(podSpec, name))) return std::string(name);
-    }
+std::string chooseVolume(const PodReader& pod, const JsonValue* podSpec) {
+  for (const PodContainer& container : pod.containers()) {
+    const std::string_view name = stringMember(shmMount(*container.json), "name");
+    if (!name.empty() && isMemoryEmptyDir(findVolume(podSpec, name))) return std::string(name);
   }
   const JsonValue* own = findVolume(podSpec, kVolumeName);
   if (own == nullptr || isMemoryEmptyDir(own)) return std::string(kVolumeName);
@@ -55,46 +73,135 @@ std::string chooseVolume(const JsonValue* podSpec) {
   }
 }
 
+int64_t saturatingAdd(int64_t a, int64_t b) {
+  return a > std::numeric_limits<int64_t>::max() - b ? std::numeric_limits<int64_t>::max() : a + b;
+}
+
+// The Pod's GPU containers (regular ones, container objects included) and
+// the GPUs the Pod asks for on its node: whole GPUs and slices of the names
+// the profile allows, and the devices of its GPU claims.
+struct GpuWork {
+  std::vector<const PodContainer*> containers;
+  int64_t gpus = 0;
+};
+
+bool usesGpuClaim(const PodReader& pod, const PodContainer& container) {
+  for (const GpuClaim& gpu : pod.claimedDevices().gpus) {
+    if (!gpu.resourceName.empty() && PodReader::containerRequest(container, gpu.resourceName) > 0) {
+      return true;
+    }
+    if (gpu.claim.empty()) continue;
+    for (const ContainerClaimUse& use : pod.claims().uses) {
+      if (!use.initContainer && use.container == container.name && use.claim == gpu.claim) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+GpuWork gpuWork(const PodReader& pod, const Profile& profile) {
+  std::set<std::string, std::less<>> allowed;
+  pod.forEachResource([&](const ResourceEntry& entry) {
+    if (profile.allowsResource(entry.name)) allowed.emplace(entry.name);
+  });
+  GpuWork work;
+  for (const std::string& name : allowed)
+    work.gpus = saturatingAdd(work.gpus, pod.podRequest(name));
+  work.gpus = saturatingAdd(work.gpus, pod.claimedGpuCount());
+  for (const PodContainer& container : pod.containers()) {
+    if (container.list != ContainerList::Containers || container.resourcesOnly) continue;
+    const bool asks = std::any_of(allowed.begin(), allowed.end(), [&](const std::string& name) {
+      return PodReader::containerRequest(container, name) > 0;
+    });
+    if (asks || usesGpuClaim(pod, container)) work.containers.push_back(&container);
+  }
+  // A claim of all the devices a node has is GPU work of a count not known.
+  if (!work.containers.empty()) work.gpus = std::max<int64_t>(work.gpus, 1);
+  return work;
+}
+
+const JsonValue* memoryLimit(const PodContainer& container) {
+  return member(member(container.resources(), "limits"), "memory");
+}
+
+// A memory-backed volume counts against the memory limit of the container
+// that writes it, so it can never hold more than the largest limit of the
+// containers that mount it: the profile's size is lowered to that, and a
+// profile without a size takes it when every one of them has a limit.
+std::string sizeLimit(const Profile& profile, const std::vector<const PodContainer*>& mounting) {
+  const JsonValue* largest = nullptr;
+  std::optional<Quantity> largestQuantity;
+  for (const PodContainer* container : mounting) {
+    const JsonValue* limit = memoryLimit(*container);
+    const std::optional<Quantity> quantity =
+        limit != nullptr ? Quantity::fromJson(*limit) : std::nullopt;
+    if (!quantity || quantity->isZero() || quantity->isNegative())
+      return profile.sharedMemory.sizeLimit;
+    // Memory quantities fit a double exactly up to petabytes: enough to order them.
+    if (!largestQuantity || quantity->approximate() > largestQuantity->approximate()) {
+      largest = limit;
+      largestQuantity = quantity;
+    }
+  }
+  if (largest == nullptr) return profile.sharedMemory.sizeLimit;
+  const std::optional<Quantity> configured = Quantity::parse(profile.sharedMemory.sizeLimit);
+  if (configured && configured->approximate() <= largestQuantity->approximate()) {
+    return profile.sharedMemory.sizeLimit;
+  }
+  return quantityText(*largest);
+}
+
+void addVolume(MutationContext& context, JsonValue& podSpec, const std::string& name,
+               const std::string& size) {
+  JsonValue emptyDir(rapidjson::kObjectType);
+  setString(emptyDir, "medium", "Memory", context.alloc);
+  if (!size.empty()) setString(emptyDir, "sizeLimit", size, context.alloc);
+  JsonValue volume(rapidjson::kObjectType);
+  setString(volume, "name", name, context.alloc);
+  volume.AddMember("emptyDir", emptyDir, context.alloc);
+  ensureArray(podSpec, "volumes", context.alloc).PushBack(volume, context.alloc);
+}
+
+std::string gpusText(int64_t gpus) {
+  return std::to_string(gpus) + (gpus == 1 ? " GPU" : " GPUs");
+}
+
 bool mountSharedMemory(MutationContext& context) {
   const Profile& profile = context.profile;
   if (!profile.sharedMemory.enabled) return false;
   JsonValue* spec = context.existingPodSpec();
-  const std::string& resource = profile.gpu.resourceName;
-  const int64_t gpus = context.pod().podRequest(resource);
-  if (gpus < std::max<int64_t>(profile.sharedMemory.minGpus, 1)) return false;
-
-  JsonValue* containers = member(spec, "containers");
-  if (!isArray(containers)) return false;
-  const auto needsMount = [&](const JsonValue& container) {
-    return container.IsObject() && PodReader::containerRequest(container, resource) > 0 &&
-           shmMount(container) == nullptr;
-  };
-  if (std::none_of(containers->Begin(), containers->End(), needsMount)) return false;
-  const std::string volumeName = chooseVolume(spec);
-
-  if (findVolume(spec, volumeName) == nullptr) {
-    JsonValue emptyDir(rapidjson::kObjectType);
-    setString(emptyDir, "medium", "Memory", context.alloc);
-    if (!profile.sharedMemory.sizeLimit.empty()) {
-      setString(emptyDir, "sizeLimit", profile.sharedMemory.sizeLimit, context.alloc);
-    }
-    JsonValue volume(rapidjson::kObjectType);
-    setString(volume, "name", volumeName, context.alloc);
-    volume.AddMember("emptyDir", emptyDir, context.alloc);
-    ensureArray(*spec, "volumes", context.alloc).PushBack(volume, context.alloc);
+  if (!isObject(spec)) return false;
+  const PodReader pod = context.pod();
+  if (podHasItsOwnShm(pod, spec)) return false;
+  const GpuWork work = gpuWork(pod, profile);
+  if (work.gpus < std::max<int64_t>(profile.sharedMemory.minGpus, 1)) return false;
+  std::vector<const PodContainer*> unmounted;
+  for (const PodContainer* container : work.containers) {
+    if (shmMount(*container->json) == nullptr) unmounted.push_back(container);
   }
-  // Adding the volume may have moved the pod spec's members; find the containers again.
-  containers = member(spec, "containers");
-  for (JsonValue& container : containers->GetArray()) {
-    if (!needsMount(container)) continue;
+  if (unmounted.empty()) return false;
+
+  const std::string volumeName = chooseVolume(pod, spec);
+  const bool newVolume = findVolume(spec, volumeName) == nullptr;
+  const std::string size = newVolume ? sizeLimit(profile, work.containers) : "";
+  const std::string sized = size.empty() ? "" : " (sizeLimit " + size + ")";
+  // The mounts go in before the volume: adding `volumes` may move the pod
+  // spec's members, and with them a container object such as KServe's
+  // predictor.model that the reader points at.
+  for (const PodContainer* container : unmounted) {
+    // The reader reads the copy that this mutator edits. Its name is read
+    // first: a short string lives in the member that adding volumeMounts moves.
+    JsonValue& json = *const_cast<JsonValue*>(container->json);
+    const std::string name(container->name);
     JsonValue mount(rapidjson::kObjectType);
     setString(mount, "name", volumeName, context.alloc);
     setString(mount, "mountPath", kMountPath, context.alloc);
-    ensureArray(container, "volumeMounts", context.alloc).PushBack(mount, context.alloc);
-    context.report("mounted memory-backed emptyDir at /dev/shm in container " +
-                   std::string(stringMember(&container, "name")) + " for " + std::to_string(gpus) +
-                   " GPUs");
+    ensureArray(json, "volumeMounts", context.alloc).PushBack(mount, context.alloc);
+    context.report("mounted memory-backed /dev/shm" + sized + " in container " + name + " for " +
+                   gpusText(work.gpus));
   }
+  if (newVolume) addVolume(context, *spec, volumeName, size);
   return true;
 }
 

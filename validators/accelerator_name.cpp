@@ -4,10 +4,133 @@
 #include <tuple>
 
 #include "webhook/kube/resources.h"
-
 #include "webhook/kube/text.h"
 
 namespace aiadmit {
+
+namespace {
+
+constexpr std::string_view kSharedSuffix = ".shared";
+
+// What to write instead of a name the profile does not allow, and why that
+// name when the reason is not a plain misspelling. With `pattern`, `name` is
+// a glob of the profile that the right name matches.
+struct NameSuggestion {
+  std::string name;
+  std::string why;
+  bool pattern = false;
+};
+
+bool equalsIgnoringCase(std::string_view text, std::string_view lowerText) {
+  return text.size() == lowerText.size() && endsWithIgnoringCase(text, lowerText);
+}
+
+bool isMigName(std::string_view name) {
+  return containsWord(name, "mig", false) || migResourceName(name).has_value();
+}
+
+// The names the profile offers, its resourceName first; globs left out,
+// since no manifest can ask for "nvidia.com/mig-*".
+std::vector<std::string_view> offeredNames(const Profile& profile, bool migOnly) {
+  std::vector<std::string_view> offered;
+  if (!migOnly) offered.push_back(profile.gpu.resourceName);
+  for (const std::string& allowed : profile.gpu.allowedResources) {
+    if (isGlob(allowed) || allowed == profile.gpu.resourceName) continue;
+    if (!migOnly || isMigName(allowed)) offered.push_back(allowed);
+  }
+  return offered;
+}
+
+std::string closestOffered(std::string_view name, const Profile& profile) {
+  return std::string(closestName(name, offeredNames(profile, false)).name);
+}
+
+std::optional<NameSuggestion> removedGpuName(std::string_view name, const Profile& profile) {
+  if (!equalsIgnoringCase(name, kRemovedNvidiaGpuResource)) return std::nullopt;
+  const std::string wanted =
+      profile.allowsResource("nvidia.com/gpu") ? "nvidia.com/gpu" : closestOffered(name, profile);
+  return NameSuggestion{wanted,
+                        "alpha.kubernetes.io/nvidia-gpu was removed in Kubernetes 1.11; "
+                        "device plugins offer GPUs under their vendor's name"};
+}
+
+// NVIDIA's device plugin advertises time-sliced or MPS GPUs as
+// "<name>.shared" when its renameByDefault is on, and as "<name>" otherwise.
+std::optional<NameSuggestion> sharedRenaming(std::string_view name, const Profile& profile) {
+  if (endsWithIgnoringCase(name, kSharedSuffix)) {
+    const std::string whole(name.substr(0, name.size() - kSharedSuffix.size()));
+    if (!profile.allowsResource(whole)) return std::nullopt;
+    return NameSuggestion{whole, "this pool's device plugin does not rename shared GPUs to " +
+                                     inQuotes(name) + ": it offers them as " + inQuotes(whole)};
+  }
+  const std::string renamed = std::string(name) + std::string(kSharedSuffix);
+  if (!profile.allowsResource(renamed)) return std::nullopt;
+  return NameSuggestion{renamed,
+                        "this pool's device plugin shares its GPUs by time-slicing or MPS and "
+                        "renames them, so no node offers " +
+                            inQuotes(name)};
+}
+
+std::optional<NameSuggestion> migSlice(std::string_view name, const Profile& profile) {
+  if (!isMigName(name)) return std::nullopt;
+  const std::optional<std::string> canonical = migResourceName(name);
+  if (canonical && profile.allowsResource(*canonical)) {
+    return NameSuggestion{*canonical,
+                          "NVIDIA's device plugin names MIG slices nvidia.com/mig-<N>g.<M>gb"};
+  }
+  const std::vector<std::string_view> slices = offeredNames(profile, true);
+  if (!slices.empty()) {
+    return NameSuggestion{std::string(closestName(name, slices).name),
+                          "the MIG slices this pool offers are " + quotedList(slices, "and")};
+  }
+  for (const std::string& allowed : profile.gpu.allowedResources) {
+    if (isGlob(allowed) && isMigName(allowed)) {
+      return NameSuggestion{allowed,
+                            "NVIDIA's device plugin names MIG slices "
+                            "nvidia.com/mig-<N>g.<M>gb",
+                            true};
+    }
+  }
+  return NameSuggestion{profile.gpu.resourceName,
+                        "this pool offers no MIG slice by name; where MIG's single strategy "
+                        "runs, slices are offered as " +
+                            inQuotes(profile.gpu.resourceName)};
+}
+
+NameSuggestion suggestionFor(std::string_view name, const Profile& profile) {
+  for (auto* known : {removedGpuName, sharedRenaming, migSlice}) {
+    if (std::optional<NameSuggestion> suggestion = known(name, profile)) return *suggestion;
+  }
+  return NameSuggestion{closestOffered(name, profile), ""};
+}
+
+// Whether a node of the cluster offers `name` (anywhere, not only in the
+// pool): then the name is no misspelling, and the pool's capacity for it
+// is AIA016's to judge.
+bool someNodeOffers(const ClusterView* cluster, std::string_view name) {
+  if (cluster == nullptr) return false;
+  Toleration everyTaint;
+  everyTaint.op = "Exists";
+  Placement everywhere;
+  everywhere.tolerations.push_back(everyTaint);
+  const std::optional<NodeCapacity> largest = cluster->largestNodeForResource(name, everywhere);
+  return largest && largest->devices > 0;
+}
+
+Violation notOffered(const ValidationContext& context, const ResourceEntry& entry,
+                     const NameSuggestion& suggestion) {
+  const std::string name = inQuotes(entry.name);
+  const std::string meant = suggestion.pattern ? "a name matching " + inQuotes(suggestion.name)
+                                               : inQuotes(suggestion.name);
+  std::string fix = "did you mean " + meant + "?";
+  if (!suggestion.why.empty()) fix += " (" + suggestion.why + ")";
+  return {
+      AIA003, resourcesFieldPath(context.view, entry.container) + "." + std::string(entry.section),
+      name + inContainer(context.pod, entry.container) + " is not a resource this cluster offers",
+      std::move(fix), name + " is not offered; did you mean " + meant + "?"};
+}
+
+}  // namespace
 
 void AcceleratorNameValidator::check(const ValidationContext& context,
                                      std::vector<Violation>& out) const {
@@ -21,19 +144,8 @@ void AcceleratorNameValidator::check(const ValidationContext& context,
     const auto key = std::make_tuple(entry.container.list, entry.container.index, entry.name);
     if (std::find(reported.begin(), reported.end(), key) != reported.end()) return;
     reported.push_back(key);
-
-    std::vector<std::string_view> offered{profile->gpu.resourceName};
-    for (const std::string& allowed : profile->gpu.allowedResources) {
-      if (allowed != profile->gpu.resourceName) offered.push_back(allowed);
-    }
-    const Suggestion closest = closestName(entry.name, offered);
-    out.push_back(
-        {AIA003,
-         resourcesFieldPath(context.view, entry.container) + "." + std::string(entry.section),
-         inQuotes(entry.name) + inContainer(context.pod, entry.container) +
-             " is not a resource this cluster offers",
-         "did you mean " + inQuotes(closest.name) + "?",
-         inQuotes(entry.name) + " is not offered; did you mean " + inQuotes(closest.name) + "?"});
+    if (someNodeOffers(context.cluster, entry.name)) return;
+    out.push_back(notOffered(context, entry, suggestionFor(entry.name, *profile)));
   });
 }
 

@@ -4,16 +4,9 @@
 #include <set>
 #include <string>
 
-namespace aiadmit {
+#include "webhook/kube/resources.h"
 
-bool isExtendedResourceName(std::string_view name) {
-  // k8s.io/kubernetes/pkg/apis/core/helper: IsNativeResource is a name
-  // without a domain or in kubernetes.io; quota's "requests." names are not
-  // resources of a container.
-  if (name.find('/') == std::string_view::npos) return false;
-  if (name.find("kubernetes.io/") != std::string_view::npos) return false;
-  return name.rfind("requests.", 0) != 0;
-}
+namespace aiadmit {
 
 namespace {
 

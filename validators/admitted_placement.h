@@ -12,11 +12,6 @@
 
 namespace aiadmit {
 
-// Whether `name` is an extended resource as the API server reads one: a
-// domain-prefixed name outside kubernetes.io (nvidia.com/gpu, but neither
-// cpu, hugepages-2Mi nor deviceclass.resource.kubernetes.io/<class>).
-bool isExtendedResourceName(std::string_view name);
-
 // The Pod's placement with the tolerations the ExtendedResourceToleration
 // admission plugin adds: {key: <resource>, operator: Exists, effect:
 // NoSchedule} for every extended resource a container or init container

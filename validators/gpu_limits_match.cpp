@@ -1,36 +1,63 @@
 #include "validators/gpu_limits_match.h"
 
 #include "webhook/kube/quantity.h"
+#include "webhook/kube/resources.h"
 
 namespace aiadmit {
 
+namespace {
+
+// What the rule holds to equal requests and limits: every name the API
+// server takes for an extended resource, and the accelerators the rules
+// know by their look even when the name is malformed ("gpu"), so that a
+// misspelt GPU is judged here as well as by AIA003.
+bool cannotBeOvercommitted(const PodReader& pod, std::string_view name) {
+  return isExtendedResourceName(name) || pod.isAccelerator(name);
+}
+
+Violation requestWithoutLimit(const ValidationContext& context, const ResourceEntry& entry) {
+  const std::string name = inQuotes(entry.name);
+  const std::string amount = quantityText(entry.value);
+  return {AIA005, resourcesFieldPath(context.view, entry.container) + ".limits",
+          name + inContainer(context.pod, entry.container) + " is requested (" + amount +
+              ") without a limit, and no extended resource can be overcommitted: the API server "
+              "refuses it",
+          "add a limit of the same number (" + amount + "), or move the request to limits",
+          name + " has a request but no limit; set an equal limit"};
+}
+
+Violation requestDifferentFromLimit(const ValidationContext& context, const ResourceEntry& entry,
+                                    const JsonValue& limit) {
+  const std::string name = inQuotes(entry.name);
+  const std::string requested = quantityText(entry.value);
+  const std::string limited = quantityText(limit);
+  const std::string amounts = " requests " + requested + " but limits " + limited;
+  return {AIA005, resourcesFieldPath(context.view, entry.container) + ".requests",
+          name + inContainer(context.pod, entry.container) + amounts +
+              ", and no extended resource can be overcommitted: the API server refuses it",
+          "make both " + requested + " or both " + limited +
+              ", or set only the limit (the request defaults to it)",
+          name + amounts + "; make them equal"};
+}
+
+}  // namespace
+
 void GpuLimitsMatchValidator::check(const ValidationContext& context,
                                     std::vector<Violation>& out) const {
-  context.pod.forEachAccelerator([&](const ResourceEntry& entry) {
-    if (entry.section != "requests") return;
+  context.pod.forEachResource([&](const ResourceEntry& entry) {
+    if (entry.section != "requests" || !cannotBeOvercommitted(context.pod, entry.name)) return;
     const auto requested = Quantity::fromJson(entry.value);
-    if (!requested) return;  // AIA004
+    // A quantity that is no number is AIA004's for a GPU and the API
+    // server's own error for anything else.
+    if (!requested) return;
     const JsonValue* limit = member(member(entry.container.resources(), "limits"), entry.name);
-    if (limit != nullptr) {
-      const auto limited = Quantity::fromJson(*limit);
-      if (!limited || limited->sameValue(*requested)) return;
-    }
-
-    const std::string path = resourcesFieldPath(context.view, entry.container);
-    const std::string name = inQuotes(entry.name);
-    const std::string where = inContainer(context.pod, entry.container);
     if (limit == nullptr) {
-      out.push_back(
-          {AIA005, path + ".limits",
-           name + where + " is requested (" + quantityText(entry.value) + ") without a limit",
-           "set the limit to the same number; accelerators cannot be overcommitted",
-           name + " has a request but no limit; set an equal limit"});
+      out.push_back(requestWithoutLimit(context, entry));
       return;
     }
-    const std::string amounts =
-        " requests " + quantityText(entry.value) + " but limits " + quantityText(*limit);
-    out.push_back({AIA005, path + ".requests", name + where + amounts,
-                   "make them equal, or set only the limit", name + amounts + "; make them equal"});
+    const auto limited = Quantity::fromJson(*limit);
+    if (!limited || limited->sameValue(*requested)) return;
+    out.push_back(requestDifferentFromLimit(context, entry, *limit));
   });
 }
 

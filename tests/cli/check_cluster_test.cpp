@@ -125,6 +125,32 @@ TEST(CheckCluster, APoolWithNoNodeIsNotJudged) {
   EXPECT_EQ(run.exitCode, 0) << run.out << run.err;
 }
 
+// AIA003 takes the profile's word for what the cluster offers, unless the
+// cluster view shows a node that offers the name: then it is no misspelling.
+TEST(CheckCluster, AnAcceleratorSomeNodeOffersIsNoMisspelling) {
+  TempDir dir;
+  std::string amdNode = gpuNode("mi300-a", 0);
+  amdNode.replace(amdNode.find("accelerator: nvidia"), 19, "accelerator: amd");
+  amdNode.replace(amdNode.find("nvidia.com/gpu"), 14, "amd.com/gpu");
+  amdNode.replace(amdNode.find("\"0\""), 3, "\"8\"");
+  std::string amdJob = kEightGpuJob;
+  amdJob.replace(amdJob.find("nvidia.com/gpu: 8"), 17, "amd.com/gpu: 1");
+  const std::string snapshot = list({gpuNode("gpu-a", 8), amdNode});
+
+  const CommandResult offered = check(dir, snapshot, amdJob);
+  EXPECT_EQ(offered.exitCode, 0) << offered.out << offered.err;
+  EXPECT_EQ(offered.out.find("AIA003"), std::string::npos) << offered.out;
+  const CommandResult profileOnly = check(dir, "", amdJob);
+  EXPECT_EQ(profileOnly.exitCode, 1) << profileOnly.out << profileOnly.err;
+  EXPECT_NE(profileOnly.out.find("[AIA003]"), std::string::npos) << profileOnly.out;
+
+  std::string typo = kEightGpuJob;
+  typo.replace(typo.find("nvidia.com/gpu: 8"), 17, "nvidia.com/gpus: 1");
+  const CommandResult misspelt = check(dir, snapshot, typo);
+  EXPECT_EQ(misspelt.exitCode, 1) << misspelt.out << misspelt.err;
+  EXPECT_NE(misspelt.out.find("[AIA003]"), std::string::npos) << misspelt.out;
+}
+
 const char* kQueuedJob = R"(apiVersion: batch/v1
 kind: Job
 metadata:

@@ -80,8 +80,8 @@ spec:
           "aiadmit: set Job backoffLimit=3 (profile training)",
           "aiadmit: set Job activeDeadlineSeconds=604800 (profile training)",
           "aiadmit: set Job ttlSecondsAfterFinished=86400 (profile training)",
-          "aiadmit: mounted memory-backed emptyDir at /dev/shm in container trainer for 4 GPUs "
-          "(profile training)",
+          "aiadmit: mounted memory-backed /dev/shm (sizeLimit 64Gi) in container trainer for 4 "
+          "GPUs (profile training)",
           "aiadmit: stamped aiadmit.dev/class=training and aiadmit.dev/profile (profile training)",
       }));
   const CommandResult schema = validateSchemas({mutated});

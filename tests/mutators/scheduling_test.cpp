@@ -313,63 +313,6 @@ spec:
 
 // ---- Custom resources: the operator's own scheduling fields ----
 
-// Runs the mutator on each template of a custom resource in turn, as the
-// engine does: the main template is the first that asks for a GPU.
-MutationRun runOnCustomResource(const JsonValue& object, const Profile& profile,
-                                const ClusterView* cluster = nullptr) {
-  MutationRun run;
-  run.before = std::make_shared<JsonDocument>();
-  run.before->CopyFrom(object, run.before->GetAllocator());
-  run.after = std::make_shared<JsonDocument>();
-  run.after->CopyFrom(object, run.after->GetAllocator());
-  const WorkloadType* type = WorkloadTypeTable::builtIn()->findForObject(object);
-  EXPECT_NE(type, nullptr);
-  if (type == nullptr) return run;
-  const Resolution resolution = resolveTemplates(*type, object);
-  size_t primary = resolution.templates.size();
-  for (size_t i = 0; i < resolution.templates.size() && primary == resolution.templates.size();
-       ++i) {
-    const PodTemplateView view = PodTemplateView::at(object, *type, resolution.templates[i]);
-    if (PodReader::of(view).asksForGpus()) primary = i;
-  }
-  for (size_t i = 0; i < resolution.templates.size(); ++i) {
-    const ResolvedTemplate& place = resolution.templates[i];
-    const PodTemplateView view = PodTemplateView::at(object, *type, place);
-    const Classification classification = classify(view, PodReader::of(view));
-    MutationContext context{*run.after,  run.after->GetAllocator(),
-                            *type,       classification,
-                            profile,     "default",
-                            run.changes, run.notices};
-    context.place = &place;
-    context.severalTemplates = resolution.templates.size() > 1;
-    context.primaryTemplate = i == primary;
-    context.cluster = cluster;
-    run.changed = kMutator.mutate(context) || run.changed;
-  }
-  return run;
-}
-
-// The patch applied by kubectl gives the mutated object, a second run changes
-// nothing, and the mutated object is valid against its CRD.
-void expectAppliedIdempotentAndValid(const MutationRun& run, const Profile& profile,
-                                     const ClusterView* cluster = nullptr) {
-  const std::string patch = run.patch();
-  ASSERT_EQ(run.changed, !patch.empty()) << patch;
-  if (!patch.empty()) {
-    const std::string patched = applyPatch(toJson(*run.before), patch);
-    ASSERT_FALSE(patched.empty());
-    EXPECT_EQ(*parseJson(patched), *run.after) << patch;
-  }
-  const MutationRun again = runOnCustomResource(*run.after, profile, cluster);
-  EXPECT_FALSE(again.changed) << again.patch();
-  EXPECT_TRUE(again.changes.empty());
-  EXPECT_EQ(again.notices, run.notices);
-  const std::string name(stringMember(member(run.after.get(), "metadata"), "name"));
-  const std::string kind(stringMember(run.after.get(), "kind"));
-  EXPECT_EQ(validateCustomResources({toJson(*run.after)}),
-            (std::map<std::string, std::string>{{kind + "/" + name, "ok"}}));
-}
-
 // A Volcano Job: a parameter server without GPUs and GPU workers; `spec` and
 // `workerSpec` are added to the Job's spec and to the workers' pod spec.
 std::string volcanoJob(const std::string& spec = "", const std::string& workerSpec = "") {
@@ -400,7 +343,7 @@ spec:)" + spec +
 TEST(SchedulingMutator, AVolcanoJobGetsTheClassAndSchedulerWhereVolcanoReadsThem) {
   // Volcano gives the Job's scheduler and class to every Pod whose template
   // names none, and the class to the PodGroup it ranks the Job by.
-  const MutationRun run = runOnCustomResource(*manifest(volcanoJob()), gang());
+  const MutationRun run = runOnCustomResource(kMutator, *manifest(volcanoJob()), gang());
   EXPECT_EQ(stringOf(at(*run.after, "/spec/priorityClassName")), "ai-training");
   EXPECT_EQ(stringOf(at(*run.after, "/spec/schedulerName")), "volcano");
   for (const char* task : {"/spec/tasks/0/template/spec", "/spec/tasks/1/template/spec"}) {
@@ -415,37 +358,39 @@ TEST(SchedulingMutator, AVolcanoJobGetsTheClassAndSchedulerWhereVolcanoReadsThem
       1);
   EXPECT_EQ(std::count(run.changes.begin(), run.changes.end(), "set spec.schedulerName volcano"),
             1);
-  expectAppliedIdempotentAndValid(run, gang());
+  expectAppliedIdempotentAndValid(kMutator, run, gang());
 }
 
 TEST(SchedulingMutator, AVolcanoJobsOwnChoiceIsKept) {
   const MutationRun chosen = runOnCustomResource(
+      kMutator,
       *manifest(volcanoJob("\n  priorityClassName: ai-batch\n  schedulerName: kai-scheduler")),
       gang());
   EXPECT_EQ(stringOf(at(*chosen.after, "/spec/priorityClassName")), "ai-batch");
   EXPECT_EQ(stringOf(at(*chosen.after, "/spec/schedulerName")), "kai-scheduler");
   EXPECT_EQ(chosen.patch().find("priorityClassName"), std::string::npos) << chosen.patch();
   EXPECT_EQ(chosen.patch().find("schedulerName"), std::string::npos) << chosen.patch();
-  expectAppliedIdempotentAndValid(chosen, gang());
+  expectAppliedIdempotentAndValid(kMutator, chosen, gang());
 
   // A template that names its class keeps the Job-level field unset: the
   // Pods and their group never get different classes.
   const MutationRun templated = runOnCustomResource(
-      *manifest(volcanoJob("", "\n        priorityClassName: ai-batch")), gang());
+      kMutator, *manifest(volcanoJob("", "\n        priorityClassName: ai-batch")), gang());
   EXPECT_EQ(at(*templated.after, "/spec/priorityClassName"), nullptr) << templated.patch();
   EXPECT_EQ(stringOf(at(*templated.after, "/spec/schedulerName")), "volcano");
-  expectAppliedIdempotentAndValid(templated, gang());
+  expectAppliedIdempotentAndValid(kMutator, templated, gang());
 }
 
 TEST(SchedulingMutator, AVolcanoJobsClassTheClusterLacksIsNoticedOnce) {
   const auto view = viewWithPriorityClasses({"ai-batch"});
-  const MutationRun run = runOnCustomResource(*manifest(volcanoJob()), gang(), view.get());
+  const MutationRun run =
+      runOnCustomResource(kMutator, *manifest(volcanoJob()), gang(), view.get());
   EXPECT_EQ(at(*run.after, "/spec/priorityClassName"), nullptr) << run.patch();
   EXPECT_EQ(
       run.notices,
       (std::vector<std::string>{
           "no PriorityClass ai-training, not set; see manifests/components/priority-classes"}));
-  expectAppliedIdempotentAndValid(run, gang(), view.get());
+  expectAppliedIdempotentAndValid(kMutator, run, gang(), view.get());
 }
 
 // A RayCluster with `labels` (flow mapping entries) and one GPU worker group.
@@ -476,7 +421,8 @@ spec:
 TEST(SchedulingMutator, KubeRaysLabelsAreReadAndTheTemplatesGetTheirClass) {
   // KubeRay reads its labels only when it runs with a batch scheduler, which
   // the webhook cannot see; the templates are read either way.
-  const MutationRun plain = runOnCustomResource(*manifest(rayCluster("app: ray")), gang());
+  const MutationRun plain =
+      runOnCustomResource(kMutator, *manifest(rayCluster("app: ray")), gang());
   for (const char* spec :
        {"/spec/headGroupSpec/template/spec", "/spec/workerGroupSpecs/0/template/spec"}) {
     EXPECT_EQ(stringOf(at(*plain.after, (std::string(spec) + "/priorityClassName").c_str())),
@@ -485,12 +431,13 @@ TEST(SchedulingMutator, KubeRaysLabelsAreReadAndTheTemplatesGetTheirClass) {
               "volcano");
   }
   EXPECT_EQ(plain.patch().find("ray.io~1"), std::string::npos) << plain.patch();
-  expectAppliedIdempotentAndValid(plain, gang());
+  expectAppliedIdempotentAndValid(kMutator, plain, gang());
 
   // The label's class, which the profile allows, and not the profile's own:
   // with Volcano, KubeRay gives the label's class to every Pod anyway.
-  const MutationRun labelled = runOnCustomResource(
-      *manifest(rayCluster("ray.io/priority-class-name: ai-batch")), shippedProfile("training"));
+  const MutationRun labelled =
+      runOnCustomResource(kMutator, *manifest(rayCluster("ray.io/priority-class-name: ai-batch")),
+                          shippedProfile("training"));
   EXPECT_EQ(
       stringOf(at(*labelled.after, "/spec/workerGroupSpecs/0/template/spec/priorityClassName")),
       "ai-batch");
@@ -498,11 +445,12 @@ TEST(SchedulingMutator, KubeRaysLabelsAreReadAndTheTemplatesGetTheirClass) {
                       "gpu: set priorityClassName ai-batch as the workload has it"),
             labelled.changes.end())
       << ::testing::PrintToString(labelled.changes);
-  expectAppliedIdempotentAndValid(labelled, shippedProfile("training"));
+  expectAppliedIdempotentAndValid(kMutator, labelled, shippedProfile("training"));
 
   // A class the profile does not allow goes nowhere else (AIA011 refuses it).
   const MutationRun refused = runOnCustomResource(
-      *manifest(rayCluster("ray.io/priority-class-name: ai-realtime")), shippedProfile("training"));
+      kMutator, *manifest(rayCluster("ray.io/priority-class-name: ai-realtime")),
+      shippedProfile("training"));
   EXPECT_EQ(refused.patch().find("priorityClassName"), std::string::npos) << refused.patch();
 }
 
@@ -526,20 +474,21 @@ spec:)" + runPolicy +
 TEST(SchedulingMutator, AKubeflowJobsSchedulingPolicyIsNeverCreated) {
   // The policy names only the PodGroup's class, and its presence says the
   // job is gang-scheduled: writing it would make AIA010 hold for nothing.
-  const MutationRun run = runOnCustomResource(*manifest(pytorchJob("")), gang());
+  const MutationRun run = runOnCustomResource(kMutator, *manifest(pytorchJob("")), gang());
   EXPECT_EQ(at(*run.after, "/spec/runPolicy"), nullptr) << run.patch();
   EXPECT_EQ(
       stringOf(at(*run.after, "/spec/pytorchReplicaSpecs/Worker/template/spec/priorityClassName")),
       "ai-training");
-  expectAppliedIdempotentAndValid(run, gang());
+  expectAppliedIdempotentAndValid(kMutator, run, gang());
 
   const MutationRun policy = runOnCustomResource(
+      kMutator,
       *manifest(pytorchJob("\n  runPolicy:\n    schedulingPolicy: {priorityClass: ai-batch}")),
       shippedProfile("training"));
   EXPECT_EQ(stringOf(at(*policy.after,
                         "/spec/pytorchReplicaSpecs/Worker/template/spec/priorityClassName")),
             "ai-batch");
-  expectAppliedIdempotentAndValid(policy, shippedProfile("training"));
+  expectAppliedIdempotentAndValid(kMutator, policy, shippedProfile("training"));
 }
 
 TEST(SchedulingMutator, ProfileTurnsItOff) {

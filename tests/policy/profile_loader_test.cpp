@@ -92,7 +92,14 @@ TEST(ProfileLoader, ShippedProfilesFollowTheSeedCluster) {
   // Probes for serving, Job defaults and /dev/shm for the rest.
   EXPECT_TRUE(set.find("realtime")->probes.enabled);
   EXPECT_GE(set.find("realtime")->probes.startupBudgetSeconds, 600);
-  EXPECT_TRUE(set.find("training")->sharedMemory.enabled);
+  // /dev/shm for every GPU pod of training and batch, for servers from 2 GPUs.
+  for (const char* name : {"training", "batch", "realtime"}) {
+    EXPECT_TRUE(set.find(name)->sharedMemory.enabled) << name;
+    EXPECT_FALSE(set.find(name)->sharedMemory.sizeLimit.empty()) << name;
+  }
+  EXPECT_EQ(set.find("training")->sharedMemory.minGpus, 1);
+  EXPECT_EQ(set.find("batch")->sharedMemory.minGpus, 1);
+  EXPECT_EQ(set.find("realtime")->sharedMemory.minGpus, 2);
   EXPECT_TRUE(set.find("training")->jobDefaults.backoffLimit.has_value());
   EXPECT_TRUE(set.find("batch")->jobDefaults.ttlSecondsAfterFinished.has_value());
 }
@@ -209,6 +216,31 @@ TEST(ProfileLoader, NumbersOutOfRangeAreRefused) {
             "\"99999999999999999999\"\n"
             "f.yaml:9:30: spec.jobDefaults.ttlSecondsAfterFinished: must be at most 2147483647, "
             "got 4294967296\n");
+}
+
+TEST(ProfileLoader, SharedMemoryReadsItsFieldsAndDefaultsToEveryGpuPod) {
+  const ProfileLoadResult set = loadProfileText(
+      minimalProfile("a", "batch") + "  sharedMemory: {minGpus: 2, sizeLimit: 8Gi}\n---\n" +
+          minimalProfile("b", "training") + "  sharedMemory: {}\n---\n" +
+          minimalProfile("c", "realtime"),
+      "f.yaml", mutationSwitches());
+  ASSERT_TRUE(set.ok()) << formatLoadErrors(set.errors);
+  const SharedMemory& read = set.set->find("a")->sharedMemory;
+  EXPECT_TRUE(read.enabled);
+  EXPECT_EQ(read.minGpus, 2);
+  EXPECT_EQ(read.sizeLimit, "8Gi");
+  const SharedMemory& defaults = set.set->find("b")->sharedMemory;
+  EXPECT_TRUE(defaults.enabled) << "the section's presence turns it on";
+  EXPECT_EQ(defaults.minGpus, 1);
+  EXPECT_EQ(defaults.sizeLimit, "");
+  EXPECT_FALSE(set.set->find("c")->sharedMemory.enabled) << "no section, no /dev/shm";
+
+  const ProfileLoadResult refused =
+      loadProfileText(minimalProfile("a", "batch") + "  sharedMemory:\n    sizeLimit: -8Gi\n",
+                      "f.yaml", mutationSwitches());
+  EXPECT_EQ(formatLoadErrors(refused.errors),
+            "f.yaml:8:16: spec.sharedMemory.sizeLimit: \"-8Gi\" is not a positive quantity (such "
+            "as 16Gi)\n");
 }
 
 // Lays out a ConfigMap volume the way kubelet's atomic writer does: files in a

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <rapidjson/pointer.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -216,6 +217,65 @@ inline void expectAppliedAndIdempotent(const Mutator& mutator, const MutationRun
                                        const ClusterView* cluster = nullptr) {
   expectAppliedAndIdempotent(std::vector<const Mutator*>{&mutator}, run, profile, namespaceName,
                              cluster);
+}
+
+// Runs `mutator` on each template of a custom resource in turn, as the
+// engine does: the main template is the first that asks for a GPU.
+inline MutationRun runOnCustomResource(const Mutator& mutator, const JsonValue& object,
+                                       const Profile& profile,
+                                       const ClusterView* cluster = nullptr) {
+  MutationRun run;
+  run.before = std::make_shared<JsonDocument>();
+  run.before->CopyFrom(object, run.before->GetAllocator());
+  run.after = std::make_shared<JsonDocument>();
+  run.after->CopyFrom(object, run.after->GetAllocator());
+  const WorkloadType* type = WorkloadTypeTable::builtIn()->findForObject(object);
+  EXPECT_NE(type, nullptr);
+  if (type == nullptr) return run;
+  const Resolution resolution = resolveTemplates(*type, object);
+  size_t primary = resolution.templates.size();
+  for (size_t i = 0; i < resolution.templates.size() && primary == resolution.templates.size();
+       ++i) {
+    const PodTemplateView view = PodTemplateView::at(object, *type, resolution.templates[i]);
+    if (PodReader::of(view).asksForGpus()) primary = i;
+  }
+  for (size_t i = 0; i < resolution.templates.size(); ++i) {
+    const ResolvedTemplate& place = resolution.templates[i];
+    const PodTemplateView view = PodTemplateView::at(object, *type, place);
+    const Classification classification = classify(view, PodReader::of(view));
+    MutationContext context{*run.after,  run.after->GetAllocator(),
+                            *type,       classification,
+                            profile,     "default",
+                            run.changes, run.notices};
+    context.place = &place;
+    context.severalTemplates = resolution.templates.size() > 1;
+    context.primaryTemplate = i == primary;
+    context.cluster = cluster;
+    run.changed = mutator.mutate(context) || run.changed;
+  }
+  return run;
+}
+
+// The patch applied by kubectl gives the mutated object, a second run changes
+// nothing, and the mutated object is valid against its CRD.
+inline void expectAppliedIdempotentAndValid(const Mutator& mutator, const MutationRun& run,
+                                            const Profile& profile,
+                                            const ClusterView* cluster = nullptr) {
+  const std::string patch = run.patch();
+  ASSERT_EQ(run.changed, !patch.empty()) << patch;
+  if (!patch.empty()) {
+    const std::string patched = applyPatch(toJson(*run.before), patch);
+    ASSERT_FALSE(patched.empty());
+    EXPECT_EQ(*parseJson(patched), *run.after) << patch;
+  }
+  const MutationRun again = runOnCustomResource(mutator, *run.after, profile, cluster);
+  EXPECT_FALSE(again.changed) << again.patch();
+  EXPECT_TRUE(again.changes.empty());
+  EXPECT_EQ(again.notices, run.notices);
+  const std::string name(stringMember(member(run.after.get(), "metadata"), "name"));
+  const std::string kind(stringMember(run.after.get(), "kind"));
+  EXPECT_EQ(validateCustomResources({toJson(*run.after)}),
+            (std::map<std::string, std::string>{{kind + "/" + name, "ok"}}));
 }
 
 // The value at a JSON Pointer ("/spec/template/spec/nodeSelector"), or nullptr.

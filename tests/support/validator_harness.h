@@ -143,6 +143,24 @@ spec:
   scheduling:
     priorityClassName: ai-batch
 )"},
+    {"batch-sliced.yaml", R"(apiVersion: aiadmit.dev/v1
+kind: Profile
+metadata:
+  name: batch-sliced
+spec:
+  class: batch
+  scope:
+    namespaces: ["sliced-*"]
+  gpu:
+    resourceName: nvidia.com/gpu.shared
+    sharingAllowed: true
+    gpusPerNode: 32
+  placement:
+    nodeSelector: {accelerator: nvidia}
+    tolerations: [{key: accelerator, operator: Equal, value: gpu, effect: NoSchedule}]
+  scheduling:
+    priorityClassName: ai-batch
+)"},
     {"realtime-noprobes.yaml", R"(apiVersion: aiadmit.dev/v1
 kind: Profile
 metadata:
@@ -298,6 +316,6 @@ inline std::vector<int> rulesWithActionCases() {
 // tests/validators/rule_actions_test.cpp instantiates RuleActionsTest once
 // for every registered rule, in the one executable of tests/validators, so
 // each rule's test is AllRules/RuleActionsTest.<test>/AIA0NN.
-#define AIADMIT_RULE_ACTIONS_TEST(rule, cases)      \
+#define AIADMIT_RULE_ACTIONS_TEST(rule, cases)        \
   [[maybe_unused]] const bool kRuleActionCasesAdded = \
       ::aiadmit::testing::registerRuleActionCases((rule), (cases))

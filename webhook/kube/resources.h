@@ -3,6 +3,8 @@
 // loader, so that they never disagree about what a GPU request is.
 #pragma once
 
+#include <optional>
+#include <string>
 #include <string_view>
 
 namespace aiadmit {
@@ -15,9 +17,32 @@ bool endsWithIgnoringCase(std::string_view text, std::string_view lowerSuffix);
 
 // A resource name that looks like an accelerator without any profile to ask:
 // a GPU ("gpu" anywhere, so misspellings like "nvidia.com/gpus", "nvidia/gpu"
-// and "gpu" count and are then reported), a MIG slice, or a TPU, Neuron or
-// Gaudi device. RDMA devices, hugepages and FUSE devices are not.
+// and "gpu" count and are then reported), a MIG slice (also one written
+// otherwise, see migResourceName), a TPU, Neuron, Gaudi or
+// Ascend device, or any device of xilinx.com (FPGA cards). RDMA devices,
+// hugepages and FUSE devices are not.
 bool looksLikeAccelerator(std::string_view resourceName);
+
+// Whether the API server takes `name` for an extended resource
+// (k8s.io/kubernetes/pkg/apis/core/helper IsExtendedResourceName): a domain
+// and neither native (a name that contains "kubernetes.io/", such as
+// deviceclass.resource.kubernetes.io/<class>) nor a quota's "requests."
+// name: nvidia.com/gpu, but not cpu or hugepages-2Mi. No extended
+// resource can be overcommitted, whatever its vendor: the API server refuses
+// a container whose request of one differs from its limit, or has no limit.
+bool isExtendedResourceName(std::string_view name);
+
+// The GPU resource of the kubelet's Accelerators feature gate, gone since
+// Kubernetes 1.11: no node offers it, yet the API server still accepts it
+// (it is a kubernetes.io name), so a Pod asking for it waits forever.
+inline constexpr std::string_view kRemovedNvidiaGpuResource = "alpha.kubernetes.io/nvidia-gpu";
+
+// The name NVIDIA's device plugin gives a MIG slice written some other way:
+// "nvidia.com/mig-1g.10gb" for "nvidia.com/mig1g.10gb", "mig-1g.10gb",
+// "nvidia.com/MIG-1G.10GB" or "nvidia.com/1g-10gb"; a compute instance
+// ("1c.3g.20gb") is kept. nullopt when the name does not end in a
+// <N>g.<M>gb slice profile.
+std::optional<std::string> migResourceName(std::string_view name);
 
 // Whether `name` is a share of a GPU rather than a whole one: a MIG slice
 // (nvidia.com/mig-1g.10gb), a time-sliced or MPS replica renamed by the

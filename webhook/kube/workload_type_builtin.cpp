@@ -54,6 +54,14 @@ std::vector<TemplateSlot> withoutProbes(std::vector<TemplateSlot> slots) {
   return slots;
 }
 
+// The operator mounts a memory-backed /dev/shm of its own in the Pods
+// (KubeRay, in the Ray container of every head and worker, sized to its
+// memory limit): aiadmit adds none beside it.
+std::vector<TemplateSlot> withoutSharedMemory(std::vector<TemplateSlot> slots) {
+  for (TemplateSlot& slot : slots) slot.injectable &= ~static_cast<uint32_t>(kInjectSharedMemory);
+  return slots;
+}
+
 WorkloadType row(std::string group, std::string kind, std::vector<std::string> versions,
                  std::string resource, WorkloadClass workloadClass, std::string reason,
                  Lifecycle lifecycle, std::vector<TemplateSlot> templates) {
@@ -337,7 +345,7 @@ std::vector<TemplateSlot> rayCluster(const std::string& prefix, JobSettingPointe
   slots.push_back(podTemplate("head", prefix + "/headGroupSpec/template", Factors{}, jobSettings));
   slots.push_back(podTemplate("{.groupName}", prefix + "/workerGroupSpecs/*/template",
                               std::move(workers), jobSettings));
-  return withoutProbes(std::move(slots));
+  return withoutSharedMemory(withoutProbes(std::move(slots)));
 }
 
 // A RayJobSpec at `prefix`: its cluster and the submitter of K8sJobMode.

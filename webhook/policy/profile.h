@@ -89,8 +89,10 @@ struct JobDefaults {
 
 struct SharedMemory {
   bool enabled = false;
-  int64_t minGpus = 2;    // add /dev/shm from this many GPUs in a pod
-  std::string sizeLimit;  // empty: no limit
+  int64_t minGpus = 1;  // add /dev/shm from this many GPUs in a pod
+  // The volume's sizeLimit, lowered to the containers' memory limit; empty:
+  // the memory limit when the containers have one, else none.
+  std::string sizeLimit;
 };
 
 // A switch under spec.mutations that turns mutators off. The mutators

@@ -65,7 +65,7 @@ inline constexpr RuleInfo kRuleCatalogue[] = {
     {AIA002, RuleAction::Deny, "shape against kind", std::nullopt, RuleSubject::Workload},
     {AIA003, RuleAction::Deny, "accelerator name the cluster does not offer"},
     {AIA004, RuleAction::Deny, "GPU quantity that is not a positive whole number"},
-    {AIA005, RuleAction::Deny, "GPU requests that differ from limits"},
+    {AIA005, RuleAction::Deny, "extended-resource requests that differ from limits"},
     {AIA006, RuleAction::Deny, "more GPUs than a node has"},
     {AIA007, RuleAction::Deny, "aimed at the GPU pool without asking for a GPU", std::nullopt,
      RuleSubject::Workload},
