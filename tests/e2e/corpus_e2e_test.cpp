@@ -207,7 +207,18 @@ void expectAsCheckSays(const json& object, const Namespaces& namespaces,
       kubectl({"apply", "-n", plain.name(), "-f", "-"}, toText(object));
   const CommandResult again = kubectl({"apply", "-n", optedIn.name(), "-f", "-"}, toText(object));
   ASSERT_EQ(again.exitCode, 0) << again.err;
-  EXPECT_EQ(outcome(again.out, name), outcome(plainAgain.out, name)) << again.out << again.err;
+  // kubectl merges a custom resource with a JSON merge patch, which replaces
+  // a list whole: where aiadmit added to a list the file has (a /dev/shm
+  // mount in a container), kubectl sends the file's list again, aiadmit
+  // writes back what it wrote at creation, and kubectl says "configured" of
+  // an object that ends as it was, which the checks below hold it to.
+  const std::string apiVersion = object.value("apiVersion", "");
+  const bool customResource = apiVersion.find('.') < apiVersion.find('/');
+  const bool writtenBack = customResource && outcome(again.out, name) == "configured" &&
+                           !aiadmitWarnings(again.err).empty();
+  if (!writtenBack) {
+    EXPECT_EQ(outcome(again.out, name), outcome(plainAgain.out, name)) << again.out << again.err;
+  }
   // Controllers write status meanwhile (the scheduler binds a Pod, a Job
   // starts), so the resourceVersion moves; the object itself must not, but
   // for what the same apply changes where aiadmit is not called: another

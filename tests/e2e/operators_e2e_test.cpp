@@ -91,6 +91,18 @@ json placementOf(const json& podSpec) {
   return parts;
 }
 
+bool isTokenVolume(const json& volumeOrMount) {
+  return volumeOrMount.value("name", "").rfind("kube-api-access-", 0) == 0;
+}
+
+json withoutTokenVolumes(const json& list) {
+  json kept = json::array();
+  for (const json& item : list) {
+    if (!isTokenVolume(item)) kept.push_back(item);
+  }
+  return kept;
+}
+
 // placementOf a Pod, without what the API server's admission plugins add to
 // every Pod: the ServiceAccount token's volume and mounts, the not-ready and
 // unreachable tolerations, requests defaulted from limits.
@@ -104,9 +116,13 @@ json podPlacementOf(const json& podSpec) {
   }
   parts.erase("tolerations");
   if (!tolerations.empty()) parts["tolerations"] = tolerations;
+  const json volumes = withoutTokenVolumes(parts.value("volumes", json::array()));
   parts.erase("volumes");
+  if (!volumes.empty()) parts["volumes"] = volumes;
   for (json& container : parts["containers"]) {
+    const json mounts = withoutTokenVolumes(container.value("volumeMounts", json::array()));
     container.erase("volumeMounts");
+    if (!mounts.empty()) container["volumeMounts"] = mounts;
     if (container.contains("resources")) container["resources"].erase("requests");
   }
   return parts;
