@@ -300,5 +300,31 @@ spec:
   EXPECT_TRUE(response.warnings.empty());
 }
 
+// A template that names the GPU as 0 beside one that names none: the first
+// is the main template however the class is decided, so aiadmit's stamps
+// on the second look do not make the other one the main template and give
+// it gpu.defaultCount.
+TEST(MutatorPipeline, AGpuCountOfZeroKeepsTheSameMainTemplateOnTheSecondLook) {
+  WebhookServer server;
+  const std::string job = json(R"(
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: mindspore}
+spec:
+  minAvailable: 3
+  schedulerName: volcano
+  tasks:
+  - {replicas: 1, name: master, template: {spec: {restartPolicy: OnFailure,
+      containers: [{name: master, image: m}]}}}
+  - {replicas: 2, name: worker, template: {spec: {restartPolicy: OnFailure,
+      containers: [{name: worker, image: w, resources: {limits: {nvidia.com/gpu: "0"}}}]}}}
+)");
+  const ReviewResponse first = mutate(server, job);
+  EXPECT_TRUE(first.allowed);
+  const std::string mutated = applyAndResend(server, job, first);
+  EXPECT_EQ(mutated.find("\"nvidia.com/gpu\":\"1\""), std::string::npos)
+      << "a default GPU nobody asked for: " << mutated;
+}
+
 }  // namespace
 }  // namespace aiadmit

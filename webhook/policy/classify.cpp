@@ -232,9 +232,18 @@ WorkloadClassification classifyWorkload(std::span<const PodTemplateView> templat
     }
   }
   // The template that asks for an accelerator is the workload's main one:
-  // profile selection reads its labels and annotations.
+  // profile selection reads its labels and annotations. Failing that, the
+  // first that names one, even as 0: it has said what it wants, whatever
+  // else (aiadmit's own stamps on a second look) decided the class, so the
+  // same object has the same main template every time it is judged.
   for (size_t i = 0; i < pods.size(); ++i) {
     if (pods[i].asksForGpus()) {
+      result.acceleratorTemplate = i;
+      return result;
+    }
+  }
+  for (size_t i = 0; i < pods.size(); ++i) {
+    if (pods[i].firstAccelerator()) {
       result.acceleratorTemplate = i;
       break;
     }

@@ -60,8 +60,9 @@ Classification classify(const PodTemplateView& view, const PodReader& pod,
 // equals. A workload whose templates all ask for nothing is not an AI workload.
 struct WorkloadClassification {
   Classification classification;
-  std::optional<size_t> decidingTemplate;     // the template the class came from
-  std::optional<size_t> acceleratorTemplate;  // the first that asks for an accelerator
+  std::optional<size_t> decidingTemplate;  // the template the class came from
+  // The first that asks for an accelerator, else the first that names one.
+  std::optional<size_t> acceleratorTemplate;
   // The template whose labels and annotations select the profile: the first
   // that asks for an accelerator, else the one that decided, else the first.
   size_t primaryTemplate() const;
