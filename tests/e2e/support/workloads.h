@@ -39,9 +39,9 @@ size_t expectUnpatchedUpdates(const std::string& resource, const std::string& na
                               const std::string& username);
 
 // Every request with one of `verbs` on `resource` in the namespace by
-// `username` was allowed (or, an update, lost a race with another write,
-// which the controller retries): how many there were, and how many of them
-// reached aiadmit's mutating webhooks.
+// `username` was allowed, or lost a race the controller retries (409): how
+// many were allowed, and how many of those reached aiadmit's mutating
+// webhooks.
 struct AllowedRequests {
   size_t count = 0;
   size_t reachedAiadmit = 0;
