@@ -12,8 +12,6 @@
 namespace aiadmit::e2e {
 namespace {
 
-const std::string kKueueUser = serviceAccountUser("kueue-system", "kueue-controller-manager");
-const std::string kJobSetUser = serviceAccountUser("jobset-system", "jobset-controller-manager");
 constexpr const char* kKueueJobFile =
     "kubernetes-sigs__kueue__site__static__examples__provisioning__sample-job.yaml";
 constexpr int kGpuQuota = 5;
@@ -75,12 +73,9 @@ json queuedJobSet() {
 }
 
 json corpusJob() {
-  const CommandResult read = kubectl({"create", "--dry-run=client", "-o", "json", "-f",
-                                      testing::corpusDir() + "/manifests/" + kKueueJobFile});
-  EXPECT_EQ(read.exitCode, 0) << read.err;
-  json job = json::parse(read.out, nullptr, false);
-  if (job.is_object()) job["metadata"].erase("namespace");
-  return job;
+  std::vector<json> objects = corpusObjects(kKueueJobFile);
+  EXPECT_EQ(objects.size(), 1u);
+  return objects.empty() ? json() : objects[0];
 }
 
 // The name of the Job kubectl created from a generateName ("job.batch/NAME

@@ -13,11 +13,6 @@
 namespace aiadmit::e2e {
 namespace {
 
-const std::string kJobSetUser = serviceAccountUser("jobset-system", "jobset-controller-manager");
-const std::string kLwsUser = serviceAccountUser("lws-system", "lws-controller-manager");
-const std::string kKubeRayUser = serviceAccountUser("default", "kuberay-operator");
-const std::string kKueueUser = serviceAccountUser("kueue-system", "kueue-controller-manager");
-
 // The corpus holds no JobSet; this one is the shape of JobSet's own
 // examples: replicated jobs of one-Pod Jobs, each with a GPU.
 json trainingJobSet(const std::string& name, int replicas) {
@@ -32,17 +27,6 @@ json trainingJobSet(const std::string& name, int replicas) {
         "template": {"spec": {"restartPolicy": "Never",
           "containers": [{"name": "trainer", "image": "registry.example/trainer:1",
             "resources": {"limits": {"nvidia.com/gpu": "1", "memory": "16Gi"}}}]}}}}}]}})");
-}
-
-// A corpus manifest's objects as kubectl reads them, without the namespace
-// the file names, so that they land in the test's.
-std::vector<json> corpusObjects(const std::string& file) {
-  const CommandResult read = kubectl({"create", "--dry-run=client", "-o", "json", "-f",
-                                      testing::corpusDir() + "/manifests/" + file});
-  EXPECT_EQ(read.exitCode, 0) << read.err;
-  std::vector<json> objects = jsonObjects(read.out);
-  for (json& object : objects) object["metadata"].erase("namespace");
-  return objects;
 }
 
 CommandResult create(const Namespace& ns, const json& object) {

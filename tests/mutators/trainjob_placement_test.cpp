@@ -13,30 +13,12 @@ namespace {
 
 using namespace testing;
 
-// Runs `mutators` on the TrainJob's resourcesPerNode template, as the
-// engine runs them on each template of a custom resource.
+// A TrainJob has one template, its trainer's resourcesPerNode.
 MutationRun runOnTrainJob(const std::vector<const Mutator*>& mutators, const JsonValue& object,
                           const Profile& profile) {
-  MutationRun run;
-  run.before = std::make_shared<JsonDocument>();
-  run.before->CopyFrom(object, run.before->GetAllocator());
-  run.after = std::make_shared<JsonDocument>();
-  run.after->CopyFrom(object, run.after->GetAllocator());
   const WorkloadType* type = WorkloadTypeTable::builtIn()->findForObject(object);
-  EXPECT_NE(type, nullptr);
-  if (type == nullptr) return run;
-  const Resolution resolution = resolveTemplates(*type, object);
-  EXPECT_EQ(resolution.templates.size(), 1u);
-  if (resolution.templates.size() != 1) return run;
-  const ResolvedTemplate& place = resolution.templates[0];
-  const PodTemplateView view = PodTemplateView::at(object, *type, place);
-  const Classification classification = classify(view, PodReader::of(view));
-  MutationContext context{
-      *run.after, run.after->GetAllocator(), *type, classification, profile, "default", run.changes,
-      run.notices};
-  context.place = &place;
-  for (const Mutator* mutator : mutators) run.changed = mutator->mutate(context) || run.changed;
-  return run;
+  EXPECT_TRUE(type != nullptr && resolveTemplates(*type, object).templates.size() == 1u);
+  return runOnCustomResource(mutators, object, profile);
 }
 
 // The patch applied by kubectl gives the mutated object, and a second run

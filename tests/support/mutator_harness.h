@@ -219,10 +219,10 @@ inline void expectAppliedAndIdempotent(const Mutator& mutator, const MutationRun
                              cluster);
 }
 
-// Runs `mutator` on each template of a custom resource in turn, as the
-// engine does: the main template is the first that asks for a GPU.
-inline MutationRun runOnCustomResource(const Mutator& mutator, const JsonValue& object,
-                                       const Profile& profile,
+// Runs `mutators` on each template of a custom resource in turn, as the
+// engine does, its main template the one the engine's classification names.
+inline MutationRun runOnCustomResource(const std::vector<const Mutator*>& mutators,
+                                       const JsonValue& object, const Profile& profile,
                                        const ClusterView* cluster = nullptr) {
   MutationRun run;
   run.before = std::make_shared<JsonDocument>();
@@ -233,27 +233,34 @@ inline MutationRun runOnCustomResource(const Mutator& mutator, const JsonValue& 
   EXPECT_NE(type, nullptr);
   if (type == nullptr) return run;
   const Resolution resolution = resolveTemplates(*type, object);
-  size_t primary = resolution.templates.size();
-  for (size_t i = 0; i < resolution.templates.size() && primary == resolution.templates.size();
-       ++i) {
-    const PodTemplateView view = PodTemplateView::at(object, *type, resolution.templates[i]);
-    if (PodReader::of(view).asksForGpus()) primary = i;
+  // Reserved: a reader holds its template's view.
+  std::vector<PodTemplateView> views;
+  views.reserve(resolution.templates.size());
+  std::vector<PodReader> pods;
+  for (const ResolvedTemplate& place : resolution.templates) {
+    views.push_back(PodTemplateView::at(object, *type, place));
+    pods.push_back(PodReader::of(views.back()));
   }
-  for (size_t i = 0; i < resolution.templates.size(); ++i) {
-    const ResolvedTemplate& place = resolution.templates[i];
-    const PodTemplateView view = PodTemplateView::at(object, *type, place);
-    const Classification classification = classify(view, PodReader::of(view));
+  const size_t primary = classifyWorkload(views, pods, false).primaryTemplate();
+  for (size_t i = 0; i < views.size(); ++i) {
+    const Classification classification = classify(views[i], pods[i]);
     MutationContext context{*run.after,  run.after->GetAllocator(),
                             *type,       classification,
                             profile,     "default",
                             run.changes, run.notices};
-    context.place = &place;
-    context.severalTemplates = resolution.templates.size() > 1;
+    context.place = &resolution.templates[i];
+    context.severalTemplates = views.size() > 1;
     context.primaryTemplate = i == primary;
     context.cluster = cluster;
-    run.changed = mutator.mutate(context) || run.changed;
+    for (const Mutator* mutator : mutators) run.changed = mutator->mutate(context) || run.changed;
   }
   return run;
+}
+
+inline MutationRun runOnCustomResource(const Mutator& mutator, const JsonValue& object,
+                                       const Profile& profile,
+                                       const ClusterView* cluster = nullptr) {
+  return runOnCustomResource(std::vector<const Mutator*>{&mutator}, object, profile, cluster);
 }
 
 // The patch applied by kubectl gives the mutated object, a second run changes

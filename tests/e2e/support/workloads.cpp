@@ -33,6 +33,20 @@ std::string serviceAccountUser(const std::string& namespaceName, const std::stri
   return "system:serviceaccount:" + namespaceName + ":" + name;
 }
 
+const std::string kJobSetUser = serviceAccountUser("jobset-system", "jobset-controller-manager");
+const std::string kLwsUser = serviceAccountUser("lws-system", "lws-controller-manager");
+const std::string kKubeRayUser = serviceAccountUser("default", "kuberay-operator");
+const std::string kKueueUser = serviceAccountUser("kueue-system", "kueue-controller-manager");
+
+std::vector<json> corpusObjects(const std::string& file) {
+  const CommandResult read = kubectl({"create", "--dry-run=client", "-o", "json", "-f",
+                                      testing::corpusDir() + "/manifests/" + file});
+  EXPECT_EQ(read.exitCode, 0) << read.err;
+  std::vector<json> objects = jsonObjects(read.out);
+  for (json& object : objects) object["metadata"].erase("namespace");
+  return objects;
+}
+
 namespace {
 
 // The calls of aiadmit's mutating configuration the event records; each is
@@ -122,8 +136,7 @@ AllowedRequests expectAllowed(const std::string& resource, const std::string& na
                               const std::string& username, const std::vector<std::string>& verbs) {
   AllowedRequests requests;
   for (const std::string& verb : verbs) {
-    for (const json& event : auditEvents(resource, namespaceName, "", verb)) {
-      if (event["user"].value("username", "") != username) continue;
+    for (const json& event : requestsBy(resource, namespaceName, username, verb)) {
       const int code = responseCode(event);
       // 409: the controller made again what it had made (a create from a
       // cache that lagged) or lost a race with another write (an update);

@@ -25,6 +25,16 @@ bool podsBound(const std::string& namespaceName, size_t count, const std::string
 std::string controllerUser(const std::string& controller);
 // The ServiceAccount user of an operator's manager.
 std::string serviceAccountUser(const std::string& namespaceName, const std::string& name);
+// The users the operators of `up --operators` act as, as their installs
+// name their ServiceAccounts.
+extern const std::string kJobSetUser;
+extern const std::string kLwsUser;
+extern const std::string kKubeRayUser;
+extern const std::string kKueueUser;
+
+// A corpus manifest's objects as kubectl reads them, without the namespace
+// the file names, so that they land in the test's.
+std::vector<json> corpusObjects(const std::string& file);
 
 // Every create of `resource` in the namespace made by `username` went
 // through aiadmit's controlled.mutate webhook, which changed nothing, and
