@@ -4,6 +4,7 @@
 
 #include "webhook/cli/check.h"
 #include "webhook/cli/cli.h"
+#include "webhook/cli/explain.h"
 
 namespace {
 
@@ -14,6 +15,7 @@ Usage:
                 [--cluster-view auto|on|off] [--kubeconfig FILE]
   aiadmit review --profiles DIR [--validate] < review.json
   aiadmit check --profiles DIR [-o text|json|yaml] FILE_OR_DIR...
+  aiadmit explain [--kubeconfig FILE | --cluster SNAPSHOT] [-n NS | -A] [-o text|json] [NAME...]
   aiadmit profiles lint DIR
   aiadmit version
 
@@ -32,6 +34,7 @@ int main(int argc, char** argv) {
   if (command == "serve") return aiadmit::serveCommand(args);
   if (command == "review") return aiadmit::reviewCommand(args);
   if (command == "check") return aiadmit::checkCommand(args);
+  if (command == "explain") return aiadmit::explainCommand(args);
   if (command == "profiles") return aiadmit::profilesCommand(args);
   if (command == "version" || command == "--version") {
     std::cout << "aiadmit " << AIADMIT_VERSION << "\n";

@@ -241,6 +241,7 @@ bool kubeconfigConfig(const std::string& path, const std::string& context, ApiSe
     return false;
   }
   config.source = path + " context " + contextName;
+  config.namespaceName = std::string(stringMember(contextEntry, "namespace"));
   out = std::move(config);
   return true;
 }

@@ -19,6 +19,9 @@ struct ApiServerConfig {
   std::string clientCertPem;  // client certificate and key (kubeconfig users)
   std::string clientKeyPem;
   std::string source;  // "in-cluster" or the kubeconfig's path and context, for logs
+  // The kubeconfig context's namespace ("" when it names none): where
+  // kubectl's namespaced commands look by default.
+  std::string namespaceName;
 
   std::string describe() const;  // "https://HOST:PORT (SOURCE)", no secrets
 };

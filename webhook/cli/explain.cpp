@@ -1,0 +1,175 @@
+#include "webhook/cli/explain.h"
+
+#include <chrono>
+#include <ctime>
+#include <iostream>
+#include <map>
+
+#include "webhook/cluster/api_config.h"
+#include "webhook/cluster/api_snapshot.h"
+
+namespace aiadmit {
+
+namespace {
+
+constexpr const char* kExplainHelp =
+    R"(Usage: aiadmit explain [--kubeconfig FILE | --cluster SNAPSHOT] [-n NS | -A] [-o text|json] [NAME...]
+
+Why GPU work waits: each Pending Pod that asks for accelerators and each Kueue
+Workload not admitted, with one cause and one fix, grouped by cause and
+ranked by the GPUs that wait; beside them, the idle GPUs of each pool (a
+node group: GKE node pool, EKS node group, Karpenter NodePool, AKS agent
+pool, else the instance type). Causes: no-node-can-hold, claim-unallocatable,
+untolerated-taint, selector-excludes, quota, gang-partial, pool-full, unknown.
+
+Options:
+  --kubeconfig FILE   read the cluster with this kubeconfig's current context (list
+                      and get on the kinds below; nothing is written)
+  --cluster SNAPSHOT  read a snapshot file instead, as
+                      kubectl get pods,nodes,events,resourceslices,resourceclaims,deviceclasses,priorityclasses,localqueues,clusterqueues,workloads -A -o yaml
+                      prints it (kinds a cluster does not serve may be left out)
+  -n, --namespace NS  the namespace of the work to explain (default: the context's, else
+                      "default"); the pools are always the whole cluster's
+  -A, --all-namespaces
+                      the work of every namespace
+  -o, --output FORMAT text (default) or json: {"waiting": [{kind, namespace, name, gpus,
+                      pods, cause, reason, fix, pool, since, scheduler}], "idle": [{pool,
+                      nodes, gpus, idleGpus, waitingPods, waitingByCause}]}
+  NAME...             only these workloads (or Pods)
+  -h, --help          this help
+
+Exit 0 when nothing waits, 1 when some work waits, 2 on a usage or input error.
+)";
+
+struct ExplainOptions {
+  std::string kubeconfig;
+  std::string snapshot;
+  std::string namespaceName;
+  bool allNamespaces = false;
+  bool json = false;
+  std::vector<std::string> names;
+};
+
+int usage(const std::string& message) {
+  std::cerr << "aiadmit: " << message << "\n\n" << kExplainHelp;
+  return 2;
+}
+
+// 0 when parsed, else the exit code.
+int parseOptions(const Arguments& args, ExplainOptions& options) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    const auto value = [&](std::initializer_list<const char*> flags, std::string& out) {
+      for (const char* flag : flags) {
+        const std::string name(flag);
+        if (arg == name && i + 1 < args.size()) {
+          out = args[++i];
+          return true;
+        }
+        if (arg.rfind(name + "=", 0) == 0) {
+          out = arg.substr(name.size() + 1);
+          return true;
+        }
+      }
+      return false;
+    };
+    std::string output;
+    if (value({"--kubeconfig"}, options.kubeconfig) || value({"--cluster"}, options.snapshot) ||
+        value({"-n", "--namespace"}, options.namespaceName)) {
+      continue;
+    }
+    if (value({"-o", "--output"}, output)) {
+      if (output != "text" && output != "json") return usage("-o: text or json");
+      options.json = output == "json";
+      continue;
+    }
+    if (arg == "-A" || arg == "--all-namespaces") {
+      options.allNamespaces = true;
+      continue;
+    }
+    if (!arg.empty() && arg[0] == '-') return usage("unknown argument " + arg);
+    options.names.push_back(arg);
+  }
+  if (options.kubeconfig.empty() == options.snapshot.empty()) {
+    return usage("give one of --kubeconfig FILE and --cluster SNAPSHOT");
+  }
+  if (options.allNamespaces && !options.namespaceName.empty()) {
+    return usage("-n and -A exclude each other");
+  }
+  return 0;
+}
+
+// The objects' text from the snapshot file or the live cluster; the
+// namespace to explain when none was given.
+bool readObjects(const ExplainOptions& options, std::string& text, std::string& defaultNamespace) {
+  defaultNamespace = "default";
+  if (!options.snapshot.empty()) {
+    if (readAll(options.snapshot, text)) return true;
+    std::cerr << "aiadmit: " << options.snapshot << ": cannot be read\n";
+    return false;
+  }
+  ApiServerConfig config;
+  std::string error;
+  if (!kubeconfigConfig(options.kubeconfig, "", config, error)) {
+    std::cerr << "aiadmit: " << error << "\n";
+    return false;
+  }
+  if (!config.namespaceName.empty()) defaultNamespace = config.namespaceName;
+  ApiClientOptions clientOptions;
+  clientOptions.requestTimeout = std::chrono::seconds(30);
+  clientOptions.userAgent = "aiadmit-explain";
+  ApiClient client(config, clientOptions);
+  if (!client.ready(&error)) {
+    std::cerr << "aiadmit: " << error << "\n";
+    return false;
+  }
+  ListedSnapshot listed = listWaitingSnapshot(client);
+  if (!listed.error.empty()) {
+    std::cerr << "aiadmit: " << config.describe() << ": " << listed.error << "\n";
+    return false;
+  }
+  text = std::move(listed.text);
+  return true;
+}
+
+std::string utcNow() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return buffer;
+}
+
+}  // namespace
+
+int explainCommand(const Arguments& args) {
+  for (const std::string& arg : args) {
+    if (arg == "-h" || arg == "--help") {
+      std::cout << kExplainHelp;
+      return 0;
+    }
+  }
+  ExplainOptions options;
+  if (const int failed = parseOptions(args, options); failed != 0) return failed;
+  std::string text;
+  std::string defaultNamespace;
+  if (!readObjects(options, text, defaultNamespace)) return 2;
+  const WaitingInput input =
+      readWaitingInput(text, options.snapshot.empty() ? "cluster" : options.snapshot);
+  if (!input.error.empty()) {
+    std::cerr << "aiadmit: " << input.error << "\n";
+    return 2;
+  }
+  WaitingScope scope;
+  if (!options.allNamespaces) {
+    scope.namespaces.push_back(options.namespaceName.empty() ? defaultNamespace
+                                                             : options.namespaceName);
+  }
+  scope.names = options.names;
+  const WaitingReport report = explainWaiting(input, scope);
+  std::cout << (options.json ? explainJson(report) : explainText(report, utcNow()));
+  return report.waiting.empty() ? 0 : 1;
+}
+
+}  // namespace aiadmit

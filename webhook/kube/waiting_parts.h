@@ -1,0 +1,110 @@
+// What explain's steps hand each other (webhook/kube/waiting*.cpp): the facts
+// of one Pod, of the nodes as the scheduler fills them, and the workloads
+// they add up to.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "webhook/kube/waiting.h"
+
+namespace aiadmit::waiting {
+
+// The workload a Pod is part of: the object a user made (a JobSet, not its
+// Jobs; a Deployment, not its ReplicaSet), and whether it needs all of its
+// Pods at once.
+struct WorkloadKey {
+  std::string kind;
+  std::string name;
+  bool gang = false;
+};
+
+struct PodFacts {
+  const JsonValue* json = nullptr;
+  const JsonValue* spec = nullptr;
+  std::string namespaceName;
+  std::string name;
+  std::string nodeName;
+  bool terminal = false;  // Succeeded or Failed: holds nothing
+  // Extended accelerator resources the Pod needs on one node, as the
+  // scheduler sums them.
+  std::map<std::string, int64_t> accelerators;
+  int64_t claimedDevices = 0;  // accelerator devices of its DRA claims
+  int64_t gpus() const;
+  int64_t priority = 0;
+  bool preemptsNever = false;
+  std::string priorityClassName;
+  WorkloadKey workload;
+  std::string since;               // RFC 3339: when it began to wait
+  std::vector<std::string> gates;  // spec.schedulingGates
+  SchedulerWord scheduler;
+  // "ns/name" of the ResourceClaims it uses (by name, or made from a template).
+  std::vector<std::string> claimKeys;
+};
+
+// The Pods of the input that ask for GPUs or hold them, and what each node
+// has left.
+struct Occupancy {
+  std::vector<PodFacts> pods;  // every non-terminal Pod that asks for an accelerator
+  // By node: what bound Pods request of each accelerator resource.
+  std::map<std::string, std::map<std::string, int64_t>> used;
+  // By node: the bound Pods (indexes into `pods`).
+  std::map<std::string, std::vector<size_t>> holders;
+  // DRA devices allocated to claims: (driver, pool, device).
+  std::set<std::tuple<std::string, std::string, std::string>> allocatedDevices;
+  // "ns/name" of the ResourceClaims that are allocated.
+  std::set<std::string> allocatedClaims;
+  // "ns/name" of the ResourceClaims the input holds, to their JSON.
+  std::map<std::string, const JsonValue*> claims;
+};
+
+Occupancy readOccupancy(const WaitingInput& input);
+
+// The accelerator devices a ResourceClaim asks for: each request's count
+// (the fewest of a firstAvailable list) where its class hands out accelerators.
+int64_t claimDevices(const JsonValue& claim, const ClusterView& view);
+
+// The label a node's pool is named by (poolOfNode), as key and value.
+std::pair<std::string, std::string> poolLabel(const ClusterNode& node);
+
+// One Pod's cause, with the words for it.
+struct PodVerdict {
+  WaitCause cause = WaitCause::Unknown;
+  std::string reason;
+  std::string fix;
+  std::string pool;
+};
+PodVerdict judgePod(const PodFacts& pod, const Occupancy& occupancy, const ClusterView& view);
+// The cause when one of its DRA claims is not allocated and the cluster
+// says why (waiting_claims.cpp); nullopt when its claims explain nothing.
+std::optional<PodVerdict> judgeClaims(const PodFacts& pod, const Occupancy& occupancy,
+                                      const ClusterView& view);
+
+// The Kueue Workloads of `input` in `scope` that ask for GPUs and are not
+// admitted, each explained (waiting_queue.cpp).
+std::vector<WaitingWorkload> queuedWorkloads(const WaitingInput& input, const WaitingScope& scope);
+
+// Whether the scheduler's (or Kueue's) message names `cause`.
+std::optional<bool> messageAgrees(std::string_view message, WaitCause cause);
+
+// Accelerator devices that DRA drivers publish for `node` (node-local
+// slices of accelerator drivers), and how many are allocated.
+struct NodeDevices {
+  int64_t total = 0;
+  int64_t allocated = 0;
+};
+NodeDevices nodeDevices(const ClusterView& view, const ClusterNode& node,
+                        const Occupancy& occupancy);
+
+// "1 GPU", "4 GPUs".
+std::string gpuCount(int64_t gpus);
+// Whether the scope takes the namespace (names are matched by the caller).
+bool inScope(const WaitingScope& scope, std::string_view namespaceName);
+
+}  // namespace aiadmit::waiting
