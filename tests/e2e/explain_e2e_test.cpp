@@ -20,7 +20,7 @@ constexpr const char* kTaintKey = "aiadmit.dev/e2e-explain";
 // only the test's Pods land there; deleted at exit.
 class ExplainPool {
  public:
-  explicit ExplainPool(const Namespace& ns) : pool_("explain-" + ns.name()) {
+  explicit ExplainPool(const Namespace& ns) : pool_(ns.name() + "-a100") {
     for (int i = 0; i < kPoolNodes; ++i) {
       NodeShape node = gpuNode(pool_ + "-" + std::to_string(i), kGpusPerNode);
       node.labels.erase("accelerator");
@@ -298,6 +298,75 @@ TEST(E2eExplain, NothingWaitsInANamespaceWithoutGpuWork) {
   const CommandResult live = explain({"--kubeconfig", cluster().kubeconfig}, ns.name());
   EXPECT_EQ(live.exitCode, 0) << live.out << live.err;
   EXPECT_TRUE(json::parse(live.out)["waiting"].empty());
+}
+
+}  // namespace
+}  // namespace aiadmit::e2e
+
+namespace aiadmit::e2e {
+namespace {
+
+// The sample of `line` ("NAME{LABELS}") in the metrics text; -1 when absent.
+long long sampleOf(const std::string& metrics, const std::string& line) {
+  const size_t at = metrics.find("\n" + line + " ");
+  if (at == std::string::npos) return -1;
+  return std::stoll(metrics.substr(at + line.size() + 2));
+}
+
+// The idle GPUs `explain` gives pool `pool` now.
+long long explainedIdle(const std::string& pool) {
+  const CommandResult result = testing::runCommand(
+      {testing::binaryPath(), "explain", "--kubeconfig", cluster().kubeconfig, "-A", "-o", "json"});
+  const json report = json::parse(result.out, nullptr, false);
+  if (!report.is_object()) return -2;
+  for (const json& idle : report["idle"]) {
+    if (idle["pool"] == pool) return idle["idleGpus"].get<long long>();
+  }
+  return -2;
+}
+
+TEST(E2eExplainSerial, ServeWithWaitingMetricsCountsWhatExplainDoes) {
+  const std::string rbac = testing::sourceDir() + "/manifests/components/waiting-metrics/rbac.yaml";
+  ASSERT_EQ(kubectl({"apply", "-f", rbac}).exitCode, 0);
+  AiadmitRestoredAtExit restored;
+  ASSERT_EQ(e2eCluster("aiadmit", {"stop"}).exitCode, 0);
+  const CommandResult started = e2eCluster("aiadmit", {"start", "--waiting-metrics"});
+  ASSERT_EQ(started.exitCode, 0) << started.out << started.err;
+
+  Namespace ns("explain-gauges", false);
+  json big = {
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata", {{"name", "too-big"}}},
+      {"spec",
+       {{"containers", json::array({{{"name", "main"},
+                                     {"image", "registry.example/cuda:12"},
+                                     {"resources", {{"limits", {{"nvidia.com/gpu", "16"}}}}}}})},
+        {"tolerations", json::array({{{"operator", "Exists"}}})}}}};
+  ASSERT_EQ(kubectl({"create", "-n", ns.name(), "-f", "-"}, toText(big)).exitCode, 0);
+  const std::string waiting =
+      "aiadmit_gpu_workloads_waiting{cause=\"no-node-can-hold\",namespace=\"" + ns.name() + "\"}";
+  EXPECT_TRUE(
+      waitUntil([&] { return sampleOf(aiadmitMetrics(), waiting) == 1; }, std::chrono::seconds(60)))
+      << aiadmitMetrics();
+  // The idle GPUs of the suite's GPU pool, as explain counts them from the
+  // same cluster (nothing else runs beside a Serial test).
+  EXPECT_TRUE(waitUntil(
+      [&] {
+        const long long served =
+            sampleOf(aiadmitMetrics(), "aiadmit_gpus_idle{pool=\"e2e-gpu-8\"}");
+        return served >= 0 && served == explainedIdle("e2e-gpu-8");
+      },
+      std::chrono::seconds(60)))
+      << aiadmitMetrics();
+  ASSERT_EQ(kubectl({"delete", "pod", "-n", ns.name(), "too-big", "--grace-period=0", "--force"})
+                .exitCode,
+            0);
+  EXPECT_TRUE(waitUntil([&] { return sampleOf(aiadmitMetrics(), waiting) == -1; },
+                        std::chrono::seconds(60)))
+      << "a Pod that is gone waits no more\n"
+      << aiadmitMetrics();
+  kubectl({"delete", "-f", rbac, "--wait=false"});
 }
 
 }  // namespace

@@ -4,7 +4,10 @@
 // where `serve --cluster-view=auto` looks for it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <set>
+#include <span>
 #include <utility>
 
 #include "tests/support/test_support.h"
@@ -46,13 +49,13 @@ std::set<std::string> strings(const JsonValue* array) {
   return out;
 }
 
-TEST(ClusterViewRbac, GrantsReadingExactlyWhatTheReflectorsWatch) {
-  const auto objects = render("manifests/base");
-  const JsonValue* role = find(objects, "ClusterRole", "aiadmit-cluster-view");
-  ASSERT_NE(role, nullptr);
+// What a ClusterRole grants, as (group, resource); every rule read-only and
+// by name.
+std::set<std::pair<std::string, std::string>> grantedBy(const JsonValue* role) {
   std::set<std::pair<std::string, std::string>> granted;
   const JsonValue* rules = member(role, "rules");
-  ASSERT_TRUE(isArray(rules));
+  EXPECT_TRUE(isArray(rules));
+  if (!isArray(rules)) return granted;
   for (const JsonValue& rule : rules->GetArray()) {
     EXPECT_EQ(strings(member(&rule, "verbs")), (std::set<std::string>{"get", "list", "watch"}))
         << toJson(rule);
@@ -66,9 +69,62 @@ TEST(ClusterViewRbac, GrantsReadingExactlyWhatTheReflectorsWatch) {
       }
     }
   }
+  return granted;
+}
+
+std::set<std::pair<std::string, std::string>> watchedOf(std::span<const ClusterKind> kinds) {
   std::set<std::pair<std::string, std::string>> watched;
-  for (const ResourceType& type : clusterResourceTypes()) watched.emplace(type.group, type.plural);
-  EXPECT_EQ(granted, watched);
+  for (const ResourceType& type : clusterResourceTypes()) {
+    if (std::find(kinds.begin(), kinds.end(), type.kind) != kinds.end()) {
+      watched.emplace(type.group, type.plural);
+    }
+  }
+  return watched;
+}
+
+TEST(ClusterViewRbac, GrantsReadingExactlyWhatTheReflectorsWatch) {
+  const auto objects = render("manifests/base");
+  const JsonValue* role = find(objects, "ClusterRole", "aiadmit-cluster-view");
+  ASSERT_NE(role, nullptr);
+  EXPECT_EQ(grantedBy(role), watchedOf(kAdmissionClusterKinds));
+  EXPECT_EQ(find(objects, "ClusterRole", "aiadmit-waiting-metrics"), nullptr)
+      << "Pods are read only with the waiting-metrics component";
+}
+
+TEST(ClusterViewRbac, TheWaitingMetricsComponentGrantsPodsAndWorkloadsAndTurnsTheFlagOn) {
+  TempDir dir;
+  // An overlay of the base with the component, as a platform team writes one.
+  const auto relative = [&](const std::string& path) {
+    return std::filesystem::relative(sourceDir() + "/" + path, dir.path()).string();
+  };
+  writeFile(dir.file("kustomization.yaml"),
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n"
+            "  - " +
+                relative("manifests/base") + "\ncomponents:\n  - " +
+                relative("manifests/components/waiting-metrics") + "\n");
+  const CommandResult result =
+      runCommand({"kubectl", "kustomize", "--load-restrictor", "LoadRestrictionsNone", dir.path()});
+  ASSERT_EQ(result.exitCode, 0) << result.err;
+  std::vector<ManifestDocument> documents;
+  std::string error;
+  ASSERT_TRUE(parseManifests(result.out, documents, &error)) << error;
+  std::vector<std::shared_ptr<JsonDocument>> objects;
+  for (const ManifestDocument& document : documents) objects.push_back(document.json);
+  const JsonValue* role = find(objects, "ClusterRole", "aiadmit-waiting-metrics");
+  ASSERT_NE(role, nullptr);
+  const ClusterKind waiting[] = {ClusterKind::Pod, ClusterKind::QueueWorkload};
+  EXPECT_EQ(grantedBy(role), watchedOf(waiting));
+  const JsonValue* binding = find(objects, "ClusterRoleBinding", "aiadmit-waiting-metrics");
+  ASSERT_NE(binding, nullptr);
+  EXPECT_EQ(stringMember(&(*member(binding, "subjects"))[0], "name"), "aiadmit");
+  const JsonValue* deployment = find(objects, "Deployment", "aiadmit");
+  ASSERT_NE(deployment, nullptr);
+  const JsonValue* container =
+      &(*member(member(member(member(deployment, "spec"), "template"), "spec"), "containers"))[0];
+  EXPECT_EQ(strings(member(container, "args")).count("--waiting-metrics"), 1u);
+  std::vector<std::string> rbac = {toJson(*role), toJson(*binding)};
+  const CommandResult valid = validateSchemas(rbac);
+  EXPECT_EQ(valid.exitCode, 0) << valid.out << valid.err;
 }
 
 TEST(ClusterViewRbac, BindsTheRoleToTheWebhooksServiceAccount) {

@@ -39,6 +39,10 @@ Options:
                           --kubeconfig is given; on: missing credentials stop the server
   --kubeconfig FILE       read the cluster view with this kubeconfig's current context
                           (default: the Pod's service-account token)
+  --waiting-metrics       also watch Pods and Kueue Workloads (RBAC:
+                          manifests/components/waiting-metrics) for the gauges
+                          aiadmit_gpu_workloads_waiting{cause,namespace} and
+                          aiadmit_gpus_idle{pool}, as `aiadmit explain` counts them
   -h, --help              this help
 
 Limits and deadlines (durations as "10s", "500ms" or seconds):
@@ -154,6 +158,10 @@ int serveCommand(const Arguments& args) {
         takeValue(args, i, "--tls-key", options.keyFile) ||
         takeValue(args, i, "--listen", listen) || takeValue(args, i, "--log-level", logLevel) ||
         takeValue(args, i, "--kubeconfig", options.clusterView.kubeconfig)) {
+      continue;
+    }
+    if (args[i] == "--waiting-metrics") {
+      options.clusterView.waitingMetrics = true;
       continue;
     }
     std::string value;

@@ -23,7 +23,8 @@
 namespace aiadmit {
 
 struct ClusterWatchOptions {
-  std::vector<ClusterKind> kinds{std::begin(kAllClusterKinds), std::end(kAllClusterKinds)};
+  std::vector<ClusterKind> kinds{std::begin(kAdmissionClusterKinds),
+                                 std::end(kAdmissionClusterKinds)};
   ApiClientOptions client;
   ReflectorOptions reflector;
   // Changes are gathered for this long before a new view is built, so a

@@ -45,6 +45,21 @@ const std::vector<ResourceType>& clusterResourceTypes() {
        Absent::Unknown,
        true},
       {ClusterKind::RuntimeClass, "node.k8s.io", {"v1"}, "runtimeclasses", Absent::Error},
+      // Only with --waiting-metrics. The field selector leaves out the Pods
+      // that hold nothing any more; the view keeps the GPU Pods of the rest.
+      {ClusterKind::Pod,
+       "",
+       {"v1"},
+       "pods",
+       Absent::Error,
+       true,
+       "status.phase!=Succeeded,status.phase!=Failed"},
+      {ClusterKind::QueueWorkload,
+       "kueue.x-k8s.io",
+       {"v1beta2", "v1beta1"},
+       "workloads",
+       Absent::Unknown,
+       true},
   };
   return types;
 }
@@ -303,7 +318,8 @@ Reflector::Outcome Reflector::watch() {
   const std::string target =
       type_.path(version_) +
       "?watch=1&allowWatchBookmarks=true&resourceVersion=" + urlEncode(resourceVersion) +
-      "&timeoutSeconds=" + std::to_string(std::max(timeoutSeconds, 1));
+      "&timeoutSeconds=" + std::to_string(std::max(timeoutSeconds, 1)) +
+      (type_.fieldSelector.empty() ? "" : "&fieldSelector=" + urlEncode(type_.fieldSelector));
   const auto started = std::chrono::steady_clock::now();
   auto lastLine = started;
   bool sawEvent = false;

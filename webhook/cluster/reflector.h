@@ -41,6 +41,8 @@ struct ResourceType {
   enum class WhenAbsent { Unknown, Empty, Error } whenAbsent = WhenAbsent::Error;
   // Its objects live in namespaces: one is read at .../namespaces/NS/PLURAL/NAME.
   bool namespaced = false;
+  // Lists and watches ask only for the objects it selects ("" for all).
+  std::string fieldSelector{};
 
   std::string path(std::string_view version) const;  // "/apis/GROUP/VERSION/PLURAL"
   std::string discoveryPath() const;                 // "/apis/GROUP"; "" for the core group

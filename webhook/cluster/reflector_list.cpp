@@ -208,6 +208,7 @@ Reflector::Outcome Reflector::listPages(ApiConnection& connection, const std::st
       add("resourceVersion=" + urlEncode(request.resourceVersion));
     }
     if (!whole) add("limit=" + std::to_string(options_.pageSize));
+    if (!type_.fieldSelector.empty()) add("fieldSelector=" + urlEncode(type_.fieldSelector));
     ApiResponse response = getPage(connection, target);
     if (stopping()) return Outcome::Stopped;
     if (response.status == 404) return Outcome::Absent;
@@ -245,7 +246,7 @@ Reflector::Outcome Reflector::listPages(ApiConnection& connection, const std::st
       std::string error;
       if (readClusterObject(type_.kind, apiVersion, item, record, &error)) {
         listed.items.insert_or_assign(keyOf(record), std::move(record));
-      } else {
+      } else if (!error.empty()) {
         log("warn", objectKey(&item) + " skipped: " + error);
       }
     }

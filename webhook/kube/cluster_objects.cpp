@@ -1,5 +1,6 @@
 // Reading the cluster objects the view keeps, in the versions the API serves.
 #include "webhook/kube/cluster_view.h"
+#include "webhook/kube/cluster_workloads.h"
 #include "webhook/kube/enum_table.h"
 
 #include <algorithm>
@@ -23,6 +24,8 @@ constexpr EnumEntry<ClusterKind> kKindNames[] = {
     {ClusterKind::LocalQueue, "LocalQueue"},
     {ClusterKind::RuntimeClass, "RuntimeClass"},
     {ClusterKind::ResourceClaim, "ResourceClaim"},
+    {ClusterKind::Pod, "Pod"},
+    {ClusterKind::QueueWorkload, "Workload"},
 };
 
 std::map<std::string, std::string> stringMap(const JsonValue* object) {
@@ -342,7 +345,8 @@ bool readClusterObject(ClusterKind kind, std::string_view apiVersion, const Json
     return false;
   }
   const bool namespaced = kind == ClusterKind::ResourceClaimTemplate ||
-                          kind == ClusterKind::ResourceClaim || kind == ClusterKind::LocalQueue;
+                          kind == ClusterKind::ResourceClaim || kind == ClusterKind::LocalQueue ||
+                          kind == ClusterKind::Pod || kind == ClusterKind::QueueWorkload;
   if (namespaced && namespaceName.empty()) {
     if (error) *error = "metadata.namespace is required";
     return false;
@@ -370,7 +374,9 @@ bool readClusterObject(ClusterKind kind, std::string_view apiVersion, const Json
       }
       const JsonValue* spec = member(&object, "spec");
       if (kind == ClusterKind::ResourceClaim) {
-        out = ClaimRecord{namespaceName, name, readClaimSpec(spec, *shape)};
+        ClaimRecord claim{namespaceName, name, readClaimSpec(spec, *shape)};
+        claim.devices = allocatedDevices(object, claim.allocated);
+        out = std::move(claim);
       } else {
         out = ClaimTemplateRecord{namespaceName, name, readClaimSpec(member(spec, "spec"), *shape)};
       }
@@ -390,6 +396,18 @@ bool readClusterObject(ClusterKind kind, std::string_view apiVersion, const Json
     }
     case ClusterKind::RuntimeClass:
       out = namedRecord(name, object, readRuntimeClass);
+      return true;
+    case ClusterKind::Pod: {
+      PodRecord pod;
+      if (!readPodRecord(object, namespaceName, name, pod)) {
+        if (error) error->clear();
+        return false;
+      }
+      out = std::move(pod);
+      return true;
+    }
+    case ClusterKind::QueueWorkload:
+      out = readQueueWorkloadRecord(object, apiVersion, namespaceName, name);
       return true;
   }
   return false;

@@ -17,6 +17,7 @@ bool servedFrom(ClusterKind kind, std::string_view apiVersion) {
   switch (kind) {
     case ClusterKind::Node:
     case ClusterKind::Namespace:
+    case ClusterKind::Pod:
       return group.empty();
     case ClusterKind::ResourceSlice:
     case ClusterKind::DeviceClass:
@@ -26,6 +27,7 @@ bool servedFrom(ClusterKind kind, std::string_view apiVersion) {
     case ClusterKind::PriorityClass:
       return group == "scheduling.k8s.io";
     case ClusterKind::LocalQueue:
+    case ClusterKind::QueueWorkload:
       return group == "kueue.x-k8s.io";
     case ClusterKind::RuntimeClass:
       return group == "node.k8s.io";
@@ -54,6 +56,10 @@ struct Reader {
     ClusterObject record;
     std::string problem;
     if (!readClusterObject(*kind, apiVersion, object, record, &problem)) {
+      if (problem.empty()) {  // an object the view does not keep
+        builder.markListed(*kind);
+        return true;
+      }
       const std::string objectName(stringMember(member(&object, "metadata"), "name"));
       error = name + ":" + std::to_string(line) + ": " + where + std::string(kindText) +
               (objectName.empty() ? "" : " " + objectName) + ": " + problem;

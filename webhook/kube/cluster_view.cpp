@@ -36,6 +36,7 @@ std::shared_ptr<const Keyed<T>> makeKeyed(std::vector<ClusterObjectsPtr> sources
     if constexpr (requires { record.namespaceName; }) key = record.namespaceName + "/" + key;
     part->byKey[std::move(key)] = &record;
   });
+  for (const auto& [key, record] : part->byKey) part->ordered.push_back(record);
   part->sources = std::move(sources);
   return part;
 }
@@ -129,6 +130,9 @@ std::shared_ptr<const ClusterView> ClusterView::Builder::build() && {
       partOf(was.localQueues_, take(ClusterKind::LocalQueue), makeKeyed<LocalQueueRecord>);
   view->runtimeClasses_ =
       partOf(was.runtimeClasses_, take(ClusterKind::RuntimeClass), makeKeyed<RuntimeClassRecord>);
+  view->pods_ = partOf(was.pods_, take(ClusterKind::Pod), makeKeyed<PodRecord>);
+  view->queueWorkloads_ =
+      partOf(was.queueWorkloads_, take(ClusterKind::QueueWorkload), makeKeyed<QueueWorkloadRecord>);
   const std::shared_ptr<const Capacity>& capacity = was.capacity_;
   const bool same = capacity && capacity->nodes == view->nodes_ &&
                     capacity->slices == view->slices_ &&
@@ -149,6 +153,8 @@ void ClusterView::forEachPart(Visit visit) {
   visit(ClusterKind::Namespace, &ClusterView::namespaces_);
   visit(ClusterKind::LocalQueue, &ClusterView::localQueues_);
   visit(ClusterKind::RuntimeClass, &ClusterView::runtimeClasses_);
+  visit(ClusterKind::Pod, &ClusterView::pods_);
+  visit(ClusterKind::QueueWorkload, &ClusterView::queueWorkloads_);
 }
 
 ClusterView::Builder ClusterView::extended() const {
@@ -191,6 +197,21 @@ std::string namespacedKey(std::string_view ns, std::string_view name) {
 RecordList<ClusterNode> ClusterView::nodes() const {
   static const std::vector<const ClusterNode*> kNone;
   return RecordList<ClusterNode>(nodes_ ? nodes_->byName : kNone);
+}
+template <typename T>
+RecordList<T> orderedRecords(const std::shared_ptr<const Keyed<T>>& part) {
+  static const std::vector<const T*> kNone;
+  return RecordList<T>(part ? part->ordered : kNone);
+}
+
+RecordList<ClaimRecord> ClusterView::claims() const {
+  return orderedRecords(claims_);
+}
+RecordList<PodRecord> ClusterView::pods() const {
+  return orderedRecords(pods_);
+}
+RecordList<QueueWorkloadRecord> ClusterView::queueWorkloads() const {
+  return orderedRecords(queueWorkloads_);
 }
 RecordList<ResourceSliceRecord> ClusterView::resourceSlices() const {
   static const std::vector<const ResourceSliceRecord*> kNone;

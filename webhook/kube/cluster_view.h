@@ -36,9 +36,21 @@ enum class ClusterKind {
   LocalQueue,
   RuntimeClass,
   ResourceClaim,
+  // What `explain` and serve's waiting gauges read (serve watches them only
+  // with --waiting-metrics): Pods that ask for accelerators, Kueue Workloads.
+  Pod,
+  QueueWorkload,
 };
 // In the order of ClusterObject's alternatives (kindOf() relies on it).
 inline constexpr ClusterKind kAllClusterKinds[] = {
+    ClusterKind::Node,          ClusterKind::ResourceSlice,
+    ClusterKind::DeviceClass,   ClusterKind::ResourceClaimTemplate,
+    ClusterKind::PriorityClass, ClusterKind::Namespace,
+    ClusterKind::LocalQueue,    ClusterKind::RuntimeClass,
+    ClusterKind::ResourceClaim, ClusterKind::Pod,
+    ClusterKind::QueueWorkload};
+// The kinds the admission rules read: what serve watches by default.
+inline constexpr ClusterKind kAdmissionClusterKinds[] = {
     ClusterKind::Node,          ClusterKind::ResourceSlice,
     ClusterKind::DeviceClass,   ClusterKind::ResourceClaimTemplate,
     ClusterKind::PriorityClass, ClusterKind::Namespace,
@@ -117,12 +129,38 @@ struct ClaimTemplateRecord {
   ClaimSpec spec;
 };
 
+// A device a claim's allocation holds (status.allocation.devices.results).
+struct AllocatedDevice {
+  std::string driver;
+  std::string pool;
+  std::string device;
+  auto operator<=>(const AllocatedDevice&) const = default;
+};
+
 // A ResourceClaim that Pods name with resourceClaimName: its device requests
-// as a template keeps them (the claim's own spec, not a template's spec.spec).
+// as a template keeps them (the claim's own spec, not a template's spec.spec),
+// and what the scheduler allocated to it.
 struct ClaimRecord {
   std::string namespaceName;
   std::string name;
   ClaimSpec spec;
+  bool allocated = false;
+  std::vector<AllocatedDevice> devices{};
+};
+
+// A Pod that asks for accelerators (extended resources or DRA claims), or a
+// Kueue Workload, as `explain` reads it: a copy of only the fields it reads
+// (webhook/kube/cluster_workloads.cpp), so that a watch of every Pod costs
+// the GPU Pods' few fields alone.
+struct PodRecord {
+  std::string namespaceName;
+  std::string name;
+  std::shared_ptr<const JsonDocument> object;
+};
+struct QueueWorkloadRecord {
+  std::string namespaceName;
+  std::string name;
+  std::shared_ptr<const JsonDocument> object;
 };
 
 struct PriorityClassRecord {
@@ -152,16 +190,19 @@ struct RuntimeClassRecord {
   std::vector<Toleration> tolerations;              // scheduling.tolerations
 };
 
-using ClusterObject = std::variant<ClusterNode, ResourceSliceRecord, DeviceClassRecord,
-                                   ClaimTemplateRecord, PriorityClassRecord, NamespaceRecord,
-                                   LocalQueueRecord, RuntimeClassRecord, ClaimRecord>;
+using ClusterObject =
+    std::variant<ClusterNode, ResourceSliceRecord, DeviceClassRecord, ClaimTemplateRecord,
+                 PriorityClassRecord, NamespaceRecord, LocalQueueRecord, RuntimeClassRecord,
+                 ClaimRecord, PodRecord, QueueWorkloadRecord>;
 ClusterKind kindOf(const ClusterObject& object);
 // "NAMESPACE/NAME" or "NAME": the cache key of an object.
 std::string keyOf(const ClusterObject& object);
 
 // Reads one object of `kind`. `apiVersion` is the version it was served in
 // (list items from the API carry none; pass the version that was asked for).
-// False with `error` when the object lacks what its kind requires.
+// False with `error` when the object lacks what its kind requires; false
+// with `error` empty for an object the view does not keep (a Pod that asks
+// for no accelerator).
 bool readClusterObject(ClusterKind kind, std::string_view apiVersion, const JsonValue& object,
                        ClusterObject& out, std::string* error);
 
@@ -265,7 +306,7 @@ class ClusterView {
 
    private:
     friend class ClusterView;
-    static constexpr size_t kKinds = static_cast<size_t>(ClusterKind::ResourceClaim) + 1;
+    static constexpr size_t kKinds = static_cast<size_t>(ClusterKind::QueueWorkload) + 1;
     std::array<std::vector<ClusterObjectsPtr>, kKinds> sources_;
     std::array<ClusterObjects, kKinds> loose_;  // add(): made into one more source
     std::set<ClusterKind> listed_;
@@ -307,6 +348,10 @@ class ClusterView {
   const NamespaceRecord* namespaceNamed(std::string_view name) const;
   const LocalQueueRecord* localQueue(std::string_view ns, std::string_view name) const;
   const RuntimeClassRecord* runtimeClass(std::string_view name) const;
+  // By namespace and name.
+  RecordList<ClaimRecord> claims() const;
+  RecordList<PodRecord> pods() const;
+  RecordList<QueueWorkloadRecord> queueWorkloads() const;
 
   Presence hasDeviceClass(std::string_view name) const;
   Presence hasClaimTemplate(std::string_view ns, std::string_view name) const;
@@ -391,6 +436,8 @@ class ClusterView {
   std::shared_ptr<const view_parts::Keyed<NamespaceRecord>> namespaces_;
   std::shared_ptr<const view_parts::Keyed<LocalQueueRecord>> localQueues_;  // "ns/name"
   std::shared_ptr<const view_parts::Keyed<RuntimeClassRecord>> runtimeClasses_;
+  std::shared_ptr<const view_parts::Keyed<PodRecord>> pods_;                      // "ns/name"
+  std::shared_ptr<const view_parts::Keyed<QueueWorkloadRecord>> queueWorkloads_;  // "ns/name"
   std::shared_ptr<const view_parts::Capacity> capacity_;
 };
 

@@ -29,6 +29,7 @@ struct Part {
 template <typename T>
 struct Keyed : Part {
   std::map<std::string, const T*, std::less<>> byKey;
+  std::vector<const T*> ordered;  // byKey's records, in its order
 
   const T* find(std::string_view key) const {
     const auto it = byKey.find(key);

@@ -80,6 +80,8 @@ DeviceAlternative readAlternative(const JsonValue* fields, std::string path,
   const JsonValue* adminAccess = member(fields, "adminAccess");
   alternative.adminAccess =
       adminAccess != nullptr && adminAccess->IsBool() && adminAccess->GetBool();
+  const JsonValue* selectors = member(fields, "selectors");
+  alternative.selectors = isArray(selectors) && selectors->Size() > 0;
   return alternative;
 }
 

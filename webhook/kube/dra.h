@@ -40,7 +40,8 @@ struct DeviceAlternative {
   int64_t count = 1;  // ExactCount only; the API's default is 1
   std::vector<CapacityRequest> capacity;
   bool adminAccess = false;
-  std::string fieldPath;  // relative to the ResourceClaimSpec, e.g. "devices.requests[0].exactly"
+  bool selectors = false;  // narrows the class with CEL selectors of its own
+  std::string fieldPath;   // relative to the ResourceClaimSpec, e.g. "devices.requests[0].exactly"
 
   // Shares of devices rather than whole ones.
   bool consumesShares() const { return !capacity.empty(); }

@@ -37,13 +37,17 @@ constexpr std::string_view kPoolLabels[] = {
 void classify(WaitingInput& input, const JsonValue& object) {
   const std::string_view kind = stringMember(&object, "kind");
   const std::string_view group = splitApiVersion(stringMember(&object, "apiVersion")).group;
-  if (group.empty() && kind == "Pod") input.pods.push_back(&object);
   if ((group.empty() || group == "events.k8s.io") && kind == "Event") {
     input.events.push_back(&object);
   }
-  if (group == "resource.k8s.io" && kind == "ResourceClaim") input.claims.push_back(&object);
   if (group == "kueue.x-k8s.io" && kind == "ClusterQueue") input.clusterQueues.push_back(&object);
-  if (group == "kueue.x-k8s.io" && kind == "Workload") input.workloads.push_back(&object);
+}
+
+void takeWorkloads(WaitingInput& input) {
+  for (const PodRecord& pod : input.view->pods()) input.pods.push_back(pod.object.get());
+  for (const QueueWorkloadRecord& workload : input.view->queueWorkloads()) {
+    input.workloads.push_back(workload.object.get());
+  }
 }
 
 bool isGpuNode(const ClusterNode& node, int64_t devices) {
@@ -183,6 +187,14 @@ WaitingInput readWaitingInput(std::string_view text, const std::string& name) {
       if (item.IsObject()) classify(input, item);
     }
   }
+  takeWorkloads(input);
+  return input;
+}
+
+WaitingInput waitingInputOf(std::shared_ptr<const ClusterView> view) {
+  WaitingInput input;
+  input.view = std::move(view);
+  if (input.view != nullptr) takeWorkloads(input);
   return input;
 }
 
@@ -267,7 +279,8 @@ NodeDevices nodeDevices(const ClusterView& view, const ClusterNode& node,
       const std::string& where = slice.perDeviceNodeSelection ? device.nodeName : slice.nodeName;
       if (where != node.name) continue;
       ++devices.total;
-      if (occupancy.allocatedDevices.contains({slice.driver, slice.pool, device.name})) {
+      if (occupancy.allocatedDevices.contains(
+              AllocatedDevice{slice.driver, slice.pool, device.name})) {
         ++devices.allocated;
       }
     }

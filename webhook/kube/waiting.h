@@ -91,18 +91,22 @@ struct WaitingReport {
 // The objects explain reads, parsed once and kept alive for the report.
 struct WaitingInput {
   std::vector<ManifestDocument> documents;
-  std::shared_ptr<const ClusterView> view;  // Nodes, slices, classes, queues, claims
+  // Nodes, slices, classes, claims, LocalQueues, and the GPU Pods and Kueue
+  // Workloads that `pods` and `workloads` point into.
+  std::shared_ptr<const ClusterView> view;
   std::vector<const JsonValue*> pods;
+  std::vector<const JsonValue*> workloads;
+  // Only in a snapshot: they make the words, never the cause.
   std::vector<const JsonValue*> events;
-  std::vector<const JsonValue*> claims;  // ResourceClaims, for their allocation
   std::vector<const JsonValue*> clusterQueues;
-  std::vector<const JsonValue*> workloads;  // Kueue's
-  std::string error;                        // "NAME:LINE: message" when the input could not be read
+  std::string error;  // "NAME:LINE: message" when the input could not be read
 };
 // A stream of objects or Lists (YAML or JSON), as `kubectl get
 // pods,nodes,events,resourceslices,resourceclaims,deviceclasses,
 // priorityclasses,localqueues,clusterqueues,workloads -A -o yaml` prints it.
 WaitingInput readWaitingInput(std::string_view text, const std::string& name);
+// The same from a live view that holds Pods and Workloads (serve's watch).
+WaitingInput waitingInputOf(std::shared_ptr<const ClusterView> view);
 
 struct WaitingScope {
   std::vector<std::string> namespaces;  // empty: every namespace

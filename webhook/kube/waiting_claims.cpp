@@ -10,22 +10,6 @@ namespace aiadmit::waiting {
 
 namespace {
 
-// Whether request `index` of the claim's spec narrows its class with CEL
-// selectors (on the request, its `exactly` or one of its alternatives).
-bool hasSelectors(const JsonValue& claim, size_t index) {
-  const JsonValue* requests = member(member(member(&claim, "spec"), "devices"), "requests");
-  if (!isArray(requests) || index >= requests->Size()) return false;
-  const JsonValue& request = (*requests)[static_cast<rapidjson::SizeType>(index)];
-  if (isArray(member(&request, "selectors"))) return true;
-  if (isArray(member(member(&request, "exactly"), "selectors"))) return true;
-  const JsonValue* alternatives = member(&request, "firstAvailable");
-  if (!isArray(alternatives)) return false;
-  for (const JsonValue& alternative : alternatives->GetArray()) {
-    if (isArray(member(&alternative, "selectors"))) return true;
-  }
-  return false;
-}
-
 // The most devices of the class free now on one node the Pod may use.
 int64_t mostFree(const DeviceClassRecord& deviceClass, const Placement& placement,
                  const Occupancy& occupancy, const ClusterView& view) {
@@ -40,8 +24,8 @@ int64_t mostFree(const DeviceClassRecord& deviceClass, const Placement& placemen
   return most;
 }
 
-std::optional<PodVerdict> judgeRequest(const std::string& claimName, const JsonValue& claim,
-                                       size_t index, const DeviceAlternative& alternative,
+std::optional<PodVerdict> judgeRequest(const std::string& claimName,
+                                       const DeviceAlternative& alternative,
                                        const Placement& placement, const Occupancy& occupancy,
                                        const ClusterView& view) {
   const std::string& className = alternative.deviceClassName;
@@ -79,7 +63,7 @@ std::optional<PodVerdict> judgeRequest(const std::string& claimName, const JsonV
                         "wait for the claims that hold them to be released, or ask for fewer", ""};
     }
   }
-  if (hasSelectors(claim, index)) {
+  if (alternative.selectors) {
     return PodVerdict{WaitCause::ClaimUnallocatable,
                       which + "devices of class " + className +
                           " narrowed by selectors that may match none of the free devices "
@@ -98,23 +82,17 @@ std::optional<PodVerdict> judgeClaims(const PodFacts& pod, const Occupancy& occu
   const JsonValue* metadata = member(pod.json, "metadata");
   const Placement placement = PodReader(metadata, metadata, pod.spec).placement();
   for (const std::string& claimKey : pod.claimKeys) {
-    if (occupancy.allocatedClaims.contains(claimKey)) continue;
     const auto found = occupancy.claims.find(claimKey);
-    if (found == occupancy.claims.end()) continue;
-    const JsonValue& claim = *found->second;
-    const std::optional<ClaimShape> shape = claimShapeOf(stringMember(&claim, "apiVersion"));
-    if (!shape) continue;
-    const ClaimSpec spec = readClaimSpec(member(&claim, "spec"), *shape);
-    const std::string claimName = claimKey.substr(claimKey.find('/') + 1);
-    for (size_t index = 0; index < spec.requests.size(); ++index) {
-      const DeviceRequest& request = spec.requests[index];
+    if (found == occupancy.claims.end() || found->second->allocated) continue;
+    const ClaimRecord& claim = *found->second;
+    for (const DeviceRequest& request : claim.spec.requests) {
       if (request.alternatives.empty()) continue;
       // firstAvailable: the scheduler takes the first alternative that fits;
       // the last one is what remains when none does.
       const DeviceAlternative& alternative =
           request.firstAvailable ? request.alternatives.back() : request.alternatives.front();
       if (std::optional<PodVerdict> verdict =
-              judgeRequest(claimName, claim, index, alternative, placement, occupancy, view)) {
+              judgeRequest(claim.name, alternative, placement, occupancy, view)) {
         return verdict;
       }
     }

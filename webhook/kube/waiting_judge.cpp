@@ -355,7 +355,7 @@ PodVerdict judgeFull(const PodFacts& pod, const std::vector<const ClusterNode*>&
   }
   PodVerdict verdict{WaitCause::PoolFull, "", "", pool};
   verdict.reason = std::to_string(inUse) + " of the " + gpuCount(total) + " of pool " + pool +
-                   " that it may use are in use, held by " + describeHolders(eligible, occupancy);
+                   " that it may use are in use: " + describeHolders(eligible, occupancy);
   const int64_t below = heldBelow(pod, eligible, occupancy);
   if (pod.preemptsNever) {
     verdict.reason += "; its preemptionPolicy is Never, so it preempts none of them";

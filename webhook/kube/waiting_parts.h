@@ -56,19 +56,17 @@ struct Occupancy {
   std::map<std::string, std::map<std::string, int64_t>> used;
   // By node: the bound Pods (indexes into `pods`).
   std::map<std::string, std::vector<size_t>> holders;
-  // DRA devices allocated to claims: (driver, pool, device).
-  std::set<std::tuple<std::string, std::string, std::string>> allocatedDevices;
-  // "ns/name" of the ResourceClaims that are allocated.
-  std::set<std::string> allocatedClaims;
-  // "ns/name" of the ResourceClaims the input holds, to their JSON.
-  std::map<std::string, const JsonValue*> claims;
+  // DRA devices allocated to claims.
+  std::set<AllocatedDevice> allocatedDevices;
+  // "ns/name" of the ResourceClaims the view holds.
+  std::map<std::string, const ClaimRecord*> claims;
 };
 
 Occupancy readOccupancy(const WaitingInput& input);
 
 // The accelerator devices a ResourceClaim asks for: each request's count
 // (the fewest of a firstAvailable list) where its class hands out accelerators.
-int64_t claimDevices(const JsonValue& claim, const ClusterView& view);
+int64_t claimDevices(const ClaimRecord& claim, const ClusterView& view);
 
 // The label a node's pool is named by (poolOfNode), as key and value.
 std::pair<std::string, std::string> poolLabel(const ClusterNode& node);

@@ -143,12 +143,9 @@ bool isAcceleratorClass(const ClusterView& view, std::string_view className) {
 
 // Devices of accelerator classes that the claim asks for: each request's
 // count (the smallest of a firstAvailable list).
-int64_t claimDevices(const JsonValue& claim, const ClusterView& view) {
-  const std::optional<ClaimShape> shape = claimShapeOf(stringMember(&claim, "apiVersion"));
-  if (!shape) return 0;
-  const ClaimSpec spec = readClaimSpec(member(&claim, "spec"), *shape);
+int64_t claimDevices(const ClaimRecord& claim, const ClusterView& view) {
   int64_t devices = 0;
-  for (const DeviceRequest& request : spec.requests) {
+  for (const DeviceRequest& request : claim.spec.requests) {
     std::optional<int64_t> fewest;
     for (const DeviceAlternative& alternative : request.alternatives) {
       if (alternative.mode != AllocationMode::ExactCount) continue;
@@ -162,21 +159,9 @@ int64_t claimDevices(const JsonValue& claim, const ClusterView& view) {
 
 Occupancy readOccupancy(const WaitingInput& input) {
   Occupancy occupancy;
-  for (const JsonValue* claim : input.claims) {
-    const JsonValue* metadata = member(claim, "metadata");
-    const std::string claimKey =
-        key(stringMember(metadata, "namespace"), stringMember(metadata, "name"));
-    occupancy.claims[claimKey] = claim;
-    const JsonValue* allocation = member(member(claim, "status"), "allocation");
-    if (!isObject(allocation)) continue;
-    occupancy.allocatedClaims.insert(claimKey);
-    const JsonValue* results = member(member(allocation, "devices"), "results");
-    if (!isArray(results)) continue;
-    for (const JsonValue& result : results->GetArray()) {
-      occupancy.allocatedDevices.emplace(std::string(stringMember(&result, "driver")),
-                                         std::string(stringMember(&result, "pool")),
-                                         std::string(stringMember(&result, "device")));
-    }
+  for (const ClaimRecord& claim : input.view->claims()) {
+    occupancy.claims[key(claim.namespaceName, claim.name)] = &claim;
+    occupancy.allocatedDevices.insert(claim.devices.begin(), claim.devices.end());
   }
   const auto events = schedulingEvents(input.events);
   for (const JsonValue* json : input.pods) {

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "webhook/kube/enum_table.h"
 #include "webhook/serving/logging.h"
 
@@ -78,13 +80,16 @@ bool resolveClusterViewSource(const ClusterViewSettings& settings,
 }
 
 ClusterViewFeed::ClusterViewFeed(ApiServerConfig config, Engine& engine,
-                                 ClusterWatchOptions options, ApiLookupOptions lookup)
-    : watcher_(config, wired(std::move(options), engine)),
+                                 ClusterWatchOptions options, ApiLookupOptions lookup,
+                                 bool waitingMetrics)
+    : waiting_(waitingMetrics ? std::make_unique<WaitingGauges>() : nullptr),
+      watcher_(config, wired(std::move(options), engine, waiting_.get())),
       lookup_(std::move(config), servedVersions(watcher_), lookup) {}
 
 void ClusterViewFeed::stop() {
   lookup_.stop();
   watcher_.stop();
+  if (waiting_) waiting_->stop();
 }
 
 // The lookup asks in the version the view watches: one the API serves.
@@ -96,8 +101,17 @@ ApiLookup::ServedVersion ClusterViewFeed::servedVersions(const ClusterWatcher& w
   };
 }
 
-ClusterWatchOptions ClusterViewFeed::wired(ClusterWatchOptions options, Engine& engine) {
-  options.onPublish = [&engine](std::shared_ptr<const ClusterView> view) {
+ClusterWatchOptions ClusterViewFeed::wired(ClusterWatchOptions options, Engine& engine,
+                                           WaitingGauges* waiting) {
+  if (waiting != nullptr) {
+    for (const ClusterKind kind : {ClusterKind::Pod, ClusterKind::QueueWorkload}) {
+      if (std::find(options.kinds.begin(), options.kinds.end(), kind) == options.kinds.end()) {
+        options.kinds.push_back(kind);
+      }
+    }
+  }
+  options.onPublish = [&engine, waiting](std::shared_ptr<const ClusterView> view) {
+    if (waiting != nullptr) waiting->update(view);
     engine.replaceClusterView(std::move(view));
   };
   if (!options.log) options.log = logClusterView;

@@ -15,6 +15,7 @@
 #include "webhook/cluster/api_lookup.h"
 #include "webhook/cluster/cluster_watcher.h"
 #include "webhook/engine/engine.h"
+#include "webhook/serving/waiting_metrics.h"
 
 namespace aiadmit {
 
@@ -28,6 +29,9 @@ std::string_view clusterViewModeName(ClusterViewMode mode);
 struct ClusterViewSettings {
   ClusterViewMode mode = ClusterViewMode::Auto;
   std::string kubeconfig;  // wins over the in-cluster credentials
+  // --waiting-metrics: the view also watches Pods and Kueue Workloads, for
+  // the gauges of GPU work that waits (webhook/serving/waiting_metrics.h).
+  bool waitingMetrics = false;
 };
 
 // Where the view reads from: `config` is empty when the view is off, with
@@ -45,9 +49,11 @@ class ClusterViewFeed {
  public:
   // Every view the watcher publishes goes to `engine`, which must outlive
   // this feed.
+  // With `waitingMetrics`, it watches Pods and Workloads too, and hands each
+  // view to the waiting gauges.
   ClusterViewFeed(ApiServerConfig config, Engine& engine,
                   ClusterWatchOptions options = ClusterWatchOptions{},
-                  ApiLookupOptions lookup = ApiLookupOptions{});
+                  ApiLookupOptions lookup = ApiLookupOptions{}, bool waitingMetrics = false);
   ClusterViewFeed(const ClusterViewFeed&) = delete;
   ClusterViewFeed& operator=(const ClusterViewFeed&) = delete;
 
@@ -56,10 +62,14 @@ class ClusterViewFeed {
   void stop();
   const ClusterWatcher& watcher() const { return watcher_; }
   ApiLookup& lookup() { return lookup_; }
+  // Null without --waiting-metrics.
+  const WaitingGauges* waitingGauges() const { return waiting_.get(); }
 
  private:
-  static ClusterWatchOptions wired(ClusterWatchOptions options, Engine& engine);
+  static ClusterWatchOptions wired(ClusterWatchOptions options, Engine& engine,
+                                   WaitingGauges* waiting);
   static ApiLookup::ServedVersion servedVersions(const ClusterWatcher& watcher);
+  std::unique_ptr<WaitingGauges> waiting_;  // before the watcher that feeds it
   ClusterWatcher watcher_;
   ApiLookup lookup_;
 };

@@ -125,6 +125,9 @@ void Metrics::setProfilesLoaded(size_t count) {
 void Metrics::setClusterView(const ClusterWatcher* watcher) {
   clusterView_.store(watcher);
 }
+void Metrics::setWaitingGauges(const WaitingGauges* gauges) {
+  waitingGauges_.store(gauges);
+}
 
 std::string Metrics::render() const {
   std::string out;
@@ -140,6 +143,7 @@ std::string Metrics::render() const {
   } else {
     renderClusterViewMetrics(nullptr, out);
   }
+  if (const WaitingGauges* gauges = waitingGauges_.load()) gauges->render(out);
   return out;
 }
 

@@ -14,6 +14,7 @@
 #include "webhook/kube/workload.h"
 #include "webhook/policy/classify.h"
 #include "webhook/policy/rules.h"
+#include "webhook/serving/waiting_metrics.h"
 
 namespace aiadmit {
 
@@ -50,6 +51,9 @@ class Metrics {
   // The live cluster view whose state /metrics shows; null (the default)
   // when serve runs without one. Must outlive every render().
   void setClusterView(const ClusterWatcher* watcher);
+  // serve's waiting gauges (--waiting-metrics); null when off. Must outlive
+  // every render().
+  void setWaitingGauges(const WaitingGauges* gauges);
 
   void recordLimit(Limit limit);
   void recordConnectionOpened();
@@ -103,6 +107,7 @@ class Metrics {
   std::atomic<uint64_t> acceptErrors_{0};
   std::atomic<int64_t> inflightBodyBytes_{0};
   std::atomic<const ClusterWatcher*> clusterView_{nullptr};
+  std::atomic<const WaitingGauges*> waitingGauges_{nullptr};
 };
 
 }  // namespace aiadmit

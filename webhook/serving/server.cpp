@@ -334,10 +334,16 @@ bool prepareClusterView(const ClusterViewSettings& settings, Engine& engine,
     return false;
   }
   if (!source.config) {
+    if (settings.waitingMetrics) {
+      logError("--waiting-metrics needs the cluster view; not starting",
+               {{"reason", source.reason}});
+      return false;
+    }
     logLifecycle("cluster view off; decisions use the profiles alone", {{"reason", source.reason}});
     return true;
   }
-  feed = std::make_unique<ClusterViewFeed>(std::move(*source.config), engine);
+  feed = std::make_unique<ClusterViewFeed>(std::move(*source.config), engine, ClusterWatchOptions{},
+                                           ApiLookupOptions{}, settings.waitingMetrics);
   return true;
 }
 
@@ -429,6 +435,7 @@ int runServer(const ServerOptions& options) {
       return 1;
     }
     metrics.setClusterView(&clusterView->watcher());
+    metrics.setWaitingGauges(clusterView->waitingGauges());
   }
   control.run();
   // A signal from here on waits until the process has exited.

@@ -1,0 +1,80 @@
+// serve's waiting gauges: counted from a view that knows its Nodes and Pods,
+// silent before, and made on their own thread from the newest view given.
+#include "webhook/serving/waiting_metrics.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+namespace aiadmit {
+namespace {
+
+constexpr const char* kCluster = R"(apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Node
+  metadata: {name: a100-0, labels: {cloud.google.com/gke-nodepool: a100}}
+  status: {allocatable: {nvidia.com/gpu: "4"}}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: bound, namespace: ml}
+  spec:
+    nodeName: a100-0
+    containers: [{name: main, resources: {limits: {nvidia.com/gpu: "1"}}}]
+  status: {phase: Running}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: big, namespace: "ml\"x"}
+  spec:
+    containers: [{name: main, resources: {limits: {nvidia.com/gpu: "8"}}}]
+  status: {phase: Pending}
+)";
+
+std::shared_ptr<const ClusterView> viewOf(const char* text) {
+  const ClusterSnapshot snapshot = readClusterSnapshot(text, "cluster");
+  EXPECT_EQ(snapshot.error, "");
+  return snapshot.view;
+}
+
+TEST(WaitingGauges, CountsWaitingWorkByCauseAndNamespaceAndIdleGpusByPool) {
+  const std::optional<WaitingCounts> counts = countWaiting(viewOf(kCluster));
+  ASSERT_TRUE(counts);
+  EXPECT_EQ(counts->waiting.at({"no-node-can-hold", "ml\"x"}), 1);
+  EXPECT_EQ(counts->idleGpus.at("a100"), 3);
+}
+
+TEST(WaitingGauges, AViewThatHasNotListedPodsCountsNothing) {
+  ClusterView::Builder builder;
+  builder.markListed(ClusterKind::Node);
+  EXPECT_FALSE(countWaiting(std::move(builder).build()));
+  EXPECT_FALSE(countWaiting(nullptr));
+}
+
+TEST(WaitingGauges, RendersTheNewestViewsCountsWithEscapedLabels) {
+  WaitingGauges gauges(std::chrono::milliseconds(10));
+  std::string before;
+  gauges.render(before);
+  EXPECT_NE(before.find("# TYPE aiadmit_gpu_workloads_waiting gauge"), std::string::npos);
+  EXPECT_EQ(before.find("aiadmit_gpus_idle{"), std::string::npos) << "no samples before a count";
+  gauges.update(viewOf(kCluster));
+  std::string out;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (out.find("aiadmit_gpus_idle{") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+    out.clear();
+    gauges.render(out);
+    std::this_thread::yield();
+  }
+  EXPECT_NE(
+      out.find(
+          "aiadmit_gpu_workloads_waiting{cause=\"no-node-can-hold\",namespace=\"ml\\\"x\"} 1\n"),
+      std::string::npos)
+      << out;
+  EXPECT_NE(out.find("aiadmit_gpus_idle{pool=\"a100\"} 3\n"), std::string::npos) << out;
+  gauges.stop();
+}
+
+}  // namespace
+}  // namespace aiadmit

@@ -1,0 +1,108 @@
+#include "webhook/serving/waiting_metrics.h"
+
+#include "webhook/kube/waiting.h"
+
+namespace aiadmit {
+
+namespace {
+
+// Label values as the text format escapes them: backslash, quote, newline.
+std::string escaped(std::string_view value) {
+  std::string out;
+  for (const char c : value) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '"') {
+      out += "\\\"";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<WaitingCounts> countWaiting(const std::shared_ptr<const ClusterView>& view) {
+  if (view == nullptr || !view->knows(ClusterKind::Node) || !view->knows(ClusterKind::Pod)) {
+    return std::nullopt;
+  }
+  const WaitingReport report = explainWaiting(waitingInputOf(view), WaitingScope{});
+  WaitingCounts counts;
+  for (const WaitingWorkload& workload : report.waiting) {
+    ++counts.waiting[{std::string(causeName(workload.cause)), workload.namespaceName}];
+  }
+  for (const PoolIdle& pool : report.idle) counts.idleGpus[pool.pool] = pool.idleGpus;
+  return counts;
+}
+
+WaitingGauges::WaitingGauges(std::chrono::milliseconds interval)
+    : interval_(interval), thread_([this] { run(); }) {}
+
+WaitingGauges::~WaitingGauges() {
+  stop();
+}
+
+void WaitingGauges::update(std::shared_ptr<const ClusterView> view) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    pending_ = std::move(view);
+  }
+  wake_.notify_all();
+}
+
+void WaitingGauges::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void WaitingGauges::run() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (true) {
+    wake_.wait(lock, [this] { return stopping_ || pending_ != nullptr; });
+    if (stopping_) return;
+    std::shared_ptr<const ClusterView> view = std::move(pending_);
+    pending_ = nullptr;
+    lock.unlock();
+    std::optional<WaitingCounts> counts = countWaiting(view);
+    lock.lock();
+    if (counts) counts_ = std::make_shared<const WaitingCounts>(std::move(*counts));
+    // At most one count per interval: a burst of publishes costs one.
+    wake_.wait_for(lock, interval_, [this] { return stopping_; });
+  }
+}
+
+void WaitingGauges::render(std::string& out) const {
+  std::shared_ptr<const WaitingCounts> counts;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    counts = counts_;
+  }
+  out +=
+      "# HELP aiadmit_gpu_workloads_waiting GPU workloads that wait (Pending Pods that ask for "
+      "accelerators, Kueue Workloads not admitted), by the cause `aiadmit explain` gives.\n"
+      "# TYPE aiadmit_gpu_workloads_waiting gauge\n";
+  if (counts) {
+    for (const auto& [key, value] : counts->waiting) {
+      out += "aiadmit_gpu_workloads_waiting{cause=\"" + escaped(key.first) + "\",namespace=\"" +
+             escaped(key.second) + "\"} " + std::to_string(value) + "\n";
+    }
+  }
+  out +=
+      "# HELP aiadmit_gpus_idle Accelerators of each pool that no bound Pod requests and no "
+      "claim holds.\n"
+      "# TYPE aiadmit_gpus_idle gauge\n";
+  if (counts) {
+    for (const auto& [pool, value] : counts->idleGpus) {
+      out += "aiadmit_gpus_idle{pool=\"" + escaped(pool) + "\"} " + std::to_string(value) + "\n";
+    }
+  }
+}
+
+}  // namespace aiadmit
