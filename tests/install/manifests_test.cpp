@@ -225,7 +225,10 @@ TEST(Manifests, DeploymentIsHardenedAndAlwaysHasAReplicaServing) {
   EXPECT_EQ(argValue(container, "--tls-cert"), mountPaths["tls"] + "/tls.crt");
   EXPECT_EQ(argValue(container, "--tls-key"), mountPaths["tls"] + "/tls.key");
   EXPECT_EQ(argValue(container, "--profiles"), mountPaths["profiles"]);
-  EXPECT_EQ(argValue(container, "--listen"), "0.0.0.0:8443");
+  // Dual-stack: an IPv6-only cluster reaches it, and so does IPv4.
+  EXPECT_EQ(argValue(container, "--listen"), "[::]:8443");
+  EXPECT_EQ(stringMember(pod, "priorityClassName"), "system-cluster-critical");
+  EXPECT_EQ(stringMember(member(pod, "nodeSelector"), "kubernetes.io/arch"), "amd64");
   std::string secretName;
   for (const JsonValue& volume : member(pod, "volumes")->GetArray()) {
     if (stringMember(&volume, "name") == "tls") {

@@ -203,10 +203,13 @@ void WebhookServer::start(Options options) {
   });
 
   ASSERT_TRUE(waitForOutput("\"msg\":\"listening\"", 20)) << "server did not start:\n" << output();
+  // "address":"127.0.0.1:PORT" or "[::]:PORT": the port after the last colon.
   const std::string text = output();
-  const size_t at = text.find("127.0.0.1:");
-  ASSERT_NE(at, std::string::npos);
-  port_ = std::atoi(text.c_str() + at + 10);
+  const size_t address = text.find("\"address\":\"");
+  ASSERT_NE(address, std::string::npos);
+  const size_t end = text.find('"', address + 11);
+  const size_t colon = text.rfind(':', end);
+  port_ = std::atoi(text.c_str() + colon + 1);
   ASSERT_GT(port_, 0);
 }
 

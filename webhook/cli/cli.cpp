@@ -29,7 +29,8 @@ Options:
   --profiles DIR          profile directory (default: the shipped profiles)
   --tls-cert FILE         PEM certificate (chain) to serve; reloaded when it changes
   --tls-key FILE          PEM private key; reloaded when it changes
-  --listen HOST:PORT      address to listen on (default 0.0.0.0:8443; port 0 picks a free one)
+  --listen HOST:PORT      address to listen on (default [::]:8443: IPv6 and IPv4, or 0.0.0.0:8443
+                          where the host has no IPv6; port 0 picks a free one)
   --enforcement LEVEL     audit, warn or deny (default): caps every rule's action, for a
                           staged rollout; decisions are recorded in auditAnnotations
   --log-level LEVEL       trace, debug, info, warn, error or off (default info)
@@ -150,7 +151,7 @@ int serveCommand(const Arguments& args) {
   }
   ServerOptions options;
   options.profilesDir = defaultProfilesDir();
-  std::string listen = "0.0.0.0:8443";
+  std::string listen = "[::]:8443";
   std::string logLevel = "info";
   for (size_t i = 0; i < args.size(); ++i) {
     if (takeValue(args, i, "--profiles", options.profilesDir) ||

@@ -1,6 +1,7 @@
 #include "webhook/serving/http_transport.h"
 
 #include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/ip/v6_only.hpp>
 #include <boost/asio/post.hpp>
 
 namespace aiadmit {
@@ -46,6 +47,8 @@ bool HttpTransport::listen(const std::string& host, int port, std::string* error
   // SO_REUSEADDR only lets a restart bind past connections in TIME_WAIT;
   // without SO_REUSEPORT a second server on the same port is refused.
   acceptor_->open(endpoint.protocol(), ec);
+  // [::] serves IPv4 too (as ::ffff:a.b.c.d), whatever net.ipv6.bindv6only says.
+  if (!ec && endpoint.address().is_v6()) acceptor_->set_option(boost::asio::ip::v6_only(false), ec);
   if (!ec) acceptor_->set_option(tcp::acceptor::reuse_address(true), ec);
   if (!ec) acceptor_->bind(endpoint, ec);
   if (!ec) acceptor_->listen(asio::socket_base::max_listen_connections, ec);

@@ -322,6 +322,12 @@ class Control {
   Clock::time_point drainDeadline_;
 };
 
+// "[::]:8443", "0.0.0.0:8443": an IPv6 address in brackets, as --listen takes it.
+std::string hostPort(const std::string& host, int port) {
+  const bool ipv6 = host.find(':') != std::string::npos;
+  return (ipv6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
 // The live cluster view when --cluster-view and the credentials call for it,
 // not started yet; `feed` stays null when it is off. False (logged) when it
 // must run and cannot: the server does not start then.
@@ -414,16 +420,23 @@ int runServer(const ServerOptions& options) {
   Endpoints endpoints(engine, metrics, ready, clusterView ? &clusterView->lookup() : nullptr);
   const size_t threads = options.ioThreads != 0 ? options.ioThreads : usableCores();
   HttpTransport transport(options.limits, threads, endpoints, metrics, tls);
-  const std::string address = options.host + ":" + std::to_string(options.port);
+  std::string host = options.host;
   std::string error;
-  if (!transport.listen(options.host, options.port, &error)) {
-    logError("cannot listen", {{"address", address}, {"error", error}});
-    return 1;
+  if (!transport.listen(host, options.port, &error)) {
+    // A kernel without IPv6 (ipv6.disable=1) cannot open an IPv6 socket at
+    // all; [::] then means every IPv4 address.
+    std::string ipv4Error;
+    if (host != "::" || !transport.listen("0.0.0.0", options.port, &ipv4Error)) {
+      logError("cannot listen", {{"address", hostPort(host, options.port)}, {"error", error}});
+      return 1;
+    }
+    logLifecycle("no IPv6 on this host; listening on IPv4 alone", {{"error", error}});
+    host = "0.0.0.0";
   }
   transport.start();
   Reloader reloader(options, engine, certificates, profileWatch, metrics);
   Control control(options, transport, reloader, ready);
-  logLifecycle("listening", {{"address", options.host + ":" + std::to_string(transport.port())},
+  logLifecycle("listening", {{"address", hostPort(host, transport.port())},
                              {"profiles", options.profilesDir},
                              {"io_threads", std::to_string(threads)}});
   // Started once serving: requests never wait for it, and until it has

@@ -14,7 +14,9 @@
 namespace aiadmit {
 
 struct ServerOptions {
-  std::string host = "0.0.0.0";
+  // Both IPv6 and IPv4 (a dual-stack socket), as IPv6-only clusters need;
+  // where the host has no IPv6 at all, 0.0.0.0 instead.
+  std::string host = "::";
   int port = 8443;  // 0: any free port, reported in the "listening" log line
   std::string certFile;
   std::string keyFile;
