@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "mutators/mutator.h"
+#include "webhook/cli/profiles_init.h"
 #include "webhook/engine/engine.h"
 #include "webhook/policy/profile_loader.h"
 #include "webhook/serving/logging.h"
@@ -65,12 +66,19 @@ Options:
   -h, --help       this help
 )";
 
-constexpr const char* kProfilesHelp = R"(Usage: aiadmit profiles lint [DIR]
+constexpr const char* kProfilesHelp = R"(Usage: aiadmit profiles lint [--cluster SNAPSHOT] [DIR]
+       aiadmit profiles init (--kubeconfig FILE | --cluster SNAPSHOT) [--preset gke|eks|aks|gpu-operator] -o DIR
 
-Validates every profile in DIR (default: the shipped profiles) with the checks
-the server applies when it loads them, and prints every error as
-FILE:LINE:COLUMN: FIELD: MESSAGE. When all are valid, lists each profile with
-its class and scope. Exit 0 when all are valid, 1 otherwise.
+lint validates every profile in DIR (default: the shipped profiles) with the
+checks the server applies when it loads them, and prints every error as
+FILE:LINE:COLUMN: FIELD: MESSAGE. With --cluster (a snapshot of
+`kubectl get nodes,resourceslices,deviceclasses -o yaml`), a profile whose pool
+matches no GPU node of a cluster that has GPU nodes is an error too: every
+workload it places would stay Pending. When all are valid, lists each profile
+with its class and scope. Exit 0 when all are valid, 1 otherwise.
+
+init writes profiles whose pools are the cluster's GPU node groups
+(`aiadmit profiles init --help`).
 )";
 
 bool wantsHelp(const Arguments& args) {
@@ -243,14 +251,36 @@ int profilesCommand(const Arguments& args) {
     std::cout << kProfilesHelp;
     return args.empty() ? 2 : 0;
   }
-  if (args[0] != "lint" || args.size() > 2) return usageError("unknown arguments", kProfilesHelp);
-  const std::string dir = args.size() == 2 ? args[1] : defaultProfilesDir();
+  if (args[0] == "init") return profilesInitCommand(Arguments(args.begin() + 1, args.end()));
+  if (args[0] != "lint") return usageError("unknown arguments", kProfilesHelp);
+  std::string snapshotFile;
+  std::vector<std::string> dirs;
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (takeValue(args, i, "--cluster", snapshotFile)) continue;
+    dirs.push_back(args[i]);
+  }
+  if (dirs.size() > 1) return usageError("unknown arguments", kProfilesHelp);
+  const std::string dir = dirs.empty() ? defaultProfilesDir() : dirs[0];
   const ProfileLoadResult loaded = loadProfileDirectory(dir, mutationSwitches());
   for (const ProfileError& error : loaded.errors) std::cout << error.format() << "\n";
   if (!loaded.ok()) {
     std::cout << loaded.errors.size() << (loaded.errors.size() == 1 ? " error" : " errors")
               << " in " << dir << "\n";
     return 1;
+  }
+  if (!snapshotFile.empty()) {
+    const ClusterSnapshot snapshot = loadClusterSnapshot(snapshotFile);
+    if (!snapshot.error.empty()) {
+      std::cerr << "aiadmit: " << snapshot.error << "\n";
+      return 2;
+    }
+    const std::vector<std::string> unmatched = poolsMatchingNoNode(*loaded.set, *snapshot.view);
+    for (const std::string& problem : unmatched) std::cout << problem << "\n";
+    if (!unmatched.empty()) {
+      std::cout << unmatched.size() << (unmatched.size() == 1 ? " pool" : " pools") << " in " << dir
+                << " match no GPU node of " << snapshotFile << "\n";
+      return 1;
+    }
   }
   for (const Profile& profile : loaded.set->profiles()) {
     std::cout << profile.name << ": class " << className(profile.workloadClass) << ", "

@@ -5,8 +5,7 @@
 #include <iostream>
 #include <map>
 
-#include "webhook/cluster/api_config.h"
-#include "webhook/cluster/api_snapshot.h"
+#include "webhook/cli/cluster_source.h"
 
 namespace aiadmit {
 
@@ -99,39 +98,6 @@ int parseOptions(const Arguments& args, ExplainOptions& options) {
   return 0;
 }
 
-// The objects' text from the snapshot file or the live cluster; the
-// namespace to explain when none was given.
-bool readObjects(const ExplainOptions& options, std::string& text, std::string& defaultNamespace) {
-  defaultNamespace = "default";
-  if (!options.snapshot.empty()) {
-    if (readAll(options.snapshot, text)) return true;
-    std::cerr << "aiadmit: " << options.snapshot << ": cannot be read\n";
-    return false;
-  }
-  ApiServerConfig config;
-  std::string error;
-  if (!kubeconfigConfig(options.kubeconfig, "", config, error)) {
-    std::cerr << "aiadmit: " << error << "\n";
-    return false;
-  }
-  if (!config.namespaceName.empty()) defaultNamespace = config.namespaceName;
-  ApiClientOptions clientOptions;
-  clientOptions.requestTimeout = std::chrono::seconds(30);
-  clientOptions.userAgent = "aiadmit-explain";
-  ApiClient client(config, clientOptions);
-  if (!client.ready(&error)) {
-    std::cerr << "aiadmit: " << error << "\n";
-    return false;
-  }
-  ListedSnapshot listed = listWaitingSnapshot(client);
-  if (!listed.error.empty()) {
-    std::cerr << "aiadmit: " << config.describe() << ": " << listed.error << "\n";
-    return false;
-  }
-  text = std::move(listed.text);
-  return true;
-}
-
 std::string utcNow() {
   const std::time_t now = std::time(nullptr);
   std::tm utc{};
@@ -152,18 +118,18 @@ int explainCommand(const Arguments& args) {
   }
   ExplainOptions options;
   if (const int failed = parseOptions(args, options); failed != 0) return failed;
-  std::string text;
-  std::string defaultNamespace;
-  if (!readObjects(options, text, defaultNamespace)) return 2;
-  const WaitingInput input =
-      readWaitingInput(text, options.snapshot.empty() ? "cluster" : options.snapshot);
+  ClusterText cluster;
+  if (!readClusterText({options.kubeconfig, options.snapshot}, listWaitingSnapshot, cluster)) {
+    return 2;
+  }
+  const WaitingInput input = readWaitingInput(cluster.text, cluster.name);
   if (!input.error.empty()) {
     std::cerr << "aiadmit: " << input.error << "\n";
     return 2;
   }
   WaitingScope scope;
   if (!options.allNamespaces) {
-    scope.namespaces.push_back(options.namespaceName.empty() ? defaultNamespace
+    scope.namespaces.push_back(options.namespaceName.empty() ? cluster.defaultNamespace
                                                              : options.namespaceName);
   }
   scope.names = options.names;

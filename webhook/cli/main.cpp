@@ -16,7 +16,8 @@ Usage:
   aiadmit review --profiles DIR [--validate] < review.json
   aiadmit check --profiles DIR [-o text|json|yaml] FILE_OR_DIR...
   aiadmit explain [--kubeconfig FILE | --cluster SNAPSHOT] [-n NS | -A] [-o text|json] [NAME...]
-  aiadmit profiles lint DIR
+  aiadmit profiles lint [--cluster SNAPSHOT] DIR
+  aiadmit profiles init (--kubeconfig FILE | --cluster SNAPSHOT) [--preset gke|eks|aks|gpu-operator] -o DIR
   aiadmit version
 
 Run `aiadmit COMMAND --help` for the options of a command.

@@ -2,6 +2,8 @@
 
 #include <rapidjson/document.h>
 
+#include <algorithm>
+
 #include "webhook/cluster/api_status.h"
 #include "webhook/kube/json.h"
 
@@ -56,12 +58,13 @@ bool completeItems(const std::string& body, std::string& out, std::string& conti
   return true;
 }
 
-}  // namespace
-
-ListedSnapshot listWaitingSnapshot(ApiClient& client) {
+ListedSnapshot listResources(ApiClient& client, const std::vector<std::string>& only) {
   ListedSnapshot snapshot;
   ApiConnection connection;
   for (const Listed& resource : listedResources()) {
+    if (!only.empty() && std::find(only.begin(), only.end(), resource.plural) == only.end()) {
+      continue;
+    }
     bool served = false;
     for (const std::string& version : resource.versions) {
       const std::string path =
@@ -94,6 +97,16 @@ ListedSnapshot listWaitingSnapshot(ApiClient& client) {
     }
   }
   return snapshot;
+}
+
+}  // namespace
+
+ListedSnapshot listWaitingSnapshot(ApiClient& client) {
+  return listResources(client, {});
+}
+
+ListedSnapshot listNodeSnapshot(ApiClient& client) {
+  return listResources(client, {"nodes", "resourceslices", "deviceclasses"});
 }
 
 }  // namespace aiadmit

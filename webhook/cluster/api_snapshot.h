@@ -23,5 +23,8 @@ struct ListedSnapshot {
 // ResourceClaims, DeviceClasses, PriorityClasses, and Kueue's LocalQueues,
 // ClusterQueues and Workloads, each in the first version the API serves.
 ListedSnapshot listWaitingSnapshot(ApiClient& client);
+// Nodes, ResourceSlices and DeviceClasses: the node groups `profiles init`
+// writes pools for.
+ListedSnapshot listNodeSnapshot(ApiClient& client);
 
 }  // namespace aiadmit

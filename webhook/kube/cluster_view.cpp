@@ -63,6 +63,7 @@ std::shared_ptr<const DeviceClasses> makeDeviceClasses(std::vector<ClusterObject
   auto part = std::make_shared<DeviceClasses>();
   forEachRecord<DeviceClassRecord>(
       sources, [&](const DeviceClassRecord& record) { part->byKey[record.name] = &record; });
+  for (const auto& [name, record] : part->byKey) part->ordered.push_back(record);
   // KEP-5004: when several classes claim one extended resource name, the
   // scheduler takes the newest; creation times tie at one second, and then
   // the first by name decides.
@@ -204,6 +205,9 @@ RecordList<T> orderedRecords(const std::shared_ptr<const Keyed<T>>& part) {
   return RecordList<T>(part ? part->ordered : kNone);
 }
 
+RecordList<DeviceClassRecord> ClusterView::deviceClasses() const {
+  return orderedRecords<DeviceClassRecord>(deviceClasses_);
+}
 RecordList<ClaimRecord> ClusterView::claims() const {
   return orderedRecords(claims_);
 }

@@ -348,6 +348,8 @@ class ClusterView {
   const NamespaceRecord* namespaceNamed(std::string_view name) const;
   const LocalQueueRecord* localQueue(std::string_view ns, std::string_view name) const;
   const RuntimeClassRecord* runtimeClass(std::string_view name) const;
+  // By name.
+  RecordList<DeviceClassRecord> deviceClasses() const;
   // By namespace and name.
   RecordList<ClaimRecord> claims() const;
   RecordList<PodRecord> pods() const;

@@ -158,8 +158,16 @@ std::string_view causeName(WaitCause cause) {
   return valueIn(kCauseNames, cause, "unknown");
 }
 
+std::pair<std::string, std::string> poolLabelOf(const ClusterNode& node) {
+  for (const std::string_view key : kPoolLabels) {
+    const auto label = node.labels.find(std::string(key));
+    if (label != node.labels.end() && !label->second.empty()) return *label;
+  }
+  return {};
+}
+
 std::string poolOfNode(const ClusterNode& node) {
-  std::string name = waiting::poolLabel(node).second;
+  std::string name = poolLabelOf(node).second;
   return name.empty() ? "(no pool label)" : name;
 }
 
@@ -222,13 +230,6 @@ WaitingReport explainWaiting(const WaitingInput& input, const WaitingScope& scop
 
 namespace waiting {
 
-std::pair<std::string, std::string> poolLabel(const ClusterNode& node) {
-  for (const std::string_view key : kPoolLabels) {
-    const auto label = node.labels.find(std::string(key));
-    if (label != node.labels.end() && !label->second.empty()) return *label;
-  }
-  return {};
-}
 
 int64_t PodFacts::gpus() const {
   int64_t total = claimedDevices;

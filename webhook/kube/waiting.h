@@ -119,5 +119,8 @@ WaitingReport explainWaiting(const WaitingInput& input, const WaitingScope& scop
 
 // The pool a node belongs to, as PoolIdle names it.
 std::string poolOfNode(const ClusterNode& node);
+// The label that names it: the first of the node-group labels the node
+// carries, as key and value; both empty when it carries none.
+std::pair<std::string, std::string> poolLabelOf(const ClusterNode& node);
 
 }  // namespace aiadmit

@@ -232,7 +232,7 @@ PodVerdict excluded(const PodFacts& pod, const NodeSets& sets) {
       " excludes all " + std::to_string(sets.fit.size()) +
       (sets.fit.size() == 1 ? " node" : " nodes") + " that can hold it (pool " + poolsOf(sets.fit) +
       ")";
-  const auto [labelKey, labelValue] = poolLabel(*example);
+  const auto [labelKey, labelValue] = poolLabelOf(*example);
   verdict.fix = labelKey.empty()
                     ? "select nodes that can hold it, such as " + example->name
                     : "select the pool by a label its nodes carry, such as nodeSelector " +

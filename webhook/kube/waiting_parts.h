@@ -68,9 +68,6 @@ Occupancy readOccupancy(const WaitingInput& input);
 // (the fewest of a firstAvailable list) where its class hands out accelerators.
 int64_t claimDevices(const ClaimRecord& claim, const ClusterView& view);
 
-// The label a node's pool is named by (poolOfNode), as key and value.
-std::pair<std::string, std::string> poolLabel(const ClusterNode& node);
-
 // One Pod's cause, with the words for it.
 struct PodVerdict {
   WaitCause cause = WaitCause::Unknown;

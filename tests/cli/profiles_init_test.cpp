@@ -1,0 +1,198 @@
+// `aiadmit profiles init` and `profiles lint --cluster` on snapshots shaped
+// like GKE, EKS and a cluster whose GPU groups are scaled to zero: the pools
+// written are the cluster's node groups, lint accepts them on that cluster,
+// and the shipped profiles' pool, which no such node carries, is refused.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/support/test_support.h"
+#include "webhook/kube/yaml_json.h"
+
+namespace aiadmit {
+namespace {
+
+using nlohmann::json;
+using testing::runCommand;
+
+constexpr const char* kGke = R"(apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Node
+  metadata:
+    name: gke-a100-0
+    labels: {cloud.google.com/gke-nodepool: a100-pool, cloud.google.com/gke-accelerator: nvidia-tesla-a100}
+  spec:
+    taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]
+  status: {allocatable: {cpu: "12", nvidia.com/gpu: "8"}}
+- apiVersion: v1
+  kind: Node
+  metadata:
+    name: gke-l4-0
+    labels: {cloud.google.com/gke-nodepool: l4-pool, cloud.google.com/gke-accelerator: nvidia-l4}
+  spec:
+    taints:
+    - {key: nvidia.com/gpu, value: present, effect: NoSchedule}
+    - {key: node.kubernetes.io/not-ready, effect: NoSchedule}
+  status: {allocatable: {cpu: "12", nvidia.com/gpu: "1"}}
+- apiVersion: v1
+  kind: Node
+  metadata:
+    name: gke-cpu-0
+    labels: {cloud.google.com/gke-nodepool: default-pool}
+  status: {allocatable: {cpu: "4"}}
+)";
+
+constexpr const char* kEks = R"(apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Node
+  metadata:
+    name: ip-10-0-1-1
+    labels: {eks.amazonaws.com/nodegroup: gpu-p4d, node.kubernetes.io/instance-type: p4d.24xlarge}
+  spec:
+    taints: [{key: nvidia.com/gpu, value: "true", effect: NoSchedule}]
+  status: {allocatable: {cpu: "96", nvidia.com/gpu: "8", nvidia.com/mig-1g.10gb: "0"}}
+- apiVersion: v1
+  kind: Node
+  metadata:
+    name: ip-10-0-1-2
+    labels: {eks.amazonaws.com/nodegroup: gpu-p4d, node.kubernetes.io/instance-type: p4d.24xlarge}
+  spec:
+    taints: [{key: nvidia.com/gpu, value: "true", effect: NoSchedule}]
+  status: {allocatable: {cpu: "96", nvidia.com/gpu: "4", nvidia.com/mig-1g.10gb: "7"}}
+)";
+
+constexpr const char* kNoGpus = R"(apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Node
+  metadata: {name: cpu-0, labels: {cloud.google.com/gke-nodepool: default-pool}}
+  status: {allocatable: {cpu: "4"}}
+)";
+
+struct Initialized {
+  testing::CommandResult result;
+  testing::TempDir dir;
+  std::string snapshot() const { return dir.file("snapshot.yaml"); }
+  std::string out() const { return dir.file("profiles"); }
+  json profile(const std::string& name) const {
+    std::vector<ManifestDocument> documents;
+    std::string error;
+    EXPECT_TRUE(parseManifests(testing::readFile(out() + "/" + name + ".yaml"), documents, &error))
+        << error;
+    return documents.empty() ? json() : json::parse(toJson(*documents[0].json));
+  }
+};
+
+std::unique_ptr<Initialized> init(const char* snapshot, std::vector<std::string> extra = {}) {
+  auto initialized = std::make_unique<Initialized>();
+  testing::writeFile(initialized->snapshot(), snapshot);
+  std::vector<std::string> argv = {
+      testing::binaryPath(), "profiles", "init", "--cluster", initialized->snapshot(), "-o",
+      initialized->out()};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  initialized->result = runCommand(argv);
+  return initialized;
+}
+
+testing::CommandResult lint(const std::string& snapshot, const std::string& dir) {
+  return runCommand({testing::binaryPath(), "profiles", "lint", "--cluster", snapshot, dir});
+}
+
+TEST(ProfilesInit, GkeNodePoolsBecomeThePoolWithTheirTaintAndTheLargestNode) {
+  const auto gke = init(kGke);
+  ASSERT_EQ(gke->result.exitCode, 0) << gke->result.err;
+  EXPECT_NE(
+      gke->result.out.find("cloud.google.com/gke-nodepool=a100-pool: 1 node, 8 nvidia.com/gpu"),
+      std::string::npos)
+      << gke->result.out;
+  for (const char* name : {"training", "batch", "realtime"}) {
+    const json profile = gke->profile(name);
+    const json& placement = profile["spec"]["placement"];
+    EXPECT_EQ(placement["requiredNodeAffinity"],
+              json::parse(R"([{"key": "cloud.google.com/gke-nodepool", "operator": "In",
+                               "values": ["a100-pool", "l4-pool"]}])"))
+        << name;
+    EXPECT_EQ(placement["tolerations"],
+              json::parse(R"([{"key": "nvidia.com/gpu", "operator": "Equal", "value": "present",
+                               "effect": "NoSchedule"}])"))
+        << "the not-ready taint passes on its own: " << name;
+    EXPECT_FALSE(placement.contains("nodeSelector")) << name;
+    EXPECT_EQ(profile["spec"]["gpu"]["gpusPerNode"], 8) << name;
+  }
+  EXPECT_EQ(gke->profile("training")["spec"]["scheduling"]["priorityClassName"], "ai-training")
+      << "the rest of the shipped profile is kept";
+  EXPECT_TRUE(std::filesystem::exists(gke->out() + "/Kustomization"));
+
+  const testing::CommandResult fitted = lint(gke->snapshot(), gke->out());
+  EXPECT_EQ(fitted.exitCode, 0) << fitted.out;
+}
+
+TEST(ProfilesInit, TheShippedPoolMatchesNoNodeOfAGkeClusterAndLintSaysSo) {
+  testing::TempDir dir;
+  testing::writeFile(dir.file("gke.yaml"), kGke);
+  const testing::CommandResult shipped =
+      lint(dir.file("gke.yaml"), testing::sourceDir() + "/profiles");
+  EXPECT_EQ(shipped.exitCode, 1) << shipped.out;
+  EXPECT_NE(shipped.out.find("training.yaml:"), std::string::npos) << shipped.out;
+  EXPECT_NE(shipped.out.find("spec.placement: the pool of profile training matches none of the "
+                             "cluster's 2 GPU nodes"),
+            std::string::npos)
+      << shipped.out;
+  EXPECT_NE(shipped.out.find("3 pools in "), std::string::npos) << shipped.out;
+  // Without a cluster, or on one without GPU nodes, there is nothing to match.
+  EXPECT_EQ(
+      runCommand({testing::binaryPath(), "profiles", "lint", testing::sourceDir() + "/profiles"})
+          .exitCode,
+      0);
+  testing::writeFile(dir.file("cpu.yaml"), kNoGpus);
+  EXPECT_EQ(lint(dir.file("cpu.yaml"), testing::sourceDir() + "/profiles").exitCode, 0);
+}
+
+TEST(ProfilesInit, AnEksNodeGroupIsSelectedByItsLabelAndItsMigSlicesAreAllowedWhereSharingIs) {
+  const auto eks = init(kEks, {"--preset", "eks"});
+  ASSERT_EQ(eks->result.exitCode, 0) << eks->result.err;
+  const json realtime = eks->profile("realtime");
+  EXPECT_EQ(realtime["spec"]["placement"]["nodeSelector"],
+            json::parse(R"({"eks.amazonaws.com/nodegroup": "gpu-p4d"})"));
+  EXPECT_EQ(realtime["spec"]["placement"]["tolerations"][0]["value"], "true");
+  EXPECT_EQ(realtime["spec"]["gpu"]["gpusPerNode"], 8);
+  const json allowed = realtime["spec"]["gpu"]["allowedResources"];
+  EXPECT_NE(std::find(allowed.begin(), allowed.end(), "nvidia.com/mig-1g.10gb"), allowed.end())
+      << allowed;
+  const json training = eks->profile("training");
+  EXPECT_FALSE(training["spec"]["gpu"].contains("allowedResources"))
+      << "training allows no sharing: " << training.dump();
+  EXPECT_EQ(lint(eks->snapshot(), eks->out()).exitCode, 0);
+}
+
+TEST(ProfilesInit, AClusterScaledToZeroTakesThePresetsPlacement) {
+  const auto gke = init(kNoGpus, {"--preset", "gke"});
+  ASSERT_EQ(gke->result.exitCode, 0) << gke->result.err;
+  const json placement = gke->profile("batch")["spec"]["placement"];
+  EXPECT_EQ(placement["requiredNodeAffinity"],
+            json::parse(R"([{"key": "cloud.google.com/gke-accelerator", "operator": "Exists"}])"));
+  EXPECT_EQ(placement["tolerations"][0]["value"], "present");
+  EXPECT_NE(testing::readFile(gke->out() + "/batch.yaml").find("which has no GPU node"),
+            std::string::npos);
+
+  const auto none = init(kNoGpus);
+  EXPECT_EQ(none->result.exitCode, 2);
+  EXPECT_NE(none->result.err.find("give --preset"), std::string::npos) << none->result.err;
+}
+
+TEST(ProfilesInit, UsageErrorsExitTwo) {
+  EXPECT_EQ(runCommand({testing::binaryPath(), "profiles", "init", "-o", "/tmp/x"}).exitCode, 2);
+  EXPECT_EQ(init(kGke, {"--preset", "openshift"})->result.exitCode, 2);
+  EXPECT_EQ(runCommand({testing::binaryPath(), "profiles", "init", "--cluster", "/nonexistent",
+                        "-o", "/tmp/x"})
+                .exitCode,
+            2);
+}
+
+}  // namespace
+}  // namespace aiadmit

@@ -1,0 +1,399 @@
+#include "webhook/cli/profiles_init.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <set>
+
+#include "mutators/mutator.h"
+#include "webhook/cli/cli.h"
+#include "webhook/cli/cluster_source.h"
+#include "webhook/kube/resources.h"
+#include "webhook/kube/yaml_json.h"
+#include "webhook/policy/profile_loader.h"
+
+namespace aiadmit {
+
+namespace {
+
+constexpr const char* kInitHelp =
+    R"(Usage: aiadmit profiles init (--kubeconfig FILE | --cluster SNAPSHOT) [--preset gke|eks|aks|gpu-operator] -o DIR
+
+Writes the shipped profiles (training, batch, realtime) with pools that are
+the cluster's real GPU node groups: the nodes that offer accelerators, grouped
+by their node-group label (the preset's, else GKE's node pool, EKS's node
+group, Karpenter's NodePool, AKS's agent pool, else the instance type), with a
+toleration for each taint every node of a group carries, the most GPUs one
+node has, the MIG resources and the DRA DeviceClasses of GPUs there are. A
+cluster whose GPU groups are scaled to zero has no node to read: the preset
+says what its cloud's GPU nodes carry. The profiles pass `profiles lint
+--cluster` on the same cluster; review them, then apply them as the profiles
+ConfigMap (profiles/README.md).
+
+Options:
+  --kubeconfig FILE   read Nodes, ResourceSlices and DeviceClasses with this kubeconfig
+  --cluster SNAPSHOT  read them from a snapshot
+                      (kubectl get nodes,resourceslices,deviceclasses -o yaml)
+  --preset NAME       gke, eks, aks or gpu-operator
+  -o, --output DIR    where to write them (created; files of the same names are replaced)
+)";
+
+Toleration tolerationOf(std::string key, std::string op, std::string value, std::string effect) {
+  Toleration toleration;
+  toleration.key = std::move(key);
+  toleration.op = std::move(op);
+  toleration.value = std::move(value);
+  toleration.effect = std::move(effect);
+  return toleration;
+}
+
+NodeSelectorRequirement requirement(std::string key, std::string op,
+                                    std::vector<std::string> values = {}) {
+  return {std::move(key), std::move(op), std::move(values)};
+}
+
+const std::vector<ProfilePreset>& presets() {
+  static const std::vector<ProfilePreset> kPresets = {
+      // GKE labels GPU nodes with their accelerator type and taints them
+      // nvidia.com/gpu=present:NoSchedule.
+      {"gke",
+       "cloud.google.com/gke-nodepool",
+       {{},
+        {requirement("cloud.google.com/gke-accelerator", "Exists")},
+        {tolerationOf("nvidia.com/gpu", "Equal", "present", "NoSchedule")}}},
+      // EKS GPU node groups carry no accelerator label of their own; the
+      // taint its GPU guides give them is nvidia.com/gpu with any value.
+      {"eks",
+       "eks.amazonaws.com/nodegroup",
+       {{}, {}, {tolerationOf("nvidia.com/gpu", "Exists", "", "NoSchedule")}}},
+      // AKS labels GPU nodes kubernetes.azure.com/accelerator=nvidia; its GPU
+      // guide taints them sku=gpu:NoSchedule.
+      {"aks",
+       "kubernetes.azure.com/agentpool",
+       {{{"kubernetes.azure.com/accelerator", "nvidia"}},
+        {},
+        {tolerationOf("sku", "Equal", "gpu", "NoSchedule")}}},
+      // The GPU Operator's feature discovery labels every GPU node
+      // nvidia.com/gpu.present=true and names its GPU model.
+      {"gpu-operator",
+       "nvidia.com/gpu.product",
+       {{{"nvidia.com/gpu.present", "true"}},
+        {},
+        {tolerationOf("nvidia.com/gpu", "Exists", "", "NoSchedule")}}},
+  };
+  return kPresets;
+}
+
+struct InitOptions {
+  ClusterSource source;
+  std::string preset;
+  std::string output;
+};
+
+int usage(const std::string& message) {
+  std::cerr << "aiadmit: " << message << "\n\n" << kInitHelp;
+  return 2;
+}
+
+int parseInit(const std::vector<std::string>& args, InitOptions& options) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    std::string* into = nullptr;
+    if (arg == "--kubeconfig") into = &options.source.kubeconfig;
+    if (arg == "--cluster") into = &options.source.snapshot;
+    if (arg == "--preset") into = &options.preset;
+    if (arg == "-o" || arg == "--output") into = &options.output;
+    if (into == nullptr || i + 1 >= args.size()) return usage("unknown argument " + arg);
+    *into = args[++i];
+  }
+  if (options.source.kubeconfig.empty() == options.source.snapshot.empty()) {
+    return usage("give one of --kubeconfig FILE and --cluster SNAPSHOT");
+  }
+  if (options.output.empty()) return usage("-o DIR is required");
+  if (!options.preset.empty() && profilePreset(options.preset) == nullptr) {
+    return usage("--preset: gke, eks, aks or gpu-operator");
+  }
+  return 0;
+}
+
+}  // namespace
+
+const ProfilePreset* profilePreset(std::string_view name) {
+  for (const ProfilePreset& preset : presets()) {
+    if (preset.name == name) return &preset;
+  }
+  return nullptr;
+}
+
+Placement placementFor(const std::vector<NodeGroup>& groups) {
+  Placement placement;
+  std::set<std::string> keys;
+  std::set<std::string> values;
+  for (const NodeGroup& group : groups) {
+    keys.insert(group.labelKey);
+    values.insert(group.labelValue);
+  }
+  // One label names every group: select them by it. Groups of different
+  // labels (or none) are left to their GPU requests and taints.
+  if (keys.size() == 1 && !keys.begin()->empty()) {
+    if (values.size() == 1) {
+      placement.nodeSelector[*keys.begin()] = *values.begin();
+    } else {
+      placement.requiredNodeAffinity.push_back(
+          requirement(*keys.begin(), "In", {values.begin(), values.end()}));
+    }
+  }
+  std::set<std::tuple<std::string, std::string, std::string>> taints;
+  for (const NodeGroup& group : groups) {
+    for (const NodeTaint& taint : group.taints)
+      taints.emplace(taint.key, taint.value, taint.effect);
+  }
+  for (const auto& [key, value, effect] : taints) {
+    placement.tolerations.push_back(
+        tolerationOf(key, value.empty() ? "Exists" : "Equal", value, effect));
+  }
+  return placement;
+}
+
+std::vector<std::string> poolsMatchingNoNode(const ProfileSet& profiles, const ClusterView& view) {
+  std::vector<std::string> problems;
+  if (!hasGpuNodes(view)) return problems;
+  const std::vector<NodeGroup> groups = gpuNodeGroups(view);
+  std::set<std::string> gpuNodes;
+  std::string pools;
+  for (const NodeGroup& group : groups) {
+    gpuNodes.insert(group.nodes.begin(), group.nodes.end());
+    pools +=
+        (pools.empty() ? "" : ", ") +
+        (group.labelKey.empty() ? group.nodes.front() : group.labelKey + "=" + group.labelValue);
+  }
+  for (const Profile& profile : profiles.profiles()) {
+    if (!placementDefinesPool(profile.placement)) continue;
+    bool matched = false;
+    for (const ClusterNode& node : view.nodes()) {
+      matched = matched ||
+                (gpuNodes.contains(node.name) && ClusterView::nodeMatches(node, profile.placement));
+    }
+    if (matched) continue;
+    problems.push_back(profile.sourceFile + ":" + std::to_string(profile.sourceLine) +
+                       ": spec.placement: the pool of profile " + profile.name +
+                       " matches none of the cluster's " + std::to_string(gpuNodes.size()) +
+                       " GPU nodes (node groups: " + pools +
+                       "), so every workload it places would stay Pending; `aiadmit profiles "
+                       "init` writes pools for them");
+  }
+  return problems;
+}
+
+}  // namespace aiadmit
+
+namespace aiadmit {
+
+namespace {
+
+JsonValue placementJson(const Placement& placement, JsonAllocator& alloc) {
+  JsonValue out(rapidjson::kObjectType);
+  if (!placement.nodeSelector.empty()) {
+    JsonValue selector(rapidjson::kObjectType);
+    for (const auto& [key, value] : placement.nodeSelector) setString(selector, key, value, alloc);
+    setMember(out, "nodeSelector", std::move(selector), alloc);
+  }
+  if (!placement.requiredNodeAffinity.empty()) {
+    JsonValue terms(rapidjson::kArrayType);
+    for (const NodeSelectorRequirement& requirement : placement.requiredNodeAffinity) {
+      JsonValue item(rapidjson::kObjectType);
+      setString(item, "key", requirement.key, alloc);
+      setString(item, "operator", requirement.op, alloc);
+      if (!requirement.values.empty()) {
+        JsonValue values(rapidjson::kArrayType);
+        for (const std::string& value : requirement.values) {
+          values.PushBack(makeString(value, alloc), alloc);
+        }
+        setMember(item, "values", std::move(values), alloc);
+      }
+      terms.PushBack(std::move(item), alloc);
+    }
+    setMember(out, "requiredNodeAffinity", std::move(terms), alloc);
+  }
+  if (!placement.tolerations.empty()) {
+    JsonValue tolerations(rapidjson::kArrayType);
+    for (const Toleration& toleration : placement.tolerations) {
+      tolerations.PushBack(tolerationToJson(toleration, alloc), alloc);
+    }
+    setMember(out, "tolerations", std::move(tolerations), alloc);
+  }
+  return out;
+}
+
+// What the node groups say of the profiles' gpu fields.
+struct GpuFacts {
+  std::string resourceName = "nvidia.com/gpu";
+  int64_t gpusPerNode = 0;              // 0: no node to read it from
+  std::set<std::string> shares;         // MIG slices and other shares the nodes offer
+  std::vector<std::string> draClasses;  // DeviceClasses of GPUs
+};
+
+GpuFacts gpuFacts(const std::vector<NodeGroup>& groups, const ClusterView& view) {
+  GpuFacts facts;
+  std::map<std::string, int64_t> whole;
+  for (const NodeGroup& group : groups) {
+    for (const auto& [resource, count] : group.mostPerNode) {
+      if (isSharedGpuResource(resource)) {
+        facts.shares.insert(resource);
+      } else {
+        whole[resource] = std::max(whole[resource], count);
+      }
+    }
+  }
+  for (const auto& [resource, count] : whole) {
+    if (count > facts.gpusPerNode) {
+      facts.resourceName = resource;
+      facts.gpusPerNode = count;
+    }
+  }
+  for (const DeviceClassRecord& deviceClass : view.deviceClasses()) {
+    if (view.isGpuDeviceClass(deviceClass.name) == Presence::Yes) {
+      facts.draClasses.push_back(deviceClass.name);
+    }
+  }
+  return facts;
+}
+
+void fitProfile(JsonDocument& profile, const Placement& placement, const GpuFacts& facts) {
+  JsonAllocator& alloc = profile.GetAllocator();
+  JsonValue& spec = ensureObject(profile, "spec", alloc);
+  JsonValue& gpu = ensureObject(spec, "gpu", alloc);
+  setString(gpu, "resourceName", facts.resourceName, alloc);
+  if (facts.gpusPerNode > 0) setMember(gpu, "gpusPerNode", JsonValue(facts.gpusPerNode), alloc);
+  const JsonValue* sharing = member(&gpu, "sharingAllowed");
+  if (sharing != nullptr && sharing->IsBool() && sharing->GetBool() && !facts.shares.empty()) {
+    JsonValue& allowed = ensureArray(gpu, "allowedResources", alloc);
+    for (const std::string& share : facts.shares) {
+      bool listed = false;
+      for (const JsonValue& entry : allowed.GetArray())
+        listed = listed || stringOf(&entry) == share;
+      if (!listed) allowed.PushBack(makeString(share, alloc), alloc);
+    }
+  }
+  if (!facts.draClasses.empty()) {
+    JsonValue classes(rapidjson::kArrayType);
+    for (const std::string& name : facts.draClasses)
+      classes.PushBack(makeString(name, alloc), alloc);
+    setMember(gpu, "deviceClasses", std::move(classes), alloc);
+  }
+  setMember(spec, "placement", placementJson(placement, alloc), alloc);
+}
+
+// Each shipped profile file, fitted, written to `dir` with the Kustomization
+// that makes them the ConfigMap; false (printed) when a file cannot be.
+bool writeProfiles(const std::string& dir, const std::string& header, const Placement& placement,
+                   const GpuFacts& facts) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  const fs::path shipped = defaultProfilesDir();
+  for (const fs::directory_entry& entry : fs::directory_iterator(shipped, ec)) {
+    const std::string name = entry.path().filename().string();
+    std::string text;
+    if (!readAll(entry.path().string(), text)) continue;
+    std::string written;
+    if (name.size() > 5 && name.substr(name.size() - 5) == ".yaml") {
+      std::vector<ManifestDocument> documents;
+      std::string error;
+      if (!parseManifests(text, documents, &error)) {
+        std::cerr << "aiadmit: " << entry.path().string() << ": " << error << "\n";
+        return false;
+      }
+      written = header;
+      for (size_t i = 0; i < documents.size(); ++i) {
+        if (stringMember(documents[i].json.get(), "kind") == "Profile") {
+          fitProfile(*documents[i].json, placement, facts);
+        }
+        written += (i == 0 ? "" : "---\n") + toYaml(*documents[i].json);
+      }
+    } else if (name == "Kustomization") {
+      written = text;
+    } else {
+      continue;
+    }
+    std::ofstream out(fs::path(dir) / name, std::ios::binary | std::ios::trunc);
+    out << written;
+    if (!out) {
+      std::cerr << "aiadmit: cannot write " << (fs::path(dir) / name).string() << "\n";
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string describeGroups(const std::vector<NodeGroup>& groups) {
+  std::string out;
+  for (const NodeGroup& group : groups) {
+    out += "#   " +
+           (group.labelKey.empty() ? "(no node-group label)"
+                                   : group.labelKey + "=" + group.labelValue) +
+           ": " + std::to_string(group.nodes.size()) +
+           (group.nodes.size() == 1 ? " node" : " nodes");
+    for (const auto& [resource, count] : group.mostPerNode) {
+      out += ", " + std::to_string(count) + " " + resource;
+    }
+    if (group.mostDraDevicesPerNode > 0) {
+      out += ", " + std::to_string(group.mostDraDevicesPerNode) + " DRA devices";
+    }
+    for (const NodeTaint& taint : group.taints) {
+      out += ", taint " + taint.key + (taint.value.empty() ? "" : "=" + taint.value) + ":" +
+             taint.effect;
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+int profilesInitCommand(const std::vector<std::string>& args) {
+  for (const std::string& arg : args) {
+    if (arg == "-h" || arg == "--help") {
+      std::cout << kInitHelp;
+      return 0;
+    }
+  }
+  InitOptions options;
+  if (const int failed = parseInit(args, options); failed != 0) return failed;
+  ClusterText cluster;
+  if (!readClusterText(options.source, listNodeSnapshot, cluster)) return 2;
+  const ClusterSnapshot snapshot = readClusterSnapshot(cluster.text, cluster.name);
+  if (!snapshot.error.empty()) {
+    std::cerr << "aiadmit: " << snapshot.error << "\n";
+    return 2;
+  }
+  const ProfilePreset* preset = profilePreset(options.preset);
+  const std::vector<NodeGroup> groups =
+      gpuNodeGroups(*snapshot.view, preset != nullptr ? preset->poolLabel : "");
+  if (groups.empty() && preset == nullptr) {
+    std::cerr << "aiadmit: no node of " << cluster.name
+              << " offers accelerators; give --preset for what its cloud's GPU nodes carry\n";
+    return 2;
+  }
+  const Placement placement = groups.empty() ? preset->placement : placementFor(groups);
+  const GpuFacts facts = gpuFacts(groups, *snapshot.view);
+  const std::string header =
+      "# Written by `aiadmit profiles init` from " + cluster.name +
+      (preset != nullptr ? " (preset " + std::string(preset->name) + ")" : std::string()) +
+      (groups.empty() ? ", which has no GPU node: the placement is the preset's.\n"
+                      : ", for its GPU node groups:\n" + describeGroups(groups));
+  if (!writeProfiles(options.output, header, placement, facts)) return 2;
+  const ProfileLoadResult loaded = loadProfileDirectory(options.output, mutationSwitches());
+  for (const ProfileError& error : loaded.errors) std::cerr << error.format() << "\n";
+  if (!loaded.ok()) return 1;
+  const std::vector<std::string> unmatched = poolsMatchingNoNode(*loaded.set, *snapshot.view);
+  for (const std::string& problem : unmatched) std::cerr << problem << "\n";
+  if (!unmatched.empty()) return 1;
+  std::cout << "wrote " << loaded.set->profiles().size() << " profiles to " << options.output
+            << " for " << (groups.empty() ? "the preset's GPU nodes" : "these node groups:\n")
+            << (groups.empty() ? "\n" : describeGroups(groups));
+  return 0;
+}
+
+}  // namespace aiadmit
