@@ -371,3 +371,55 @@ TEST(E2eExplainSerial, ServeWithWaitingMetricsCountsWhatExplainDoes) {
 
 }  // namespace
 }  // namespace aiadmit::e2e
+
+namespace aiadmit::e2e {
+namespace {
+
+// The `kubectl get $(kubectl api-resources ...)` line of a doc's sh block.
+std::string snapshotCommandOf(const std::string& doc) {
+  const std::string text = testing::readFile(testing::sourceDir() + "/" + doc);
+  const size_t at = text.find("kubectl get $(kubectl api-resources");
+  if (at == std::string::npos) return "";
+  return text.substr(at, text.find('\n', at) - at);
+}
+
+// Runs a documented command line as a user would: bash, in `dir`, with the
+// cluster's kubeconfig and its kubectl first on the PATH.
+CommandResult runAsDocumented(const std::string& line, const std::string& dir) {
+  const std::string kubectlDir = cluster().kubectl.substr(0, cluster().kubectl.rfind('/'));
+  return testing::runCommand({"/bin/bash", "-c",
+                              "set -o pipefail; cd " + dir +
+                                  " && export KUBECONFIG=" + cluster().kubeconfig +
+                                  " PATH=" + kubectlDir + ":$PATH && " + line});
+}
+
+TEST(E2eExplain, TheDocumentedSnapshotCommandsRunAndTheirSnapshotsAreRead) {
+  testing::TempDir dir;
+  for (const char* doc : {"docs/explain.md", "docs/cluster-view.md", "docs/install.md"}) {
+    const std::string line = snapshotCommandOf(doc);
+    ASSERT_FALSE(line.empty()) << doc;
+    const CommandResult taken = runAsDocumented(line, dir.path());
+    EXPECT_EQ(taken.exitCode, 0) << doc << ": " << line << "\n" << taken.err;
+  }
+  const std::string snapshot = testing::readFile(dir.file("snapshot.yaml"));
+  for (const char* kind :
+       {"kind: Node", "kind: PriorityClass", "kind: ResourceSlice", "kind: ClusterQueue"}) {
+    EXPECT_NE(snapshot.find(kind), std::string::npos) << kind;
+  }
+  const CommandResult explained = testing::runCommand(
+      {testing::binaryPath(), "explain", "--cluster", dir.file("snapshot.yaml"), "-A"});
+  EXPECT_LE(explained.exitCode, 1) << explained.err;
+  EXPECT_NE(explained.out.find("\n  e2e-gpu-8: "), std::string::npos) << explained.out;
+  const CommandResult fitted =
+      testing::runCommand({testing::binaryPath(), "profiles", "init", "--cluster",
+                           dir.file("cluster.yaml"), "-o", dir.file("profiles")});
+  EXPECT_EQ(fitted.exitCode, 0) << fitted.err;
+  const CommandResult linted =
+      testing::runCommand({testing::binaryPath(), "profiles", "lint", "--cluster",
+                           dir.file("cluster.yaml"), testing::sourceDir() + "/profiles"});
+  EXPECT_EQ(linted.exitCode, 0) << "the shipped pool is the suite's own GPU nodes':\n"
+                                << linted.out;
+}
+
+}  // namespace
+}  // namespace aiadmit::e2e
