@@ -21,20 +21,6 @@ bool mergeNodeSelector(MutationContext& context) {
   return changed;
 }
 
-JsonValue requirementToJson(const NodeSelectorRequirement& requirement, JsonAllocator& alloc) {
-  JsonValue item(rapidjson::kObjectType);
-  setString(item, "key", requirement.key, alloc);
-  setString(item, "operator", requirement.op, alloc);
-  if (!requirement.values.empty()) {
-    JsonValue values(rapidjson::kArrayType);
-    for (const std::string& value : requirement.values) {
-      values.PushBack(makeString(value, alloc), alloc);
-    }
-    item.AddMember("values", values, alloc);
-  }
-  return item;
-}
-
 std::string describeRequirement(const NodeSelectorRequirement& requirement) {
   std::string out = requirement.key + " " + requirement.op;
   if (!requirement.values.empty()) {

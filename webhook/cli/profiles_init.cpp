@@ -202,17 +202,7 @@ JsonValue placementJson(const Placement& placement, JsonAllocator& alloc) {
   if (!placement.requiredNodeAffinity.empty()) {
     JsonValue terms(rapidjson::kArrayType);
     for (const NodeSelectorRequirement& requirement : placement.requiredNodeAffinity) {
-      JsonValue item(rapidjson::kObjectType);
-      setString(item, "key", requirement.key, alloc);
-      setString(item, "operator", requirement.op, alloc);
-      if (!requirement.values.empty()) {
-        JsonValue values(rapidjson::kArrayType);
-        for (const std::string& value : requirement.values) {
-          values.PushBack(makeString(value, alloc), alloc);
-        }
-        setMember(item, "values", std::move(values), alloc);
-      }
-      terms.PushBack(std::move(item), alloc);
+      terms.PushBack(requirementToJson(requirement, alloc), alloc);
     }
     setMember(out, "requiredNodeAffinity", std::move(terms), alloc);
   }

@@ -56,6 +56,20 @@ JsonValue tolerationToJson(const Toleration& toleration, JsonAllocator& alloc) {
   return item;
 }
 
+JsonValue requirementToJson(const NodeSelectorRequirement& requirement, JsonAllocator& alloc) {
+  JsonValue item(rapidjson::kObjectType);
+  setString(item, "key", requirement.key, alloc);
+  setString(item, "operator", requirement.op, alloc);
+  if (!requirement.values.empty()) {
+    JsonValue values(rapidjson::kArrayType);
+    for (const std::string& value : requirement.values) {
+      values.PushBack(makeString(value, alloc), alloc);
+    }
+    item.AddMember("values", values, alloc);
+  }
+  return item;
+}
+
 std::string describeToleration(const Toleration& toleration) {
   std::string out = toleration.key.empty() ? "*" : toleration.key;
   if (toleration.op != "Exists") out += "=" + toleration.value;

@@ -51,6 +51,9 @@ Toleration tolerationFromJson(const JsonValue& item);
 
 // The toleration as a PodSpec list item.
 JsonValue tolerationToJson(const Toleration& toleration, JsonAllocator& alloc);
+// The requirement as a matchExpressions item (a profile's requiredNodeAffinity
+// entry has the same shape).
+JsonValue requirementToJson(const NodeSelectorRequirement& requirement, JsonAllocator& alloc);
 
 // "accelerator=gpu:NoSchedule", "accelerator:NoSchedule" (Exists), "*" (all).
 std::string describeToleration(const Toleration& toleration);
