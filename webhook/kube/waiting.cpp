@@ -124,7 +124,7 @@ std::vector<WaitingWorkload> waitingPods(const WaitingInput& input, const Waitin
     workload.kind = pod.workload.kind;
     workload.namespaceName = pod.namespaceName;
     workload.name = pod.workload.name;
-    workload.gpus += pod.gpus();
+    workload.gpus += pod.gpus;
     ++workload.pods;
     workload.podNames.push_back(pod.name);
   }
@@ -218,9 +218,11 @@ WaitingReport explainWaiting(const WaitingInput& input, const WaitingScope& scop
   }
   rank(report.waiting);
   report.idle = idlePools(input, occupancy);
+  // A workload that may use several pools ("a100, h100") waits for each.
   for (const WaitingWorkload& workload : report.waiting) {
+    const std::string pools = ", " + workload.pool + ", ";
     for (PoolIdle& pool : report.idle) {
-      if (pool.pool != workload.pool) continue;
+      if (pools.find(", " + pool.pool + ", ") == std::string::npos) continue;
       pool.waitingPods += workload.pods;
       pool.waitingByCause[workload.cause] += workload.pods;
     }
@@ -229,13 +231,6 @@ WaitingReport explainWaiting(const WaitingInput& input, const WaitingScope& scop
 }
 
 namespace waiting {
-
-
-int64_t PodFacts::gpus() const {
-  int64_t total = claimedDevices;
-  for (const auto& [resource, count] : accelerators) total += count;
-  return total;
-}
 
 std::string gpuCount(int64_t gpus) {
   return std::to_string(gpus) + (gpus == 1 ? " GPU" : " GPUs");

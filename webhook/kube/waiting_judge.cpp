@@ -266,19 +266,25 @@ int64_t acceleratorsOf(const ClusterNode& node) {
   return total;
 }
 
-// The Pods on `nodes` that hold accelerators, by namespace and priority:
-// "team-a 6 GPUs (priority 0)".
-std::string describeHolders(const std::vector<const ClusterNode*>& nodes,
-                            const Occupancy& occupancy) {
+// What the Pods bound to `nodes` hold, made once per set of nodes: many
+// waiting Pods of one workload or one shape may use the same nodes.
+const NodeSetUse& useOf(const std::vector<const ClusterNode*>& nodes, const Occupancy& occupancy) {
+  const auto cached = occupancy.nodeSetUse.find(nodes);
+  if (cached != occupancy.nodeSetUse.end()) return cached->second;
+  NodeSetUse use;
   std::map<std::tuple<std::string, int64_t, std::string>, int64_t> held;
   for (const ClusterNode* node : nodes) {
+    use.total += acceleratorsOf(*node);
+    use.inUse += acceleratorsUsed(occupancy, *node);
     const auto holders = occupancy.holders.find(node->name);
     if (holders == occupancy.holders.end()) continue;
     for (const size_t index : holders->second) {
       const PodFacts& holder = occupancy.pods[index];
-      held[{holder.namespaceName, holder.priority, holder.priorityClassName}] += holder.gpus();
+      held[{holder.namespaceName, holder.priority, holder.priorityClassName}] += holder.gpus;
+      use.byPriority[holder.priority] += holder.gpus;
     }
   }
+  // "6 GPUs by Pods of namespace team-a (priority 0)", most first.
   std::vector<std::pair<int64_t, std::string>> parts;
   for (const auto& [who, gpus] : held) {
     const auto& [ns, priority, className] = who;
@@ -288,37 +294,20 @@ std::string describeHolders(const std::vector<const ClusterNode*>& nodes,
   }
   std::stable_sort(parts.begin(), parts.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });
-  std::string out;
-  for (const auto& [gpus, text] : parts) out += (out.empty() ? "" : ", ") + text;
-  return out.empty() ? "no Pod this input shows" : out;
+  for (const auto& [gpus, text] : parts) {
+    use.holders += (use.holders.empty() ? "" : ", ") + text;
+  }
+  if (use.holders.empty()) use.holders = "no Pod this input shows";
+  return occupancy.nodeSetUse.emplace(nodes, std::move(use)).first->second;
 }
 
-// GPUs on `nodes` that Pods of lower priority than `pod` hold.
-int64_t heldBelow(const PodFacts& pod, const std::vector<const ClusterNode*>& nodes,
-                  const Occupancy& occupancy) {
+// GPUs that Pods of lower priority than `pod` hold.
+int64_t heldBelow(const PodFacts& pod, const NodeSetUse& use) {
   int64_t gpus = 0;
-  for (const ClusterNode* node : nodes) {
-    const auto holders = occupancy.holders.find(node->name);
-    if (holders == occupancy.holders.end()) continue;
-    for (const size_t index : holders->second) {
-      if (occupancy.pods[index].priority < pod.priority) gpus += occupancy.pods[index].gpus();
-    }
+  for (const auto& [priority, held] : use.byPriority) {
+    if (priority < pod.priority) gpus += held;
   }
   return gpus;
-}
-
-// GPU Pods of the same workload that are placed.
-int placedOfWorkload(const PodFacts& pod, const Occupancy& occupancy, int64_t& heldGpus) {
-  int placed = 0;
-  for (const PodFacts& other : occupancy.pods) {
-    if (other.nodeName.empty() || other.namespaceName != pod.namespaceName ||
-        other.workload.kind != pod.workload.kind || other.workload.name != pod.workload.name) {
-      continue;
-    }
-    ++placed;
-    heldGpus += other.gpus();
-  }
-  return placed;
 }
 
 PodVerdict judgeFull(const PodFacts& pod, const std::vector<const ClusterNode*>& eligible,
@@ -332,14 +321,14 @@ PodVerdict judgeFull(const PodFacts& pod, const std::vector<const ClusterNode*>&
                 "or node selection",
             "read the scheduler's message: kubectl describe pod " + pod.name, poolOfNode(*node)};
   }
-  int64_t total = 0;
-  int64_t inUse = 0;
-  for (const ClusterNode* node : eligible) {
-    total += acceleratorsOf(*node);
-    inUse += acceleratorsUsed(occupancy, *node);
-  }
-  int64_t placedGpus = 0;
-  const int placed = pod.workload.gang ? placedOfWorkload(pod, occupancy, placedGpus) : 0;
+  const NodeSetUse& use = useOf(eligible, occupancy);
+  const int64_t total = use.total;
+  const int64_t inUse = use.inUse;
+  const auto placedOfWorkload =
+      occupancy.placed.find({pod.namespaceName, pod.workload.kind, pod.workload.name});
+  const bool partial = pod.workload.gang && placedOfWorkload != occupancy.placed.end();
+  const int placed = partial ? placedOfWorkload->second.first : 0;
+  const int64_t placedGpus = partial ? placedOfWorkload->second.second : 0;
   if (placed > 0) {
     return {WaitCause::GangPartial,
             std::to_string(placed) + " GPU Pods of " + pod.workload.kind + " " + pod.workload.name +
@@ -350,13 +339,13 @@ PodVerdict judgeFull(const PodFacts& pod, const std::vector<const ClusterNode*>&
             "admit the workload whole through a gang scheduler (Kueue, Volcano, or "
             "kube-scheduler's gang scheduling) so that no part holds GPUs while the rest "
             "waits, or free " +
-                gpuCount(pod.gpus()) + " in pool " + pool,
+                gpuCount(pod.gpus) + " in pool " + pool,
             pool};
   }
   PodVerdict verdict{WaitCause::PoolFull, "", "", pool};
   verdict.reason = std::to_string(inUse) + " of the " + gpuCount(total) + " of pool " + pool +
-                   " that it may use are in use: " + describeHolders(eligible, occupancy);
-  const int64_t below = heldBelow(pod, eligible, occupancy);
+                   " that it may use are in use: " + use.holders;
+  const int64_t below = heldBelow(pod, use);
   if (pod.preemptsNever) {
     verdict.reason += "; its preemptionPolicy is Never, so it preempts none of them";
   } else if (below > 0) {

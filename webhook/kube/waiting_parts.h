@@ -36,7 +36,7 @@ struct PodFacts {
   // scheduler sums them.
   std::map<std::string, int64_t> accelerators;
   int64_t claimedDevices = 0;  // accelerator devices of its DRA claims
-  int64_t gpus() const;
+  int64_t gpus = 0;            // all of them: its accelerators and devices
   int64_t priority = 0;
   bool preemptsNever = false;
   std::string priorityClassName;
@@ -46,6 +46,14 @@ struct PodFacts {
   SchedulerWord scheduler;
   // "ns/name" of the ResourceClaims it uses (by name, or made from a template).
   std::vector<std::string> claimKeys;
+};
+
+// What the Pods bound to a set of nodes hold.
+struct NodeSetUse {
+  int64_t total = 0;                      // the nodes' accelerators
+  int64_t inUse = 0;                      // what bound Pods request of them
+  std::map<int64_t, int64_t> byPriority;  // GPUs held, by the holders' priority
+  std::string holders;                    // by namespace and priority, most first
 };
 
 // The Pods of the input that ask for GPUs or hold them, and what each node
@@ -60,6 +68,11 @@ struct Occupancy {
   std::set<AllocatedDevice> allocatedDevices;
   // "ns/name" of the ResourceClaims the view holds.
   std::map<std::string, const ClaimRecord*> claims;
+  // (namespace, kind, name) of a workload: its GPU Pods that are placed, and
+  // their GPUs.
+  std::map<std::tuple<std::string, std::string, std::string>, std::pair<int, int64_t>> placed;
+  // Filled as the causes are judged (the one thing judging writes).
+  mutable std::map<std::vector<const ClusterNode*>, NodeSetUse> nodeSetUse;
 };
 
 Occupancy readOccupancy(const WaitingInput& input);

@@ -188,7 +188,9 @@ Occupancy readOccupancy(const WaitingInput& input) {
         pod.claimedDevices += claimDevices(*claim->second, *input.view);
       }
     }
-    if (pod.gpus() == 0) continue;
+    pod.gpus = pod.claimedDevices;
+    for (const auto& [resource, count] : pod.accelerators) pod.gpus += count;
+    if (pod.gpus == 0) continue;
     const JsonValue* priority = member(pod.spec, "priority");
     pod.priority = priority != nullptr && priority->IsInt64() ? priority->GetInt64() : 0;
     pod.preemptsNever = stringMember(pod.spec, "preemptionPolicy") == "Never";
@@ -216,6 +218,9 @@ Occupancy readOccupancy(const WaitingInput& input) {
         occupancy.used[pod.nodeName][resource] += count;
       }
       occupancy.holders[pod.nodeName].push_back(occupancy.pods.size());
+      auto& placed = occupancy.placed[{pod.namespaceName, pod.workload.kind, pod.workload.name}];
+      ++placed.first;
+      placed.second += pod.gpus;
     }
     occupancy.pods.push_back(std::move(pod));
   }
