@@ -232,6 +232,52 @@ TEST_F(ServeClusterView, APriorityClassTheClusterLacksIsNotInjectedUntilItExists
       << created.patch;
 }
 
+TEST_F(ServeClusterView, APoolThatMatchesNoGpuNodeIsSaidOnceCountedAndWarnedOnEachRequest) {
+  // A node group of another cloud's shape: GPUs, but neither the shipped
+  // pool's label nor its taint.
+  api_.remove(kNodes, "gpu-a");
+  api_.remove(kNodes, "gpu-b");
+  api_.put(kNodes, R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"gke-a100-0",)"
+                   R"("labels":{"cloud.google.com/gke-nodepool":"a100"}},"spec":{"taints":[)"
+                   R"({"key":"nvidia.com/gpu","value":"present","effect":"NoSchedule"}]},)"
+                   R"("status":{"allocatable":{"nvidia.com/gpu":"8"}}})");
+  auto server = serve({"--kubeconfig", dir_.file("kubeconfig")});
+  const std::string metrics = metricsWhen(*server, [](const std::string& m) {
+    return metric(m, "aiadmit_profile_pools_unmatched") == 3;
+  });
+  EXPECT_EQ(metric(metrics, "aiadmit_profile_pools_unmatched"), 3) << metrics;
+  EXPECT_EQ(metric(metrics, R"(aiadmit_profile_pool_unmatched{profile="batch"})"), 1) << metrics;
+  const std::string warning =
+      "aiadmit: no GPU node of this cluster matches the pool: its Pods would stay Pending; run "
+      "profiles init (profile batch)";
+  for (const char* uid : {"first", "second"}) {
+    const HttpResponse answer = server->post("/mutate", makeReview(kEightGpuPod, "CREATE", uid));
+    ASSERT_EQ(answer.status, 200) << answer.body;
+    const ReviewResponse response = parseReviewResponse(answer.body);
+    EXPECT_TRUE(response.allowed);
+    EXPECT_NE(std::find(response.warnings.begin(), response.warnings.end(), warning),
+              response.warnings.end())
+        << uid << ::testing::PrintToString(response.warnings);
+  }
+  // A node of the pool joins: the fit changes once, and says so.
+  api_.put(kNodes, recordedPoolNode("gpu-c", 8));
+  const std::string fitted = metricsWhen(*server, [](const std::string& m) {
+    return metric(m, "aiadmit_profile_pools_unmatched") == 0;
+  });
+  EXPECT_EQ(metric(fitted, "aiadmit_profile_pools_unmatched"), 0) << fitted;
+  const ReviewResponse placed =
+      parseReviewResponse(server->post("/mutate", makeReview(kEightGpuPod, "CREATE", "c")).body);
+  EXPECT_EQ(::testing::PrintToString(placed.warnings).find("matches the pool"), std::string::npos);
+  ASSERT_TRUE(server->waitForOutput("every profile's pool matches a GPU node", kDeadlineSeconds));
+  EXPECT_EQ(server->terminate(), 0);
+  const std::string log = server->output();
+  EXPECT_EQ(occurrences(log, "\"msg\":\"profile misconfigured for this cluster\""), 3u) << log;
+  EXPECT_NE(
+      log.find("\"profile\":\"training\",\"file\":\"" + sourceDir() + "/profiles/training.yaml:"),
+      std::string::npos)
+      << log;
+}
+
 // A port that is taken and never listened on: every connection is refused.
 class ClosedPort {
  public:

@@ -11,6 +11,7 @@
 #include "webhook/cli/cluster_source.h"
 #include "webhook/kube/resources.h"
 #include "webhook/kube/yaml_json.h"
+#include "webhook/policy/pool_fit.h"
 #include "webhook/policy/profile_loader.h"
 
 namespace aiadmit {
@@ -158,30 +159,11 @@ Placement placementFor(const std::vector<NodeGroup>& groups) {
 
 std::vector<std::string> poolsMatchingNoNode(const ProfileSet& profiles, const ClusterView& view) {
   std::vector<std::string> problems;
-  if (!hasGpuNodes(view)) return problems;
-  const std::vector<NodeGroup> groups = gpuNodeGroups(view);
-  std::set<std::string> gpuNodes;
-  std::string pools;
-  for (const NodeGroup& group : groups) {
-    gpuNodes.insert(group.nodes.begin(), group.nodes.end());
-    pools +=
-        (pools.empty() ? "" : ", ") +
-        (group.labelKey.empty() ? group.nodes.front() : group.labelKey + "=" + group.labelValue);
-  }
-  for (const Profile& profile : profiles.profiles()) {
-    if (!placementDefinesPool(profile.placement)) continue;
-    bool matched = false;
-    for (const ClusterNode& node : view.nodes()) {
-      matched = matched ||
-                (gpuNodes.contains(node.name) && ClusterView::nodeMatches(node, profile.placement));
-    }
-    if (matched) continue;
-    problems.push_back(profile.sourceFile + ":" + std::to_string(profile.sourceLine) +
-                       ": spec.placement: the pool of profile " + profile.name +
-                       " matches none of the cluster's " + std::to_string(gpuNodes.size()) +
-                       " GPU nodes (node groups: " + pools +
-                       "), so every workload it places would stay Pending; `aiadmit profiles "
-                       "init` writes pools for them");
+  for (const auto& [name, pool] : fitPools(profiles, view).unmatched) {
+    problems.push_back(pool.sourceFile + ":" + std::to_string(pool.sourceLine) +
+                       ": spec.placement: " + pool.problem() +
+                       "; `aiadmit profiles init` "
+                       "writes pools for them");
   }
   return problems;
 }

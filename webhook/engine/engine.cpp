@@ -24,6 +24,7 @@ Engine::Engine(std::shared_ptr<const ProfileSet> profiles, RuleAction enforcemen
 
 void Engine::replaceProfiles(std::shared_ptr<const ProfileSet> profiles) {
   profiles_.store(std::move(profiles));
+  refreshPoolFit();
 }
 
 std::shared_ptr<const ProfileSet> Engine::profiles() const {
@@ -32,10 +33,54 @@ std::shared_ptr<const ProfileSet> Engine::profiles() const {
 
 void Engine::replaceClusterView(std::shared_ptr<const ClusterView> view) {
   cluster_.store(std::move(view));
+  refreshPoolFit();
 }
 
 std::shared_ptr<const ClusterView> Engine::clusterView() const {
   return cluster_.load();
+}
+
+namespace {
+
+// The very same Nodes and devices as `previous` (a view rebuilt for a Pod or
+// a queue changes neither): a pool's fit is the same.
+bool sameNodes(const ClusterView& view, const ClusterView& previous) {
+  const auto same = [&](ClusterKind kind, bool bothEmpty) {
+    return view.knows(kind) == previous.knows(kind) &&
+           (view.sharesPart(kind, previous) || bothEmpty);
+  };
+  return same(ClusterKind::Node, view.nodes().empty() && previous.nodes().empty()) &&
+         same(ClusterKind::ResourceSlice,
+              view.resourceSlices().empty() && previous.resourceSlices().empty());
+}
+
+}  // namespace
+
+std::shared_ptr<const PoolFit> Engine::poolFit() const {
+  static const auto kNone = std::make_shared<const PoolFit>();
+  const auto state = poolFit_.load();
+  return state != nullptr ? state->fit : kNone;
+}
+
+void Engine::refreshPoolFit() {
+  const std::lock_guard lock(poolFitMutex_);
+  auto state = std::make_shared<PoolFitState>();
+  state->profiles = profiles_.load();
+  state->view = cluster_.load();
+  const auto previous = poolFit_.load();
+  if (state->profiles == nullptr || state->view == nullptr) {
+    state->fit = std::make_shared<const PoolFit>();
+  } else if (previous != nullptr && previous->view != nullptr &&
+             previous->profiles == state->profiles && sameNodes(*state->view, *previous->view)) {
+    state->fit = previous->fit;
+  } else {
+    state->fit = std::make_shared<const PoolFit>(fitPools(*state->profiles, *state->view));
+  }
+  const bool changed =
+      previous == nullptr ? !state->fit->unmatched.empty() : !(*state->fit == *previous->fit);
+  const std::shared_ptr<const PoolFit> fit = state->fit;
+  poolFit_.store(std::move(state));
+  if (changed && poolFitObserver_) poolFitObserver_(fit);
 }
 
 namespace {
@@ -335,6 +380,9 @@ bool Engine::mutateInto(const AdmissionSubject& subject, JsonDocument& mutated,
   }
   eval.profile = selection.profile->name;
   eval.profileReason = selection.reason;
+  if (poolFit()->find(eval.profile) != nullptr) {
+    eval.notices.emplace_back(UnmatchedPool::brief());
+  }
 
   mutated.CopyFrom(*subject.object, mutated.GetAllocator());
   MutationContext context{

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,6 +16,7 @@
 #include "webhook/kube/cluster_ref.h"
 #include "webhook/kube/cluster_view.h"
 #include "webhook/policy/classify.h"
+#include "webhook/policy/pool_fit.h"
 #include "webhook/policy/profile_set.h"
 
 namespace aiadmit {
@@ -75,6 +78,17 @@ class Engine {
   void replaceClusterView(std::shared_ptr<const ClusterView> view);
   std::shared_ptr<const ClusterView> clusterView() const;
 
+  // Which profiles' pools match no GPU node of the cluster view: worked out
+  // when the profiles or the view's Nodes change, never on the request path.
+  // Each request its profile touches is warned; never null.
+  std::shared_ptr<const PoolFit> poolFit() const;
+  // Called with the new fit each time it differs from the last one (serve
+  // logs it and shows it in /metrics), on the thread that replaced the
+  // profiles or the view. Set before either is replaced.
+  void onPoolFitChange(std::function<void(std::shared_ptr<const PoolFit>)> observer) {
+    poolFitObserver_ = std::move(observer);
+  }
+
   // `mutated`, when given, receives the mutated object (for `check -o yaml`)
   // when the answer is a patch, so that no caller runs the pipeline twice.
   // `answers`, in both: what the API said of objects the view lacks; what it
@@ -92,8 +106,19 @@ class Engine {
                   const ClusterAnswers* answers = nullptr) const;
 
  private:
+  // The fit and what it was worked out from.
+  struct PoolFitState {
+    std::shared_ptr<const ProfileSet> profiles;
+    std::shared_ptr<const ClusterView> view;
+    std::shared_ptr<const PoolFit> fit;
+  };
+  void refreshPoolFit();
+
   std::atomic<std::shared_ptr<const ProfileSet>> profiles_;
   std::atomic<std::shared_ptr<const ClusterView>> cluster_;
+  std::mutex poolFitMutex_;  // one refresh at a time: reloads and the view's feed
+  std::atomic<std::shared_ptr<const PoolFitState>> poolFit_;
+  std::function<void(std::shared_ptr<const PoolFit>)> poolFitObserver_;
   RuleAction enforcement_;
 };
 

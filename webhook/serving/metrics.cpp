@@ -6,6 +6,7 @@
 
 #include "webhook/serving/cluster_view_metrics.h"
 #include "webhook/serving/logging.h"
+#include "webhook/serving/prometheus_text.h"
 
 namespace aiadmit {
 
@@ -233,6 +234,24 @@ void Metrics::renderProfiles(std::string& out) const {
       "# HELP aiadmit_certificate_expiry_timestamp_seconds NotAfter of the serving certificate.\n";
   out += "# TYPE aiadmit_certificate_expiry_timestamp_seconds gauge\n";
   out += "aiadmit_certificate_expiry_timestamp_seconds " + number(certificateExpiry_.load()) + "\n";
+  const std::shared_ptr<const PoolFit> fit = poolFit_.load();
+  const size_t unmatched = fit != nullptr ? fit->unmatched.size() : 0;
+  out +=
+      "# HELP aiadmit_profile_pools_unmatched Profiles whose pool matches none of the cluster's "
+      "GPU nodes: every workload they place would stay Pending.\n"
+      "# TYPE aiadmit_profile_pools_unmatched gauge\n";
+  out += "aiadmit_profile_pools_unmatched " + std::to_string(unmatched) + "\n";
+  out +=
+      "# HELP aiadmit_profile_pool_unmatched A profile whose pool matches none of the cluster's "
+      "GPU nodes.\n# TYPE aiadmit_profile_pool_unmatched gauge\n";
+  if (fit == nullptr) return;
+  for (const auto& [name, pool] : fit->unmatched) {
+    out += "aiadmit_profile_pool_unmatched{profile=\"" + prometheusLabel(name) + "\"} 1\n";
+  }
+}
+
+void Metrics::setPoolFit(std::shared_ptr<const PoolFit> fit) {
+  poolFit_.store(std::move(fit));
 }
 
 void Metrics::renderTransport(std::string& out) const {

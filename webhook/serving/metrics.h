@@ -48,6 +48,8 @@ class Metrics {
   void recordProfileReload(bool success, double unixTime);
   void setCertificateExpiry(double unixTime);
   void setProfilesLoaded(size_t count);
+  // The profiles whose pool matches no GPU node of the cluster (Engine::poolFit).
+  void setPoolFit(std::shared_ptr<const PoolFit> fit);
   // The live cluster view whose state /metrics shows; null (the default)
   // when serve runs without one. Must outlive every render().
   void setClusterView(const ClusterWatcher* watcher);
@@ -108,6 +110,7 @@ class Metrics {
   std::atomic<int64_t> inflightBodyBytes_{0};
   std::atomic<const ClusterWatcher*> clusterView_{nullptr};
   std::atomic<const WaitingGauges*> waitingGauges_{nullptr};
+  std::atomic<std::shared_ptr<const PoolFit>> poolFit_;
 };
 
 }  // namespace aiadmit

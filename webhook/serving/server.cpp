@@ -353,6 +353,22 @@ bool prepareClusterView(const ClusterViewSettings& settings, Engine& engine,
   return true;
 }
 
+// Said once each time the fit changes (a reload, a node group added or gone),
+// not on every request: each request the profile touches is warned.
+void logPoolFit(const PoolFit& fit) {
+  if (fit.unmatched.empty()) {
+    logLifecycle("every profile's pool matches a GPU node of the cluster");
+    return;
+  }
+  for (const auto& [name, pool] : fit.unmatched) {
+    logWarn("profile misconfigured for this cluster",
+            {{"profile", name},
+             {"file", pool.sourceFile + ":" + std::to_string(pool.sourceLine)},
+             {"problem", pool.problem()},
+             {"fix", std::string(UnmatchedPool::fix())}});
+  }
+}
+
 // The serving certificate, loaded and set on the TLS context; false (logged)
 // when it cannot be.
 bool setUpTls(CertificateStore& certificates, asio::ssl::context& tls, Metrics& metrics) {
@@ -407,6 +423,10 @@ int runServer(const ServerOptions& options) {
                               {"profiles", std::to_string(loaded.set->profiles().size())}});
   Engine engine(loaded.set, options.enforcement);
   metrics.setEnforcement(options.enforcement);
+  engine.onPoolFitChange([&metrics](std::shared_ptr<const PoolFit> fit) {
+    logPoolFit(*fit);
+    metrics.setPoolFit(std::move(fit));
+  });
 
   CertificateStore certificates(options.certFile, options.keyFile);
   asio::ssl::context tls(asio::ssl::context::tls_server);

@@ -1,29 +1,9 @@
 #include "webhook/serving/waiting_metrics.h"
 
 #include "webhook/kube/waiting.h"
+#include "webhook/serving/prometheus_text.h"
 
 namespace aiadmit {
-
-namespace {
-
-// Label values as the text format escapes them: backslash, quote, newline.
-std::string escaped(std::string_view value) {
-  std::string out;
-  for (const char c : value) {
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '"') {
-      out += "\\\"";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
-}  // namespace
 
 std::optional<WaitingCounts> countWaiting(const std::shared_ptr<const ClusterView>& view) {
   if (view == nullptr || !view->knows(ClusterKind::Node) || !view->knows(ClusterKind::Pod)) {
@@ -90,8 +70,9 @@ void WaitingGauges::render(std::string& out) const {
       "# TYPE aiadmit_gpu_workloads_waiting gauge\n";
   if (counts) {
     for (const auto& [key, value] : counts->waiting) {
-      out += "aiadmit_gpu_workloads_waiting{cause=\"" + escaped(key.first) + "\",namespace=\"" +
-             escaped(key.second) + "\"} " + std::to_string(value) + "\n";
+      out += "aiadmit_gpu_workloads_waiting{cause=\"" + prometheusLabel(key.first) +
+             "\",namespace=\"" + prometheusLabel(key.second) + "\"} " + std::to_string(value) +
+             "\n";
     }
   }
   out +=
@@ -100,7 +81,8 @@ void WaitingGauges::render(std::string& out) const {
       "# TYPE aiadmit_gpus_idle gauge\n";
   if (counts) {
     for (const auto& [pool, value] : counts->idleGpus) {
-      out += "aiadmit_gpus_idle{pool=\"" + escaped(pool) + "\"} " + std::to_string(value) + "\n";
+      out += "aiadmit_gpus_idle{pool=\"" + prometheusLabel(pool) + "\"} " + std::to_string(value) +
+             "\n";
     }
   }
 }
