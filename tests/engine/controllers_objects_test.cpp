@@ -68,7 +68,9 @@ spec:
   EXPECT_TRUE(validated.allowed) << validated.message;
 }
 
-TEST(ControllersObjects, AGpuWorkerOfAClusterMadeBeforeAiadmitGetsPlacementOnly) {
+// A worker of a RayCluster aiadmit judged: KubeRay copied its group's
+// template metadata, with the stamp, and dropped the pool placement.
+TEST(ControllersObjects, AStampedGpuWorkerGetsThePlacementItsRoleLacksOnly) {
   WebhookServer server;
   const std::string worker = jsonOf(R"(
 apiVersion: v1
@@ -76,7 +78,8 @@ kind: Pod
 metadata:
   name: tune-gpu-worker-q8m4z
   namespace: ml
-  labels: {ray.io/node-type: worker, ray.io/cluster: tune, ray.io/group: gpu})" +
+  labels: {ray.io/node-type: worker, ray.io/cluster: tune, ray.io/group: gpu}
+  annotations: {aiadmit.dev/class: batch, aiadmit.dev/profile: batch})" +
                                     kOwnedByRayCluster + R"(
 spec:
   restartPolicy: Always
@@ -96,6 +99,44 @@ spec:
   // the workload's rule, judged on the RayCluster).
   const ReviewResponse validated = review(server, "/validate", applyPatch(worker, mutated.patch));
   EXPECT_TRUE(validated.allowed) << validated.message;
+}
+
+// A worker of a RayCluster made before the namespace opted in: no stamp, no
+// aiadmit annotation. Opting in changes nothing that runs: it is admitted as
+// it comes, even with a misspelt GPU name AIA003 refuses on what aiadmit
+// judged, and with a selector off the pool (AIA008); both are warned.
+TEST(ControllersObjects, AGpuWorkerOfAClusterMadeBeforeAiadmitIsAdmittedUnchanged) {
+  WebhookServer server;
+  const std::string worker = jsonOf(R"(
+apiVersion: v1
+kind: Pod
+metadata:
+  name: tune-gpu-worker-q8m4z
+  namespace: ml
+  labels: {ray.io/node-type: worker, ray.io/cluster: tune, ray.io/group: gpu})" +
+                                    kOwnedByRayCluster + R"(
+spec:
+  restartPolicy: Always
+  nodeSelector: {accelerator: amd}
+  containers:
+    - {name: ray-worker, image: rayproject/ray:2.9.0-gpu,
+       resources: {limits: {nvidia.com/gpu: 1, nvidia.com/gpus: 1}}}
+)");
+  const ReviewResponse mutated = review(server, "/mutate", worker);
+  EXPECT_TRUE(mutated.allowed);
+  EXPECT_TRUE(mutated.patch.empty()) << mutated.patch;
+  const ReviewResponse validated = review(server, "/validate", worker);
+  EXPECT_TRUE(validated.allowed) << validated.message;
+  const std::string warnings = ::testing::PrintToString(validated.warnings);
+  EXPECT_NE(warnings.find("AIA003"), std::string::npos) << warnings;
+  EXPECT_NE(warnings.find("AIA008"), std::string::npos) << warnings;
+
+  // The same Pod made by no controller is refused: the rules are unchanged.
+  std::string bare = worker;
+  const std::string owners = "\"ownerReferences\"";
+  bare.replace(bare.find(owners), owners.size(), "\"formerOwners\"");
+  const ReviewResponse refused = review(server, "/validate", bare);
+  EXPECT_FALSE(refused.allowed);
 }
 
 TEST(ControllersObjects, AJobOfAJobSetGetsNoJobSettingsNorStamps) {

@@ -239,6 +239,8 @@ metadata:
        uid: 6a1f2e3d-4c5b-4a69-8f7e-0d1c2b3a4f5e, controller: true}
 spec:
   template:
+    metadata:
+      annotations: {aiadmit.dev/class: training, aiadmit.dev/profile: training}
     spec:
       restartPolicy: Never
       containers: [{name: t, image: i, resources: {limits: {nvidia.com/gpu: 1}}}]
@@ -250,7 +252,8 @@ spec:
   // setting its JobSet did not carry.
   EXPECT_NE(valueAt(*decision.mutated, "/spec/template/spec/tolerations"), nullptr);
   EXPECT_EQ(valueAt(*decision.mutated, "/metadata/annotations"), nullptr);
-  EXPECT_EQ(valueAt(*decision.mutated, "/spec/template/metadata"), nullptr);
+  EXPECT_EQ(valueAt(*decision.mutated, "/spec/template/metadata/annotations")->MemberCount(), 2u);
+  EXPECT_EQ(valueAt(*decision.mutated, "/spec/template/metadata/labels"), nullptr);
   EXPECT_EQ(valueAt(*decision.mutated, "/spec/ttlSecondsAfterFinished"), nullptr);
 }
 

@@ -1,6 +1,9 @@
 #include "webhook/engine/assessment.h"
 
+#include <algorithm>
+
 #include "webhook/engine/engine.h"
+#include "webhook/kube/annotations.h"
 
 namespace aiadmit {
 
@@ -49,6 +52,27 @@ const WorkloadType* workloadTypeOf(const AdmissionSubject& subject,
   return table.find(subject.group, subject.version, subject.kindName);
 }
 
+namespace {
+
+// Whether any template or the object speaks to aiadmit: its stamp, or a
+// developer's statement (class, profile, GPUs, main container).
+bool anyAiadmitAnnotation(const std::vector<PodReader>& pods) {
+  return std::any_of(pods.begin(), pods.end(), [](const PodReader& pod) {
+    for (const std::string_view key : {kClassAnnotation, kWorkloadAnnotation, kProfileAnnotation,
+                                       kGpusAnnotation, kGpuContainerAnnotation}) {
+      if (pod.templateAnnotation(key) || pod.objectAnnotation(key)) return true;
+    }
+    return false;
+  });
+}
+
+bool madeByTableKind(const JsonValue& object, const WorkloadTypeTable& table) {
+  const auto [group, kind] = controllerGroupKind(object);
+  return !kind.empty() && table.findGroupKind(group, kind) != nullptr;
+}
+
+}  // namespace
+
 Assessment assess(const JsonValue& object, const AdmissionSubject& subject,
                   const ProfileSet& profiles, const ClusterView* cluster) {
   Assessment assessment;
@@ -74,6 +98,9 @@ Assessment assess(const JsonValue& object, const AdmissionSubject& subject,
     assessment.pods.push_back(PodReader::of(view));
     assessment.pods.back().resolveClaimsIn(cluster, subject.namespaceName);
   }
+  assessment.fromUnjudgedController = assessment.madeByController &&
+                                      !anyAiadmitAnnotation(assessment.pods) &&
+                                      madeByTableKind(object, profiles.workloadTypes());
   assessment.workload =
       classifyWorkload(assessment.views, assessment.pods, assessment.madeByController);
   const Classification& classification = assessment.workload.classification;
@@ -92,14 +119,31 @@ std::string describeTemplate(const PodTemplateView& view) {
   return text;
 }
 
-bool madeByController(const JsonValue& object) {
+namespace {
+
+const JsonValue* controllerOwner(const JsonValue& object) {
   const JsonValue* owners = member(member(&object, "metadata"), "ownerReferences");
-  if (owners == nullptr || !owners->IsArray()) return false;
+  if (owners == nullptr || !owners->IsArray()) return nullptr;
   for (const JsonValue& owner : owners->GetArray()) {
     const JsonValue* controller = member(&owner, "controller");
-    if (controller != nullptr && controller->IsBool() && controller->GetBool()) return true;
+    if (controller != nullptr && controller->IsBool() && controller->GetBool()) return &owner;
   }
-  return false;
+  return nullptr;
+}
+
+}  // namespace
+
+bool madeByController(const JsonValue& object) {
+  return controllerOwner(object) != nullptr;
+}
+
+std::pair<std::string_view, std::string_view> controllerGroupKind(const JsonValue& object) {
+  const JsonValue* owner = controllerOwner(object);
+  if (owner == nullptr) return {};
+  const std::string_view apiVersion = stringOf(member(owner, "apiVersion"));
+  const size_t slash = apiVersion.find('/');
+  return {slash == std::string_view::npos ? std::string_view() : apiVersion.substr(0, slash),
+          stringOf(member(owner, "kind"))};
 }
 
 }  // namespace aiadmit

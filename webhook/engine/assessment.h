@@ -29,6 +29,15 @@ struct Assessment {
   // A controller made the object (madeByController): it is judged and
   // mutated as its controller's, not as a workload of its own.
   bool madeByController = false;
+  // The controller that made it is a kind of the table, and neither the
+  // object nor its templates carry any aiadmit annotation: aiadmit never
+  // judged that controller's template (it was created before the namespace
+  // opted in), and nobody asked it to. Opting in changes nothing that runs:
+  // such objects are admitted as they come, unpatched and never refused;
+  // the controller itself is judged when it is next applied. A child that
+  // carries aiadmit's stamp or a developer's aiadmit.dev annotation gets the
+  // placement its GPU role lacks.
+  bool fromUnjudgedController = false;
 
   Assessment() = default;
   Assessment(Assessment&&) = default;
@@ -54,5 +63,8 @@ std::string describeTemplate(const PodTemplateView& view);
 
 // Whether an ownerReference with controller: true says a controller made it.
 bool madeByController(const JsonValue& object);
+// The group and kind of the ownerReference with controller: true; empty
+// when there is none.
+std::pair<std::string_view, std::string_view> controllerGroupKind(const JsonValue& object);
 
 }  // namespace aiadmit

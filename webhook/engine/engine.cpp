@@ -497,9 +497,12 @@ AdmissionOutcome Engine::validate(const AdmissionSubject& subject, Evaluation* e
   // What a controller changes without a rollout (a scale, Kueue's suspend
   // and placement) is the controller's: refusing it would stop the workload
   // from ever starting or scaling. aiadmit warns.
-  const RuleAction enforcement = isControllersUpdate(subject, assessment)
-                                     ? capAction(enforcement_, RuleAction::Warn)
-                                     : enforcement_;
+  // Nor is what a controller made from a template aiadmit never judged: it
+  // ran before the namespace opted in, and opting in changes nothing that runs.
+  const RuleAction enforcement =
+      isControllersUpdate(subject, assessment) || assessment.fromUnjudgedController
+          ? capAction(enforcement_, RuleAction::Warn)
+          : enforcement_;
   AdmissionOutcome outcome = decide(violations, assessment.selection.profile,
                                     ruleTargetOf(subject, assessment), enforcement, answers, eval);
   unresolvedClaims(assessment, subject, cluster.get(), answers, eval.toConfirm);

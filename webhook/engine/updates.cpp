@@ -14,7 +14,7 @@ bool isControllersUpdate(const AdmissionSubject& subject, const Assessment& asse
 }
 
 bool isMutable(const AdmissionSubject& subject, const Assessment& assessment) {
-  if (assessment.type == nullptr) return false;
+  if (assessment.type == nullptr || assessment.fromUnjudgedController) return false;
   if (subject.operation == Operation::Create) return true;
   if (!assessment.type->updates.editedOnUpdate) return false;
   return !isControllersUpdate(subject, assessment);

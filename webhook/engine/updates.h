@@ -17,7 +17,8 @@ namespace aiadmit {
 // workload. It is never mutated and never refused.
 bool isControllersUpdate(const AdmissionSubject& subject, const Assessment& assessment);
 
-// Whether the request's object may be mutated at all.
+// Whether the request's object may be mutated at all: never what a
+// controller aiadmit did not judge made (Assessment::fromUnjudgedController).
 bool isMutable(const AdmissionSubject& subject, const Assessment& assessment);
 
 // An UPDATE that left the templates as they were but for their scale (a
