@@ -120,6 +120,34 @@ Violation tooMany(std::string field, int64_t wanted, const std::string& what,
   return {AIA016, std::move(field), std::move(problem), std::move(fix), std::move(brief)};
 }
 
+// No node the Pod may land on has any of `resource` now, while nodes it
+// may not land on do: its selection (a selector of another cloud's labels, a
+// node group scaled to zero, a taint it does not tolerate) keeps it off
+// every node that could run it. A node that matches may yet be added, so it
+// is said, never refused.
+std::optional<Violation> noNodeNow(const ClusterView& cluster, const std::string& resource,
+                                   const std::optional<NodeCapacity>& capacity,
+                                   const std::string& field) {
+  if (!capacity || (capacity->matchingNodes > 0 && capacity->devices > 0)) return std::nullopt;
+  Placement everywhere;
+  Toleration any;  // an empty key with Exists tolerates every taint
+  any.op = "Exists";
+  everywhere.tolerations.push_back(std::move(any));
+  const std::optional<NodeCapacity> anywhere = cluster.largestNodeForResource(resource, everywhere);
+  if (!anywhere || anywhere->devices == 0) return std::nullopt;
+  Violation violation{
+      AIA016, field,
+      "none of the nodes the Pod may land on has " + inQuotes(resource) +
+          " now, while other nodes do (node " + anywhere->node +
+          "), so it waits until a node that matches its node selector, affinity "
+          "and tolerations is added",
+      "aim the Pod at the nodes that have " + inQuotes(resource) +
+          " (`aiadmit explain` shows which) or add such nodes",
+      "no node it may land on has " + inQuotes(resource) + " now; check its node selection"};
+  violation.mayChange = true;
+  return violation;
+}
+
 }  // namespace
 
 void ClusterCapacityValidator::check(const ValidationContext& context,
@@ -145,8 +173,14 @@ void ClusterCapacityValidator::check(const ValidationContext& context,
   for (const std::string& resource : resources) {
     const int64_t wanted = context.pod.podRequest(resource);
     if (wanted <= 0) continue;
-    const std::optional<Ceiling> ceiling = ceilingOf(
-        cluster->largestNodeForResource(resource, placement), profile, resource == poolResource);
+    const std::optional<NodeCapacity> capacity =
+        cluster->largestNodeForResource(resource, placement);
+    const std::optional<Ceiling> ceiling = ceilingOf(capacity, profile, resource == poolResource);
+    if (!ceiling && !(profile != nullptr && profile->gpu.maxNodeGpus)) {
+      if (auto waits = noNodeNow(*cluster, resource, capacity, fields[resource])) {
+        out.push_back(std::move(*waits));
+      }
+    }
     if (!ceiling || wanted <= ceiling->most()) continue;
     out.push_back(tooMany(fields[resource], wanted, inQuotes(resource), *ceiling));
   }

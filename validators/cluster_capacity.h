@@ -12,7 +12,9 @@ namespace aiadmit {
 // server will admit the Pod (validators/admitted_placement.h); a pool the
 // profile marks as autoscaled (spec.gpu.maxNodeGpus) counts the nodes its
 // autoscaler can add; and no node with any of the resource (a pool scaled
-// to zero, a driver without slices for now) is no answer.
+// to zero, a driver without slices for now) is no answer; where other nodes
+// have the resource, the Pod's selection is what keeps it off them, and that
+// is warned (a node that matches may yet be added), never refused.
 class ClusterCapacityValidator final : public RuleValidator<AIA016> {
  public:
   void check(const ValidationContext& context, std::vector<Violation>& out) const override;

@@ -47,6 +47,9 @@ struct Violation {
   std::optional<ClusterRef> absent{};
   // The API could not say whether `absent` exists: the violation warns at most.
   bool unconfirmed = false;
+  // The answer may become yes on its own (a node that matches may be added
+  // by an autoscaler or an admin): the violation warns at most.
+  bool mayChange = false;
 
   // "[AIA004] spec.containers[0].resources.limits: <problem>; <fix>"
   std::string format() const;

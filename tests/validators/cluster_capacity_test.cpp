@@ -176,6 +176,22 @@ TEST(ClusterCapacity, APoolScaledToZeroIsNotJudged) {
   EXPECT_FALSE(mentions(run, "AIA016")) << run.out;
 }
 
+TEST(ClusterCapacity, ASelectionThatKeepsThePodOffEveryGpuNodeIsWarnedNeverRefused) {
+  // GKE's GPU nodes, and the shipped pool (accelerator=nvidia) that none of
+  // them carries: the Job would wait for a node of that pool to be added.
+  const CommandResult run = check(list({gkeNode("gke-a", 8), cpuNode("cpu-a")}), gpuJob(1));
+  EXPECT_EQ(run.exitCode, 0) << run.out << run.err;
+  EXPECT_TRUE(mentions(run, "AIA016")) << run.out;
+  EXPECT_TRUE(mentions(run,
+                       "Warning: aiadmit: [AIA016] no node it may land on has "
+                       "\"nvidia.com/gpu\" now; check its node selection"))
+      << run.out;
+  // Near miss: a node of the pool has GPUs, however few.
+  const CommandResult pool = check(list({gkeNode("gke-a", 8), poolNode("gpu-a", 1)}), gpuJob(1));
+  EXPECT_EQ(pool.exitCode, 0) << pool.out << pool.err;
+  EXPECT_FALSE(mentions(pool, "AIA016")) << pool.out;
+}
+
 TEST(ClusterCapacity, PoolNodesWithNoGpuYetAreNotJudged) {
   // The pool's nodes before their device plugin registers: zero allocatable.
   const CommandResult run = check(list({poolNode("gpu-a", 0)}), gpuJob(8));

@@ -269,7 +269,8 @@ void sortByAction(std::vector<Violation>& violations, const Profile* profile, Ru
         violation.profile != nullptr ? violation.profile->rules : actions;
     const RuleAction configured = ruleActions.of(violation.rule, target);
     RuleAction applied = capAction(configured, enforcement);
-    if (violation.unconfirmed) applied = capAction(applied, RuleAction::Warn);
+    if (violation.unconfirmed || violation.mayChange)
+      applied = capAction(applied, RuleAction::Warn);
     if (applied != RuleAction::Off) recordDecision(eval.rules, violation.rule, applied, configured);
     switch (applied) {
       case RuleAction::Deny:
