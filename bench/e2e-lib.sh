@@ -16,7 +16,7 @@ bench_e2e_up() {
     E2E_DIR=$(cd "$AIADMIT_E2E_DIR" && pwd)
   else
     E2E_DIR=$root/build/bench-e2e
-    "$root/scripts/e2e-cluster" up "$E2E_DIR" --operators
+    "$root/scripts/e2e-cluster" up "$E2E_DIR" --operators >&2
     # shellcheck disable=SC2064
     trap "'$root/scripts/e2e-cluster' down '$E2E_DIR' >/dev/null" EXIT
   fi
@@ -30,13 +30,15 @@ bench_e2e_up() {
     { echo "bench: could not create the suite's Nodes" >&2; return 1; }
 }
 
-# bench_namespace NAME OPTED_IN: a new namespace, labelled
-# aiadmit.dev/enabled=true when OPTED_IN is "true", with its ServiceAccount.
-# Give each run names of its own: for a while after a namespace is deleted
-# the API server looks its name up in storage on every create in it.
+# bench_namespace NAME OPTED_IN [LABEL]: a new namespace, labelled
+# aiadmit.dev/enabled=true when OPTED_IN is "true" and with LABEL (KEY=VALUE)
+# when given, with its ServiceAccount. Give each run names of its own: for a
+# while after a namespace is deleted the API server looks its name up in
+# storage on every create in it.
 bench_namespace() {
   "$KUBECTL" create namespace "$1" >/dev/null
   [ "$2" != true ] || "$KUBECTL" label namespace "$1" aiadmit.dev/enabled=true >/dev/null
+  [ -z "${3:-}" ] || "$KUBECTL" label namespace "$1" "$3" >/dev/null
   bench_wait 60 "the ServiceAccount of $1" "$KUBECTL" get serviceaccount default -n "$1"
 }
 

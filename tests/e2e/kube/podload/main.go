@@ -42,6 +42,15 @@ import (
 // Pod that carries it went through aiadmit's /mutate.
 const classAnnotation = "aiadmit.dev/class"
 
+// The GPU pool of the shipped profiles (and of the suite's GPU Nodes): a
+// created Pod that tolerates its taint and selects its label was placed on
+// it by whichever webhook was called (aiadmit, or a policy engine making the
+// same change).
+const (
+	poolLabel, poolLabelValue = "accelerator", "nvidia"
+	poolTaint, poolTaintValue = "accelerator", "gpu"
+)
+
 // The number of distinct error messages the report keeps.
 const maxErrorSamples = 5
 
@@ -72,6 +81,7 @@ type report struct {
 	Errors        int       `json:"errors"`
 	ErrorSamples  []string  `json:"errorSamples"`
 	Stamped       int       `json:"stampedByAiadmit"`
+	Placed        int       `json:"placedOnGpuPool"`
 	Clients       int       `json:"clients"`
 	GPU           bool      `json:"gpu"`
 	Seconds       float64   `json:"seconds"`
@@ -157,6 +167,7 @@ type result struct {
 	errors       int
 	errorSamples []string
 	stamped      int
+	placed       int
 }
 
 func (r *result) add(d time.Duration, created *corev1.Pod, err error) {
@@ -182,6 +193,27 @@ func (r *result) add(d time.Duration, created *corev1.Pod, err error) {
 	if _, ok := created.Annotations[classAnnotation]; ok {
 		r.stamped++
 	}
+	if placedOnGpuPool(created) {
+		r.placed++
+	}
+}
+
+// placedOnGpuPool: the Pod selects the pool's label and tolerates its taint.
+func placedOnGpuPool(pod *corev1.Pod) bool {
+	if pod.Spec.NodeSelector[poolLabel] != poolLabelValue {
+		return false
+	}
+	for _, t := range pod.Spec.Tolerations {
+		effect := t.Effect == "" || t.Effect == corev1.TaintEffectNoSchedule
+		if t.Operator == corev1.TolerationOpExists && effect && (t.Key == "" || t.Key == poolTaint) {
+			return true
+		}
+		equal := t.Operator == "" || t.Operator == corev1.TolerationOpEqual
+		if equal && effect && t.Key == poolTaint && t.Value == poolTaintValue {
+			return true
+		}
+	}
+	return false
 }
 
 // load creates o.count Pods from o.clients goroutines sharing client.
@@ -219,7 +251,7 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 func summarize(o options, r *result, wall time.Duration) report {
 	rep := report{
 		Namespace: o.namespace, Count: o.count, Created: len(r.samples), Errors: r.errors,
-		ErrorSamples: r.errorSamples, Stamped: r.stamped, Clients: o.clients, GPU: o.gpu,
+		ErrorSamples: r.errorSamples, Stamped: r.stamped, Placed: r.placed, Clients: o.clients, GPU: o.gpu,
 		Seconds: wall.Seconds(),
 	}
 	if rep.ErrorSamples == nil {
@@ -257,8 +289,8 @@ func writeSamples(path string, samples []time.Duration) error {
 
 func printText(w io.Writer, rep report) {
 	l := rep.LatencyMillis
-	fmt.Fprintf(w, "namespace %s: %d creates from %d clients in %.2f s, %d errors, %d stamped by aiadmit\n",
-		rep.Namespace, rep.Count, rep.Clients, rep.Seconds, rep.Errors, rep.Stamped)
+	fmt.Fprintf(w, "namespace %s: %d creates from %d clients in %.2f s, %d errors, %d stamped by aiadmit, %d placed on the GPU pool\n",
+		rep.Namespace, rep.Count, rep.Clients, rep.Seconds, rep.Errors, rep.Stamped, rep.Placed)
 	fmt.Fprintf(w, "throughput %.1f creates/s; latency ms: mean %.2f p50 %.2f p90 %.2f p99 %.2f max %.2f\n",
 		rep.Throughput, l.Mean, l.P50, l.P90, l.P99, l.Max)
 	for _, message := range rep.ErrorSamples {

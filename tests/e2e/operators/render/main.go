@@ -13,9 +13,13 @@
 // replaced by the URL and CA bundle given, rules and selectors untouched),
 // DIR/config.yaml (the manager's Configuration from its ConfigMap, with
 // leader election and metrics off, the ports given, and internal certificate
-// management off unless -keep-cert-rotation says the manager needs it) and DIR/operator.env (the manager's namespace, ServiceAccount and
-// arguments). The Deployment, Services, Secrets and APIServices are left out:
-// the manager runs as a process here, with no Service in front of it.
+// management off unless -keep-cert-rotation says the manager needs it),
+// DIR/configmaps.yaml (the other ConfigMaps, which some managers read from
+// the API) and DIR/operator.env (the manager's namespace, ServiceAccount,
+// arguments and environment). The Deployment, Services, Secrets and
+// APIServices are left out: the manager runs as a process here, with no
+// Service in front of it. An install of several Deployments (Kyverno's) names
+// the manager's with -deployment; its first container is the manager.
 package main
 
 import (
@@ -34,9 +38,9 @@ import (
 type object = map[string]any
 
 type options struct {
-	out, webhookURL, caBundleFile, certDir, probeAddress string
-	webhookPort                                          int
-	keepCertRotation                                     bool
+	out, webhookURL, caBundleFile, certDir, probeAddress, deployment string
+	webhookPort                                                      int
+	keepCertRotation                                                 bool
 }
 
 func main() {
@@ -47,6 +51,8 @@ func main() {
 	flag.IntVar(&o.webhookPort, "webhook-port", 0, "port of the manager's webhook server")
 	flag.StringVar(&o.certDir, "cert-dir", "", "directory holding the webhook's tls.crt and tls.key")
 	flag.StringVar(&o.probeAddress, "probe-address", "", "address of the manager's health probes")
+	flag.StringVar(&o.deployment, "deployment", "",
+		"the Deployment of the manager, when the install has several (default: each, container \"manager\")")
 	flag.BoolVar(&o.keepCertRotation, "keep-cert-rotation", false,
 		"leave the manager's internal certificate management on (it then keeps the Secret it is given)")
 	flag.Parse()
@@ -92,16 +98,21 @@ func run(o options, in io.Reader) error {
 			pointWebhooksAt(item, o.webhookURL, caBundle)
 			parts["webhooks"] = append(parts["webhooks"], item)
 		case "ConfigMap":
-			if config, ok := managerConfiguration(item); ok {
-				if err := writeYAML(filepath.Join(o.out, "config.yaml"), outOfCluster(config, o)); err != nil {
-					return err
-				}
+			config, ok := managerConfiguration(item)
+			if !ok {
+				parts["configmaps"] = append(parts["configmaps"], item)
+				continue
+			}
+			if err := writeYAML(filepath.Join(o.out, "config.yaml"), outOfCluster(config, o)); err != nil {
+				return err
 			}
 		case "Deployment":
-			env = append(env, deploymentEnv(item)...)
+			if o.deployment == "" || nameOf(item) == o.deployment {
+				env = append(env, deploymentEnv(item, o.deployment != "")...)
+			}
 		}
 	}
-	for _, name := range []string{"crds", "rbac", "webhooks"} {
+	for _, name := range []string{"crds", "rbac", "webhooks", "configmaps"} {
 		if err := writeDocuments(filepath.Join(o.out, name+".yaml"), parts[name]); err != nil {
 			return err
 		}
@@ -207,9 +218,18 @@ func outOfCluster(config object, o options) object {
 	return config
 }
 
-// deploymentEnv names the manager's namespace, ServiceAccount and arguments
-// (one per line, as the Deployment gives them).
-func deploymentEnv(deployment object) []string {
+func nameOf(item object) string {
+	metadata, _ := item["metadata"].(object)
+	name, _ := metadata["name"].(string)
+	return name
+}
+
+// deploymentEnv names the manager's namespace, ServiceAccount, arguments and
+// environment (one per line, as the Deployment gives them: env=NAME=VALUE
+// for a literal value or the Pod's namespace; other references are the
+// caller's to set). The manager is the container named "manager", or the
+// first container when firstContainer.
+func deploymentEnv(deployment object, firstContainer bool) []string {
 	metadata, _ := deployment["metadata"].(object)
 	namespace, _ := metadata["namespace"].(string)
 	spec, _ := deployment["spec"].(object)
@@ -220,7 +240,7 @@ func deploymentEnv(deployment object) []string {
 	containers, _ := podSpec["containers"].([]any)
 	for _, entry := range containers {
 		container, _ := entry.(object)
-		if name, _ := container["name"].(string); name != "manager" && len(containers) > 1 {
+		if name, _ := container["name"].(string); name != "manager" && len(containers) > 1 && !firstContainer {
 			continue
 		}
 		args, _ := container["args"].([]any)
@@ -228,6 +248,29 @@ func deploymentEnv(deployment object) []string {
 			if text, ok := arg.(string); ok {
 				env = append(env, "arg="+text)
 			}
+		}
+		env = append(env, containerEnv(container, namespace)...)
+		if firstContainer {
+			break
+		}
+	}
+	return env
+}
+
+func containerEnv(container object, namespace string) []string {
+	var env []string
+	variables, _ := container["env"].([]any)
+	for _, entry := range variables {
+		variable, _ := entry.(object)
+		name, _ := variable["name"].(string)
+		if value, ok := variable["value"].(string); ok {
+			env = append(env, "env="+name+"="+value)
+			continue
+		}
+		valueFrom, _ := variable["valueFrom"].(object)
+		fieldRef, _ := valueFrom["fieldRef"].(object)
+		if path, _ := fieldRef["fieldPath"].(string); path == "metadata.namespace" {
+			env = append(env, "env="+name+"="+namespace)
 		}
 	}
 	return env

@@ -1,0 +1,82 @@
+// The Kyverno ClusterPolicy that bench/e2e-latency.sh --kyverno measures
+// beside aiadmit (bench/operators/kyverno/gpu-pool.yaml) is meant to make
+// the placement the shipped profiles make. The profiles are the one source of
+// that pool; this fails when they change and the policy does not, so the
+// comparison keeps comparing the same change.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "mutators/mutator.h"
+#include "tests/support/test_support.h"
+#include "webhook/kube/scheduling.h"
+#include "webhook/kube/yaml_json.h"
+#include "webhook/policy/profile_loader.h"
+
+namespace aiadmit {
+namespace {
+
+using namespace ::aiadmit::testing;
+
+std::vector<ManifestDocument> parsed(const std::string& text) {
+  std::vector<ManifestDocument> documents;
+  std::string error;
+  EXPECT_TRUE(parseManifests(text, documents, &error)) << error;
+  return documents;
+}
+
+const JsonValue* rule(const JsonValue* policy, std::string_view name) {
+  const JsonValue* rules = member(member(policy, "spec"), "rules");
+  if (rules == nullptr || !rules->IsArray()) return nullptr;
+  for (const JsonValue& each : rules->GetArray()) {
+    if (stringMember(&each, "name") == name) return &each;
+  }
+  return nullptr;
+}
+
+TEST(KyvernoComparisonPolicy, PlacesPodsOnThePoolOfTheShippedProfiles) {
+  const std::vector<ManifestDocument> documents =
+      parsed(readFile(sourceDir() + "/bench/operators/kyverno/gpu-pool.yaml"));
+  ASSERT_EQ(documents.size(), 1u);
+  const JsonValue* policy = documents[0].json.get();
+  EXPECT_EQ(stringMember(policy, "kind"), "ClusterPolicy");
+
+  // The toleration it adds, from its JSON patch (a YAML document of its own).
+  const JsonValue* tolerate = rule(policy, "tolerate-the-gpu-pool");
+  ASSERT_NE(tolerate, nullptr);
+  const std::vector<ManifestDocument> patch =
+      parsed(std::string(stringMember(member(tolerate, "mutate"), "patchesJson6902")));
+  ASSERT_EQ(patch.size(), 1u);
+  ASSERT_TRUE(patch[0].json->IsArray());
+  ASSERT_EQ(patch[0].json->Size(), 1u);
+  const JsonValue& operation = (*patch[0].json)[0];
+  EXPECT_EQ(stringMember(&operation, "path"), "/spec/tolerations/-");
+  const JsonValue* toleration = member(&operation, "value");
+  ASSERT_NE(toleration, nullptr);
+
+  // The node selector it adds where absent (Kyverno's add anchor).
+  const JsonValue* select = rule(policy, "select-the-gpu-pool");
+  ASSERT_NE(select, nullptr);
+  const JsonValue* nodeSelector = member(
+      member(member(member(select, "mutate"), "patchStrategicMerge"), "spec"), "nodeSelector");
+  ASSERT_NE(nodeSelector, nullptr);
+
+  ProfileLoadResult loaded = loadProfileDirectory(sourceDir() + "/profiles", mutationSwitches());
+  ASSERT_TRUE(loaded.ok());
+  int gpuProfiles = 0;
+  for (const Profile& profile : loaded.set->profiles()) {
+    if (profile.placement.nodeSelector.empty()) continue;
+    ++gpuProfiles;
+    ASSERT_EQ(profile.placement.tolerations.size(), 1u) << profile.name;
+    EXPECT_TRUE(tolerationCovers(*toleration, profile.placement.tolerations[0])) << profile.name;
+    ASSERT_EQ(nodeSelector->MemberCount(), profile.placement.nodeSelector.size()) << profile.name;
+    for (const auto& [key, value] : profile.placement.nodeSelector) {
+      EXPECT_EQ(stringMember(nodeSelector, "+(" + key + ")"), value) << profile.name << ": " << key;
+    }
+  }
+  EXPECT_GT(gpuProfiles, 0);
+}
+
+}  // namespace
+}  // namespace aiadmit
