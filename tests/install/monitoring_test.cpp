@@ -1,8 +1,10 @@
 // manifests/components/monitoring as docs/install.md tells a platform team to
 // add it: rendered by `kubectl kustomize` with the doc's own overlay; its
 // ServiceMonitor and PrometheusRule valid by the prometheus-operator's CRDs;
-// the rules as `promtool check rules` checks them; and every metric an alert
-// or a dashboard panel reads exported by aiadmit's /metrics, read from a real
+// the rules as `promtool check rules` checks them; each alert firing on the
+// series it is for and not on its near miss (tests/install/monitoring_alerts.yaml,
+// evaluated by Prometheus' PromQL engine); and every metric an alert or a
+// dashboard panel reads exported by aiadmit's /metrics, read from a real
 // scrape of the plain-HTTP metrics port with the labels the queries match
 // on. The tool and the CRDs come from scripts/build-promcheck.
 #include <gtest/gtest.h>
@@ -139,11 +141,15 @@ const Exported& scrape() {
 const std::set<std::string> kTargetLabels = {"job",     "namespace", "pod",     "instance",
                                              "service", "container", "endpoint"};
 
-// promcheck MODE over `content`: its JSON report, after checking it found no error.
-std::shared_ptr<JsonDocument> promcheck(const std::string& mode, const std::string& content) {
+// promcheck MODE over `content` (and `tests`, a file, for MODE test): its
+// JSON report, after checking it found no error.
+std::shared_ptr<JsonDocument> promcheck(const std::string& mode, const std::string& content,
+                                        const std::string& tests = "") {
   TempDir dir;
   writeFile(dir.file("input"), content);
-  const CommandResult result = runCommand({promcheckDir() + "/promcheck", mode, dir.file("input")});
+  std::vector<std::string> command = {promcheckDir() + "/promcheck", mode, dir.file("input")};
+  if (!tests.empty()) command.push_back(tests);
+  const CommandResult result = runCommand(command);
   EXPECT_EQ(result.exitCode, 0) << result.out << result.err;
   auto report = parseJson(result.out);
   EXPECT_TRUE(isArray(member(report.get(), "errors")) && member(report.get(), "errors")->Empty())
@@ -290,6 +296,37 @@ TEST(Monitoring, AlertsPassPromtoolsChecksAndReadOnlyWhatAiadmitExports) {
                              "AiadmitSlowAnswers", "AiadmitClusterViewStale", "AiadmitDown"}) {
     EXPECT_TRUE(alerts.count(wanted)) << wanted;
   }
+}
+
+TEST(Monitoring, EachAlertFiresOnTheSeriesItIsForAndNotOnItsNearMiss) {
+  const Rendered rendered = renderDocsOverlay();
+  const JsonValue* rules = only(rendered, "PrometheusRule");
+  ASSERT_NE(rules, nullptr);
+  const std::string rulesFile = toJson(*member(rules, "spec"));
+  const std::string tests = sourceDir() + "/tests/install/monitoring_alerts.yaml";
+  const auto report = promcheck("test", rulesFile, tests);
+  EXPECT_GE(intMember(report.get(), "rules"), 14) << "alert checks run";
+  // Every alert of the rule file has a case.
+  const std::string cases = readFile(tests);
+  for (const JsonValue& group : member(member(rules, "spec"), "groups")->GetArray()) {
+    for (const JsonValue& rule : member(&group, "rules")->GetArray()) {
+      const std::string alert(stringMember(&rule, "alert"));
+      EXPECT_NE(cases.find("alertname: " + alert + "\n"), std::string::npos) << alert;
+    }
+  }
+  // A case the rules do not meet fails: the checks are not vacuous.
+  const std::string right = "{severity: critical, namespace: aiadmit-system, pod: c}";
+  std::string wrong = cases;
+  wrong.replace(wrong.find(right), right.size(),
+                "{severity: critical, namespace: aiadmit-system, pod: a}");
+  TempDir dir;
+  writeFile(dir.file("rules.json"), rulesFile);
+  writeFile(dir.file("wrong.yaml"), wrong);
+  const CommandResult failed = runCommand(
+      {promcheckDir() + "/promcheck", "test", dir.file("rules.json"), dir.file("wrong.yaml")});
+  EXPECT_EQ(failed.exitCode, 1) << failed.out;
+  EXPECT_NE(failed.out.find("AiadmitCertificateExpiresVerySoon at 2h"), std::string::npos)
+      << failed.out;
 }
 
 // Every target of the dashboard's panels, and of its variables.

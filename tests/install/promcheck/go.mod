@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/prometheus/common v0.71.0
 	github.com/prometheus/prometheus v0.315.1
+	go.yaml.in/yaml/v3 v3.0.5
 )
 
 require (
@@ -32,7 +33,6 @@ require (
 	go.opentelemetry.io/otel/trace v1.46.0 // indirect
 	go.uber.org/atomic v1.11.0 // indirect
 	go.yaml.in/yaml/v2 v2.4.4 // indirect
-	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/oauth2 v0.36.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect

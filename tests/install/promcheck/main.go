@@ -1,17 +1,22 @@
 // promcheck checks aiadmit's alerting rules and dashboard queries with
 // Prometheus's own code: a rule file as `promtool check rules` checks it
 // (rulefmt.Parse, strict, with promtool's parser options, then its
-// duplicate-rule lint), and each expression's metric selectors, which
-// tests/install/monitoring_test.cpp holds against a real /metrics scrape.
-// promtool itself imports every service discovery (the cloud SDKs among
-// them); this imports the rule format and the PromQL parser alone.
+// duplicate-rule lint), each expression's metric selectors, which
+// tests/install/monitoring_test.cpp holds against a real /metrics scrape,
+// and the alerts over input series as `promtool test rules` runs them
+// (alerts.go). promtool itself imports every service discovery (the cloud
+// SDKs among them); this imports the rule format and PromQL alone.
 //
 //	promcheck rules FILE   FILE: rule groups, {groups: [...]} (a PrometheusRule's spec)
 //	promcheck exprs FILE   FILE: one PromQL expression per line; Grafana's
 //	                       $__rate_interval and $variables are taken as a
 //	                       duration and a label value
+//	promcheck test RULES TESTS
+//	                       the alerts of RULES over input series, in the
+//	                       format of `promtool test rules` (alerts.go)
 //
-// Prints {"rules": N, "errors": [...], "selectors": [{"expr": "...",
+// Prints {"rules": N (rules, expressions or alert checks), "errors": [...],
+// "selectors": [{"expr": "...",
 // "metric": NAME, "labels": {NAME: VALUE}}]}, the labels being the
 // selector's equality matchers, and exits 1 when there are errors.
 package main
@@ -44,10 +49,10 @@ type report struct {
 }
 
 // As `promtool check rules` parses: experimental duration expressions on.
-var promql = parser.NewParser(parser.Options{ExperimentalDurationExpr: true})
+var promqlParser = parser.NewParser(parser.Options{ExperimentalDurationExpr: true})
 
 func selectorsOf(text string, out *report) {
-	expr, err := promql.ParseExpr(text)
+	expr, err := promqlParser.ParseExpr(text)
 	if err != nil {
 		out.Errors = append(out.Errors, fmt.Sprintf("%q: %v", text, err))
 		return
@@ -102,7 +107,7 @@ func checkRules(file string, out *report) {
 		return
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	groups, errs := rulefmt.Parse(content, false, model.UTF8Validation, promql, logger)
+	groups, errs := rulefmt.Parse(content, false, model.UTF8Validation, promqlParser, logger)
 	for _, err := range errs {
 		out.Errors = append(out.Errors, err.Error())
 	}
@@ -141,14 +146,18 @@ func checkExprs(file string, out *report) {
 }
 
 func main() {
-	if len(os.Args) != 3 || (os.Args[1] != "rules" && os.Args[1] != "exprs") {
-		fmt.Fprintln(os.Stderr, "usage: promcheck rules|exprs FILE")
+	test := len(os.Args) == 4 && os.Args[1] == "test"
+	if !test && (len(os.Args) != 3 || (os.Args[1] != "rules" && os.Args[1] != "exprs")) {
+		fmt.Fprintln(os.Stderr, "usage: promcheck rules|exprs FILE, or promcheck test RULES TESTS")
 		os.Exit(2)
 	}
 	out := report{Errors: []string{}, Selectors: []selector{}}
-	if os.Args[1] == "rules" {
+	switch {
+	case test:
+		runAlertTests(os.Args[2], os.Args[3], &out)
+	case os.Args[1] == "rules":
 		checkRules(os.Args[2], &out)
-	} else {
+	default:
 		checkExprs(os.Args[2], &out)
 	}
 	encoded, _ := json.Marshal(out)
