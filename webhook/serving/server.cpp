@@ -19,6 +19,7 @@
 #include "webhook/engine/engine.h"
 #include "webhook/engine/profiles_review.h"
 #include "webhook/policy/profile_loader.h"
+#include "webhook/serving/background_worker.h"
 #include "webhook/serving/cluster_view_feed.h"
 #include "webhook/serving/http_transport.h"
 #include "webhook/serving/logging.h"
@@ -58,8 +59,16 @@ std::string signalName(int signal) {
   return abbreviation != nullptr ? std::string("SIG") + abbreviation : std::to_string(signal);
 }
 
-// The profiles ConfigMap's own check (webhook/engine/profiles_review.h).
+// The profiles ConfigMap's own check (webhook/engine/profiles_review.h), run
+// on a worker of its own: at most this many queued or running, each answered
+// within this wait (the webhook's timeout is 5 s).
 constexpr std::string_view kProfilesPath = "/validate-profiles";
+constexpr size_t kProfilesReviewsPending = 2;
+constexpr std::chrono::milliseconds kProfilesReviewWait{4000};
+// A ConfigMap holds at most 1 MiB; an UPDATE's review carries it twice, as
+// JSON. A larger body is no review of one, and its YAML would keep the
+// worker for seconds.
+constexpr size_t kMaxProfilesReviewBytes = 4 * 1024 * 1024;
 
 bool isAdmissionPath(std::string_view path) {
   return path == "/mutate" || path == "/validate" || path == kProfilesPath;
@@ -73,10 +82,15 @@ constexpr std::chrono::milliseconds kConfirmWait{1000};
 // The endpoints. Runs on the I/O threads; the engine never blocks.
 class Endpoints final : public HttpApplication {
  public:
-  // `lookup` (null without a live cluster view) confirms absences with the API.
+  // `lookup` (null without a live cluster view) confirms absences with the
+  // API; `profilesWorker` checks profiles ConfigMaps off the I/O threads.
   Endpoints(const Engine& engine, Metrics& metrics, const std::atomic<bool>& ready,
-            ApiLookup* lookup)
-      : engine_(engine), metrics_(metrics), ready_(ready), lookup_(lookup) {}
+            ApiLookup* lookup, BackgroundWorker& profilesWorker)
+      : engine_(engine),
+        metrics_(metrics),
+        ready_(ready),
+        lookup_(lookup),
+        profilesWorker_(profilesWorker) {}
 
   void handle(const HttpRequest& request, HttpAnswer& answer) override {
     if (isAdmissionPath(request.path)) {
@@ -122,12 +136,39 @@ class Endpoints final : public HttpApplication {
     return false;
   }
 
+  // Loading YAML takes milliseconds and more: it is done on the profiles
+  // worker, and the answer comes later. Should the worker be busy, or not
+  // finish within kProfilesReviewWait, the answer is a 503, which the API
+  // server takes as the webhook failing: its failurePolicy (Ignore) stores
+  // the ConfigMap, and the replicas check it as they reload.
   void reviewProfiles(const HttpRequest& request, HttpAnswer& answer) {
-    ReviewAnswer result = answerProfilesReview(request.body);
-    answer.status = result.httpStatus;
-    answer.body = std::move(result.body);
+    if (request.body.size() > kMaxProfilesReviewBytes) {
+      return refuse(request.path, 413,
+                    "a review of a profiles ConfigMap (at most 1 MiB) is at most 4 MiB", answer);
+    }
+    refuse(request.path, 503, "aiadmit did not finish checking the profiles in time", answer);
+    answer.waitAtMost = kProfilesReviewWait;
+    answer.later = [this, body = std::string(request.body),
+                    started = request.started](AnswerLater reply) mutable {
+      auto job = [this, body = std::move(body), started, reply] {
+        ReviewAnswer result = answerProfilesReview(body);
+        recordProfilesReview(result, started);
+        HttpAnswer checked;
+        checked.status = result.httpStatus;
+        checked.body = std::move(result.body);
+        reply(std::move(checked));
+      };
+      if (profilesWorker_.submit(std::move(job))) return;
+      metrics_.recordProfileReview(Decision::Errored);
+      HttpAnswer busy;
+      refuse(kProfilesPath, 503, "aiadmit is checking other profiles; try again", busy);
+      reply(std::move(busy));
+    };
+  }
+
+  void recordProfilesReview(const ReviewAnswer& result, Clock::time_point started) {
     metrics_.recordProfileReview(result.decision);
-    const double seconds = std::chrono::duration<double>(Clock::now() - request.started).count();
+    const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
     logInfo("profiles review", {{"uid", result.uid},
                                 {"operation", result.operation},
                                 {"namespace", result.namespaceName},
@@ -198,6 +239,7 @@ class Endpoints final : public HttpApplication {
   Metrics& metrics_;
   const std::atomic<bool>& ready_;
   ApiLookup* const lookup_;
+  BackgroundWorker& profilesWorker_;
 };
 
 // Profiles and certificate, reloaded when their files change (polled: a
@@ -468,9 +510,17 @@ int runServer(const ServerOptions& options) {
   if (!prepareClusterView(options.clusterView, engine, clusterView)) return 1;
 
   std::atomic<bool> ready{true};
-  Endpoints endpoints(engine, metrics, ready, clusterView ? &clusterView->lookup() : nullptr);
+  BackgroundWorker profilesWorker(kProfilesReviewsPending);
+  Endpoints endpoints(engine, metrics, ready, clusterView ? &clusterView->lookup() : nullptr,
+                      profilesWorker);
   const size_t threads = options.ioThreads != 0 ? options.ioThreads : usableCores();
   HttpTransport transport(options.limits, threads, endpoints, metrics, &tls);
+  // Stopped before the transport goes, on every way out: a job's answer is
+  // for one of the transport's connections.
+  struct StopBeforeTheTransport {
+    BackgroundWorker& worker;
+    ~StopBeforeTheTransport() { worker.stop(); }
+  } stopProfilesWorker{profilesWorker};
   std::string host = options.host;
   if (!listenOn(transport, host, options.port)) return 1;
   transport.start();
