@@ -26,8 +26,9 @@ std::map<std::string, json> baseWebhooks() {
 
 TEST(E2eInstall, WebhooksAreTheBasesCallingTheLocalAiadmitWithItsCaBundle) {
   const std::map<std::string, json> shipped = baseWebhooks();
-  // Three tiers, each with a mutating and a validating webhook.
-  ASSERT_EQ(shipped.size(), 6u);
+  // Three tiers, each with a mutating and a validating webhook, and the
+  // profiles ConfigMap's own.
+  ASSERT_EQ(shipped.size(), 7u);
   const std::string caBundle = [] {
     const CommandResult encoded = testing::runCommand({"base64", "-w0", cluster().aiadmitCa});
     return encoded.out;
@@ -46,8 +47,9 @@ TEST(E2eInstall, WebhooksAreTheBasesCallingTheLocalAiadmitWithItsCaBundle) {
         ASSERT_TRUE(shipped.count(name));
         ++seen;
         const json& base = shipped.at(name);
-        const std::string path =
-            std::string(kind).rfind("mutating", 0) == 0 ? "/mutate" : "/validate";
+        const std::string path = name == "profiles.validate.aiadmit.dev" ? "/validate-profiles"
+                                 : std::string(kind).rfind("mutating", 0) == 0 ? "/mutate"
+                                                                               : "/validate";
         EXPECT_EQ(stored["clientConfig"].value("url", ""), address + path);
         EXPECT_FALSE(stored["clientConfig"].contains("service"));
         EXPECT_EQ(stored["clientConfig"].value("caBundle", ""), caBundle);

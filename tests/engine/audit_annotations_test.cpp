@@ -78,7 +78,8 @@ TEST(AuditAnnotationKeys, TheManifestsNameTheWebhooks) {
   EXPECT_EQ(names, (std::vector<std::string>{
                        "applied.mutate.aiadmit.dev", "reconciled.mutate.aiadmit.dev",
                        "controlled.mutate.aiadmit.dev", "applied.validate.aiadmit.dev",
-                       "reconciled.validate.aiadmit.dev", "controlled.validate.aiadmit.dev"}));
+                       "reconciled.validate.aiadmit.dev", "controlled.validate.aiadmit.dev",
+                       "profiles.validate.aiadmit.dev"}));
 }
 
 struct Sample {

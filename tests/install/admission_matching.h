@@ -27,6 +27,10 @@ struct Resource {
 inline Resource resourceOf(const JsonValue* object) {
   const std::string_view apiVersion = stringMember(object, "apiVersion");
   const size_t slash = apiVersion.find('/');
+  // aiadmit's profiles ConfigMap, which only profiles.validate takes.
+  if (apiVersion == "v1" && stringMember(object, "kind") == "ConfigMap") {
+    return {"", "v1", "configmaps"};
+  }
   // DRA claim objects, which only applied.validate takes.
   if (apiVersion.substr(0, slash) == "resource.k8s.io") {
     const std::string_view kind = stringMember(object, "kind");

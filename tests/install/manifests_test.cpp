@@ -195,11 +195,15 @@ TEST(Manifests, DeploymentIsHardenedAndAlwaysHasAReplicaServing) {
     EXPECT_NE(member(resources, "memory"), nullptr) << kind;
   }
 
-  // Probes over HTTPS on the serving port.
+  // Probes over HTTPS on the serving port; /metrics over plain HTTP on a
+  // port of its own as well.
   const JsonValue* port = member(container, "ports");
-  ASSERT_TRUE(isArray(port) && port->Size() == 1);
+  ASSERT_TRUE(isArray(port) && port->Size() == 2);
   const std::string portName((stringMember(&(*port)[0], "name")));
   EXPECT_EQ(intMember(&(*port)[0], "containerPort"), 8443);
+  EXPECT_EQ(stringMember(&(*port)[1], "name"), "metrics");
+  EXPECT_EQ(intMember(&(*port)[1], "containerPort"), 8080);
+  EXPECT_EQ(argValue(container, "--metrics-listen"), "[::]:8080");
   for (const auto& [probe, path] :
        {std::pair{"livenessProbe", "/healthz"}, std::pair{"readinessProbe", "/readyz"}}) {
     const JsonValue* get = member(member(container, probe), "httpGet");
@@ -285,7 +289,9 @@ TEST(Manifests, CertManagerOverlayIssuesTheServingCertificateAndInjectsItsCa) {
       EXPECT_EQ(stringMember(annotations, "cert-manager.io/inject-ca-from"),
                 std::string(kNamespace) + "/aiadmit-serving-cert")
           << kind;
-      EXPECT_EQ(member(configuration, "webhooks")->Size(), kWebhookCount / 2)
+      // The three tiers, and the profiles ConfigMap's own among the validating.
+      const size_t expected = kWebhookCount / 2 + (kind[0] == 'V' ? 1 : 0);
+      EXPECT_EQ(member(configuration, "webhooks")->Size(), expected)
           << "the patch keeps the webhooks";
     }
   }
@@ -296,8 +302,8 @@ TEST(Manifests, ScriptCertsOverlayPutsTheCaBundleIntoEveryWebhook) {
   const Rendered overlay = render(checkout.overlay);
   const std::string bundle = readFile(checkout.pki + "/ca-bundle.crt");
   ASSERT_NE(bundle.find("BEGIN CERTIFICATE"), std::string::npos);
-  const std::vector<Webhook> webhooks = webhooksOf(overlay);
-  ASSERT_EQ(webhooks.size(), kWebhookCount);
+  const std::vector<Webhook> webhooks = allWebhooksOf(overlay);
+  ASSERT_EQ(webhooks.size(), kWebhookCount + 1) << "the tiers' and the profiles ConfigMap's";
   for (const Webhook& webhook : webhooks) {
     EXPECT_EQ(stringMember(member(webhook.value, "clientConfig"), "caBundle"), base64Encode(bundle))
         << webhook.name();

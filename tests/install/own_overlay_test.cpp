@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <regex>
 
+#include "tests/install/admission_matching.h"
 #include "tests/install/rendered_manifests.h"
 #include "tests/support/test_support.h"
 
@@ -14,8 +15,12 @@ namespace aiadmit {
 namespace {
 
 using namespace testing;
-using install::Rendered;
+using install::AdmissionCase;
+using install::evaluateMatching;
+using install::kProfilesValidate;
+using install::namespaceNamed;
 using install::render;
+using install::Rendered;
 
 constexpr const char* kGkeNodes = R"(apiVersion: v1
 kind: List
@@ -81,6 +86,16 @@ TEST(OwnOverlay, TheDocsOverlayInstallsTheProfilesInitWroteAndTheImageNamed) {
       << "the Deployment mounts the new ConfigMap, by its hashed name";
   const JsonValue* container = &(*member(pod, "containers"))[0];
   EXPECT_EQ(stringMember(container, "image"), "REGISTRY/aiadmit:0.1.0");
+
+  // The profiles webhook takes this ConfigMap too, by its generated name: an
+  // edit that does not load is refused at apply.
+  AdmissionCase edit{"the overlay's profiles", toJson(*configMap), toJson(*configMap), "UPDATE"};
+  std::string changed = edit.object;
+  changed.replace(changed.find("a100-pool"), 9, "h100-pool");
+  edit.object = changed;
+  edit.namespaceLabels = namespaceNamed("aiadmit-system", std::nullopt);
+  const auto outcomes = evaluateMatching(rendered, {edit});
+  EXPECT_EQ(outcomes.at(edit.id).at(kProfilesValidate), "call");
 }
 
 }  // namespace

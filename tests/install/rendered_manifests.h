@@ -34,6 +34,9 @@ inline constexpr const char* kControlledValidate = "controlled.validate.aiadmit.
 // Three tiers (applied, reconciled, controlled), each with a mutating and a
 // validating webhook.
 inline constexpr size_t kWebhookCount = 6;
+// Beside them, in the validating configuration: aiadmit's own profiles
+// ConfigMap, checked before it is stored.
+inline constexpr const char* kProfilesValidate = "profiles.validate.aiadmit.dev";
 
 inline std::string manifestsDir() {
   return sourceDir() + "/manifests";
@@ -134,7 +137,8 @@ struct Webhook {
   std::string name() const { return std::string(stringMember(value, "name")); }
 };
 
-inline std::vector<Webhook> webhooksOf(const Rendered& rendered) {
+// Every webhook of both configurations.
+inline std::vector<Webhook> allWebhooksOf(const Rendered& rendered) {
   std::vector<Webhook> out;
   for (const char* kind : {"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"}) {
     for (const JsonValue* configuration : rendered.ofKind(kind)) {
@@ -144,6 +148,29 @@ inline std::vector<Webhook> webhooksOf(const Rendered& rendered) {
     }
   }
   return out;
+}
+
+// The webhooks of the three tiers: those the workloads go through.
+inline std::vector<Webhook> webhooksOf(const Rendered& rendered) {
+  std::vector<Webhook> out;
+  for (const Webhook& webhook : allWebhooksOf(rendered)) {
+    if (webhook.name() != kProfilesValidate) out.push_back(webhook);
+  }
+  return out;
+}
+
+// The profiles ConfigMap's own webhook; null when there is none, or several.
+inline const JsonValue* profilesWebhookOf(const Rendered& rendered) {
+  const JsonValue* found = nullptr;
+  size_t count = 0;
+  for (const Webhook& webhook : allWebhooksOf(rendered)) {
+    if (webhook.name() != kProfilesValidate) continue;
+    EXPECT_EQ(webhook.configurationKind, "ValidatingWebhookConfiguration");
+    found = webhook.value;
+    ++count;
+  }
+  EXPECT_EQ(count, 1u) << kProfilesValidate;
+  return count == 1 ? found : nullptr;
 }
 
 inline std::set<std::string> conditionNames(const JsonValue* webhook) {

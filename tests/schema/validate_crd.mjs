@@ -196,8 +196,22 @@ function pruneNulls(value, schema) {
   }
 }
 
+// CRD patterns are Go (RE2) expressions, where (?i) turns case-insensitive
+// matching on from there (prometheus-operator's "^(?i)(abort|warn)?$"); in
+// JavaScript a flag of the whole expression, which is what such patterns mean.
+function goRegExp(source, flags) {
+  const insensitive = source.includes("(?i)");
+  return new RegExp(source.replaceAll("(?i)", ""), flags + (insensitive ? "i" : ""));
+}
+
 function makeAjv() {
-  const ajv = new Ajv({ allErrors: true, strict: false, unicodeRegExp: false, inlineRefs: false });
+  const ajv = new Ajv({
+    allErrors: true,
+    strict: false,
+    unicodeRegExp: false,
+    inlineRefs: false,
+    code: { regExp: goRegExp },
+  });
   const int = (min, max) => ({
     type: "number",
     validate: (n) => Number.isInteger(n) && n >= min && n <= max,

@@ -403,6 +403,12 @@ TEST(CertificateRotation, UnusableFilesKeepThePreviousCertificateInService) {
     TlsConnection during(server.port(), pki + "/ca.crt", kServiceName);
     EXPECT_TRUE(during.get("/healthz").ok) << during.error();
     EXPECT_EQ(during.serial(), oldSerial);
+    // Tried again at each poll until the files change.
+    const std::string metrics = during.get("/metrics").body;
+    const std::string failures = "\naiadmit_certificate_reloads_total{result=\"failure\"} ";
+    ASSERT_NE(metrics.find(failures), std::string::npos) << metrics;
+    EXPECT_GE(std::stoi(metrics.substr(metrics.find(failures) + failures.size())), 1);
+    EXPECT_NE(metrics.find("aiadmit_certificate_last_reload_successful 0\n"), std::string::npos);
   }
 
   volume.publish(servingPair(pki));
@@ -410,6 +416,11 @@ TEST(CertificateRotation, UnusableFilesKeepThePreviousCertificateInService) {
   TlsConnection after(server.port(), pki + "/ca.crt", kServiceName);
   EXPECT_TRUE(after.get("/healthz").ok) << after.error();
   EXPECT_EQ(after.serial(), serialOfFile(pki + "/tls.crt"));
+  const std::string metrics = after.get("/metrics").body;
+  EXPECT_NE(metrics.find("aiadmit_certificate_reloads_total{result=\"success\"} 2\n"),
+            std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("aiadmit_certificate_last_reload_successful 1\n"), std::string::npos);
 }
 
 }  // namespace

@@ -65,14 +65,6 @@ const std::string kEightGpuPod =
     R"("containers":[{"name":"trainer","image":"nvcr.io/nvidia/pytorch:24.05-py3",)"
     R"("resources":{"limits":{"nvidia.com/gpu":"8"}}}]}})";
 
-std::string kubeconfig(int port) {
-  return "apiVersion: v1\nkind: Config\ncurrent-context: standin\nclusters:\n- name: standin\n"
-         "  cluster:\n    server: https://127.0.0.1:" +
-         std::to_string(port) + "\n    certificate-authority: " + devCertificates().file("ca.crt") +
-         "\ncontexts:\n- name: standin\n  context:\n    cluster: standin\n    user: standin\n"
-         "users:\n- name: standin\n  user:\n    token: token-1\n";
-}
-
 size_t occurrences(const std::string& text, const std::string& what) {
   size_t count = 0;
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++count;
@@ -119,7 +111,7 @@ class ServeClusterView : public ::testing::Test {
              R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"default"}})");
     api_.put(kNodes, recordedPoolNode("gpu-a", 4));
     api_.put(kNodes, recordedPoolNode("gpu-b", 4));
-    writeFile(dir_.file("kubeconfig"), kubeconfig(api_.port()));
+    writeFile(dir_.file("kubeconfig"), standInKubeconfig(api_.port()));
   }
 
   std::unique_ptr<WebhookServer> serve(std::vector<std::string> args) {
@@ -301,7 +293,7 @@ class ClosedPort {
 
 TEST_F(ServeClusterView, UnreachableApiLeavesTheProfilesToDecideAndReadinessAlone) {
   ClosedPort closed;
-  writeFile(dir_.file("unreachable"), kubeconfig(closed.port()));
+  writeFile(dir_.file("unreachable"), standInKubeconfig(closed.port()));
   auto server = serve({"--kubeconfig", dir_.file("unreachable")});
   EXPECT_EQ(server->get("/readyz").status, 200);
   // The profiles say 8 GPUs per node, and the view knows no node.

@@ -175,12 +175,15 @@ TEST(ProfileReload, ConfigMapUpdateTakesEffectAndABrokenOneKeepsTheLastGoodSet) 
   EXPECT_NE(metrics.find("aiadmit_profile_reloads_total{result=\"failure\"} 1\n"),
             std::string::npos);
   EXPECT_NE(metrics.find("aiadmit_profiles 4\n"), std::string::npos);
+  EXPECT_NE(metrics.find("aiadmit_profile_last_reload_successful 0\n"), std::string::npos);
 
   // Fixed again: the next good set takes over.
   broken["realtime.yaml"] = withTolerationValue(realtime, "gpu-v4");
   volume.update(broken);
   ASSERT_TRUE(server.waitForOutput(reloadedLine(dir.path(), 5), 20)) << server.output();
   EXPECT_EQ(injectedTolerationValue(server), "gpu-v4");
+  EXPECT_NE(server.get("/metrics").body.find("aiadmit_profile_last_reload_successful 1\n"),
+            std::string::npos);
 }
 
 TEST(ProfileReload, PlainDirectoryEditsAreReloadedToo) {

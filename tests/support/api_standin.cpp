@@ -102,6 +102,14 @@ std::string ApiStandIn::caPem() const {
   return readFile(devCertificates().file("ca.crt"));
 }
 
+std::string standInKubeconfig(int port) {
+  return "apiVersion: v1\nkind: Config\ncurrent-context: standin\nclusters:\n- name: standin\n"
+         "  cluster:\n    server: https://127.0.0.1:" +
+         std::to_string(port) + "\n    certificate-authority: " + devCertificates().file("ca.crt") +
+         "\ncontexts:\n- name: standin\n  context:\n    cluster: standin\n    user: standin\n"
+         "users:\n- name: standin\n  user:\n    token: token-1\n";
+}
+
 void ApiStandIn::serve(const std::string& path, const std::string& apiVersion,
                        const std::string& kind) {
   std::lock_guard<std::mutex> lock(mutex_);

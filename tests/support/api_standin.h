@@ -34,6 +34,10 @@ class Server;
 
 namespace aiadmit::testing {
 
+// A kubeconfig that reads a stand-in on this loopback port, trusting its CA
+// (the development one), with token-1.
+std::string standInKubeconfig(int port);
+
 class ApiStandIn : NonCopyable {
  public:
   ApiStandIn();

@@ -271,6 +271,22 @@ HttpResponse WebhookServer::get(const std::string& path) const {
   return toResponse(client->Get(path.c_str()));
 }
 
+int WebhookServer::metricsPort() const {
+  constexpr std::string_view line = "\"msg\":\"metrics listening\",\"address\":\"";
+  if (!waitForOutput(std::string(line), 20)) return 0;
+  const std::string text = output();
+  const size_t address = text.find(line) + line.size();
+  const size_t end = text.find('"', address);
+  return std::atoi(text.c_str() + text.rfind(':', end) + 1);
+}
+
+HttpResponse WebhookServer::getPlain(const std::string& path) const {
+  httplib::Client client("127.0.0.1", metricsPort());
+  client.set_connection_timeout(5, 0);
+  client.set_read_timeout(20, 0);
+  return toResponse(client.Get(path.c_str()));
+}
+
 RawConnection::RawConnection(int port, bool tls) : tls_(tls) {
   fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in address{};

@@ -117,6 +117,10 @@ class WebhookServer {
   HttpResponse post(const std::string& path, const std::string& body,
                     const std::string& contentType = "application/json") const;
   HttpResponse get(const std::string& path) const;
+  // The plain-HTTP port of --metrics-listen HOST:0, once its "metrics
+  // listening" line is out (0 when none came within 20 s); GET over it.
+  int metricsPort() const;
+  HttpResponse getPlain(const std::string& path) const;
   // Sends SIGTERM and waits; returns the exit status (or -1).
   int terminate();
   // Everything the server printed so far.

@@ -24,7 +24,9 @@ constexpr const char* kServeHelp =
     R"(Usage: aiadmit serve --profiles DIR --tls-cert FILE --tls-key FILE [options]
 
 Runs the admission webhook over HTTPS: POST /mutate, POST /validate,
-GET /healthz, GET /readyz, GET /metrics.
+POST /validate-profiles (the profiles ConfigMap's own check), GET /healthz,
+GET /readyz, GET /metrics. With --metrics-listen, also GET /metrics,
+/healthz and /readyz over plain HTTP on a port of their own.
 
 Options:
   --profiles DIR          profile directory (default: the shipped profiles)
@@ -106,18 +108,6 @@ bool takeValue(const Arguments& args, size_t& i, const std::string& flag, std::s
   return false;
 }
 
-bool parseInt(const std::string& text, int minimum, int maximum, int& out) {
-  try {
-    size_t used = 0;
-    const long value = std::stol(text, &used);
-    if (used != text.size() || value < minimum || value > maximum) return false;
-    out = static_cast<int>(value);
-    return true;
-  } catch (const std::exception&) {
-    return false;
-  }
-}
-
 int usageError(const std::string& message, const char* help) {
   std::cerr << "aiadmit: " << message << "\n\n" << help;
   return 2;
@@ -195,13 +185,8 @@ int serveCommand(const Arguments& args) {
   if (options.certFile.empty() || options.keyFile.empty()) {
     return usageError("--tls-cert and --tls-key are required", kServeHelp);
   }
-  const size_t colon = listen.rfind(':');
-  if (colon == std::string::npos || !parseInt(listen.substr(colon + 1), 0, 65535, options.port)) {
+  if (!parseHostPort(listen, options.host, options.port)) {
     return usageError("--listen must be HOST:PORT", kServeHelp);
-  }
-  options.host = listen.substr(0, colon);
-  if (options.host.size() > 2 && options.host.front() == '[' && options.host.back() == ']') {
-    options.host = options.host.substr(1, options.host.size() - 2);
   }
   if (!setupLogging(logLevel)) return usageError("unknown --log-level " + logLevel, kServeHelp);
   return runServer(options);

@@ -1,12 +1,11 @@
 #include "webhook/cluster/api_config.h"
 
-#include <openssl/evp.h>
-
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <vector>
 
+#include "webhook/engine/admission.h"
 #include "webhook/kube/json.h"
 #include "webhook/kube/yaml_json.h"
 
@@ -28,23 +27,6 @@ std::string trimmed(std::string text) {
     text.pop_back();
   }
   return text;
-}
-
-bool base64Decode(std::string_view text, std::string& out) {
-  EVP_ENCODE_CTX* context = EVP_ENCODE_CTX_new();
-  if (context == nullptr) return false;
-  EVP_DecodeInit(context);
-  out.resize(text.size());
-  int written = 0;
-  int finalBytes = 0;
-  const bool ok = EVP_DecodeUpdate(context, reinterpret_cast<unsigned char*>(out.data()), &written,
-                                   reinterpret_cast<const unsigned char*>(text.data()),
-                                   static_cast<int>(text.size())) >= 0 &&
-                  EVP_DecodeFinal(context, reinterpret_cast<unsigned char*>(out.data()) + written,
-                                  &finalBytes) == 1;
-  EVP_ENCODE_CTX_free(context);
-  out.resize(ok ? static_cast<size_t>(written + finalBytes) : 0);
-  return ok;
 }
 
 // "https://host:port[/]" -> host and port; IPv6 in brackets.

@@ -1,5 +1,7 @@
 #include "webhook/engine/admission.h"
 
+#include <openssl/evp.h>
+
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
@@ -210,6 +212,23 @@ std::string base64Encode(std::string_view data) {
     out.push_back('=');
   }
   return out;
+}
+
+bool base64Decode(std::string_view text, std::string& out) {
+  EVP_ENCODE_CTX* context = EVP_ENCODE_CTX_new();
+  if (context == nullptr) return false;
+  EVP_DecodeInit(context);
+  out.resize(text.size());
+  int written = 0;
+  int finalBytes = 0;
+  const bool ok = EVP_DecodeUpdate(context, reinterpret_cast<unsigned char*>(out.data()), &written,
+                                   reinterpret_cast<const unsigned char*>(text.data()),
+                                   static_cast<int>(text.size())) >= 0 &&
+                  EVP_DecodeFinal(context, reinterpret_cast<unsigned char*>(out.data()) + written,
+                                  &finalBytes) == 1;
+  EVP_ENCODE_CTX_free(context);
+  out.resize(ok ? static_cast<size_t>(written + finalBytes) : 0);
+  return ok;
 }
 
 namespace {

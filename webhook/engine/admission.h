@@ -117,5 +117,7 @@ std::vector<std::string> fitWarnings(const std::vector<std::string>& warnings,
                                      size_t budget = kWarningsBudgetPerEndpoint);
 
 std::string base64Encode(std::string_view data);
+// Standard base64 (a Secret's or ConfigMap's binaryData); false when `text` is not.
+bool base64Decode(std::string_view text, std::string& out);
 
 }  // namespace aiadmit

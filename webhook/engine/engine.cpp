@@ -513,42 +513,16 @@ AdmissionOutcome Engine::validate(const AdmissionSubject& subject, Evaluation* e
 
 ReviewAnswer answerReview(const Engine& engine, Endpoint endpoint, std::string_view body,
                           const ClusterAnswers* answers) {
-  ReviewAnswer answer;
-  try {
-    AdmissionRequest request;
-    DecodeError error;
-    AdmissionOutcome outcome = AdmissionOutcome::allowed();
-    if (!decodeAdmissionReview(body, request, error)) {
-      outcome = AdmissionOutcome::badRequest(error.message);
-      answer.uid = error.uid;
-    } else {
-      answer.uid = std::string(request.uid);
-      answer.group = std::string(request.subject.group);
-      answer.kind = std::string(request.subject.kindName);
-      answer.namespaceName = std::string(request.subject.namespaceName);
-      answer.name = std::string(request.name);
-      answer.operation = std::string(operationName(request.subject.operation));
-      const AdmissionSubject& subject = request.subject;
-      if (endpoint == Endpoint::Mutate) {
-        outcome = engine.mutate(subject, &answer.evaluation, nullptr, answers);
-        outcome.setAuditAnnotations(mutationAuditAnnotations(answer.evaluation, outcome.patch()));
-      } else {
-        outcome = engine.validate(subject, &answer.evaluation, answers);
-        outcome.setAuditAnnotations(
-            validationAuditAnnotations(answer.evaluation, engine.enforcement()));
-      }
+  return answerDecoded(body, [&](const AdmissionRequest& request, Evaluation& evaluation) {
+    if (endpoint == Endpoint::Mutate) {
+      AdmissionOutcome outcome = engine.mutate(request.subject, &evaluation, nullptr, answers);
+      outcome.setAuditAnnotations(mutationAuditAnnotations(evaluation, outcome.patch()));
+      return outcome;
     }
-    answer.decision = outcome.decision();
-    answer.httpStatus = outcome.httpStatus();
-    answer.body = encodeAdmissionResponse(answer.uid, outcome);
-  } catch (const std::exception& e) {
-    const AdmissionOutcome outcome =
-        AdmissionOutcome::internalError(std::string("internal error: ") + e.what());
-    answer.decision = outcome.decision();
-    answer.httpStatus = outcome.httpStatus();
-    answer.body = encodeAdmissionResponse(answer.uid, outcome);
-  }
-  return answer;
+    AdmissionOutcome outcome = engine.validate(request.subject, &evaluation, answers);
+    outcome.setAuditAnnotations(validationAuditAnnotations(evaluation, engine.enforcement()));
+    return outcome;
+  });
 }
 
 }  // namespace aiadmit

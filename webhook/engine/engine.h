@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -140,6 +141,41 @@ struct ReviewAnswer {
 
 ReviewAnswer answerReview(const Engine& engine, Endpoint endpoint, std::string_view body,
                           const ClusterAnswers* answers = nullptr);
+
+// The frame every endpoint answers in: the review of `body` decoded (400
+// when it cannot be), `decide(const AdmissionRequest&, Evaluation&)` for its
+// outcome, the answer encoded with the review's uid, and 500 for an exception.
+template <class Decide>
+ReviewAnswer answerDecoded(std::string_view body, Decide&& decide) {
+  ReviewAnswer answer;
+  try {
+    AdmissionRequest request;
+    DecodeError error;
+    AdmissionOutcome outcome = AdmissionOutcome::allowed();
+    if (!decodeAdmissionReview(body, request, error)) {
+      outcome = AdmissionOutcome::badRequest(error.message);
+      answer.uid = error.uid;
+    } else {
+      answer.uid = std::string(request.uid);
+      answer.group = std::string(request.subject.group);
+      answer.kind = std::string(request.subject.kindName);
+      answer.namespaceName = std::string(request.subject.namespaceName);
+      answer.name = std::string(request.name);
+      answer.operation = std::string(operationName(request.subject.operation));
+      outcome = decide(static_cast<const AdmissionRequest&>(request), answer.evaluation);
+    }
+    answer.decision = outcome.decision();
+    answer.httpStatus = outcome.httpStatus();
+    answer.body = encodeAdmissionResponse(answer.uid, outcome);
+  } catch (const std::exception& e) {
+    const AdmissionOutcome outcome =
+        AdmissionOutcome::internalError(std::string("internal error: ") + e.what());
+    answer.decision = outcome.decision();
+    answer.httpStatus = outcome.httpStatus();
+    answer.body = encodeAdmissionResponse(answer.uid, outcome);
+  }
+  return answer;
+}
 
 // The warnings of the evaluation's notices as /mutate sends them:
 // "aiadmit: <notice> (profile <name>)".

@@ -185,6 +185,26 @@ ProfileLoadResult loadProfileText(std::string_view text, const std::string& file
                          std::move(workloadTypes));
 }
 
+bool isProfileFileName(std::string_view name) {
+  if (name.empty() || name[0] == '.') return false;
+  return name.ends_with(".yaml") || name.ends_with(".yml");
+}
+
+ProfileLoadResult loadProfileFiles(std::vector<ProfileFileText> files, std::string source,
+                                   std::span<const MutationSwitch> switches) {
+  std::erase_if(files, [](const ProfileFileText& file) { return !isProfileFileName(file.name); });
+  std::sort(files.begin(), files.end(),
+            [](const ProfileFileText& a, const ProfileFileText& b) { return a.name < b.name; });
+  std::vector<Profile> profiles;
+  std::vector<ProfileError> errors;
+  std::vector<WorkloadTypeDocument> workloadTypes;
+  for (const ProfileFileText& file : files) {
+    parseProfileDocuments(file.text, file.name, switches, profiles, errors, &workloadTypes);
+  }
+  return buildProfileSet(std::move(profiles), std::move(errors), std::move(source),
+                         std::move(workloadTypes));
+}
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -200,9 +220,7 @@ bool listProfileFiles(const fs::path& directory, const fs::path& listFrom,
   std::error_code ec;
   for (fs::directory_iterator it(listFrom, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
-    if (name.empty() || name[0] == '.') continue;
-    const std::string extension = it->path().extension().string();
-    if (extension != ".yaml" && extension != ".yml") continue;
+    if (!isProfileFileName(name)) continue;
     std::error_code typeError;
     if (!fs::is_regular_file(it->path(), typeError)) continue;
     files.push_back({(directory / name).string(), it->path()});

@@ -55,6 +55,24 @@ struct ProfileLoadResult {
 ProfileLoadResult loadProfileDirectory(const std::string& directory,
                                        std::span<const MutationSwitch> switches);
 
+// Whether the server reads a file of this name as profiles: *.yaml or *.yml,
+// not hidden (a ConfigMap volume's ..data and version directories are).
+bool isProfileFileName(std::string_view name);
+
+// One file of a profile set as text: its name (a ConfigMap key) and contents.
+struct ProfileFileText {
+  std::string name;
+  std::string text;
+};
+
+// The set that `files` make, as loadProfileDirectory would load them from a
+// directory holding them: those whose name isProfileFileName, in name order,
+// the others ignored. `source` names the set in set-level messages ("no
+// profiles found"). What `aiadmit serve` checks a profiles ConfigMap with
+// before the API server stores it.
+ProfileLoadResult loadProfileFiles(std::vector<ProfileFileText> files, std::string source,
+                                   std::span<const MutationSwitch> switches);
+
 // Profiles from YAML text; `fileName` is used in messages. Exposed for tests.
 ProfileLoadResult loadProfileText(std::string_view text, const std::string& fileName,
                                   std::span<const MutationSwitch> switches);

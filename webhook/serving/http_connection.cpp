@@ -1,14 +1,17 @@
 #include "webhook/serving/http_connection.h"
 
 #include <openssl/err.h>
+#include <sys/socket.h>
 #include <boost/asio/post.hpp>
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/error.hpp>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 
 #include "webhook/serving/duration.h"
+#include "webhook/serving/http_status.h"
 
 namespace aiadmit {
 
@@ -32,37 +35,6 @@ constexpr size_t kLingerBytes = 1024 * 1024;
 constexpr Milliseconds kDrainGrace{1000};
 // Requests answered back to back without a trip through the event loop.
 constexpr int kMaxNesting = 8;
-
-std::string_view reasonPhrase(int status) {
-  switch (status) {
-    case 100:
-      return "Continue";
-    case 200:
-      return "OK";
-    case 400:
-      return "Bad Request";
-    case 403:
-      return "Forbidden";
-    case 404:
-      return "Not Found";
-    case 405:
-      return "Method Not Allowed";
-    case 408:
-      return "Request Timeout";
-    case 413:
-      return "Content Too Large";
-    case 414:
-      return "URI Too Long";
-    case 431:
-      return "Request Header Fields Too Large";
-    case 500:
-      return "Internal Server Error";
-    case 503:
-      return "Service Unavailable";
-    default:
-      return "Unknown";
-  }
-}
 
 std::string_view asView(boost::beast::string_view text) {
   return {text.data(), text.size()};
@@ -106,7 +78,7 @@ HttpConnection::HttpConnection(TransportShared& shared, IoThread& thread,
     : shared_(shared),
       thread_(thread),
       socket_(std::move(socket)),
-      ssl_(SSL_new(shared.tls->native_handle())),
+      ssl_(shared.tls != nullptr ? SSL_new(shared.tls->native_handle()) : nullptr),
       timer_(thread.context),
       buffer_(shared.limits.maxHeaderBytes + kBodyReadBytes) {}
 
@@ -123,7 +95,9 @@ void HttpConnection::start() {
   socket_.set_option(asio::ip::tcp::no_delay(true), error);
   if (!error) socket_.non_blocking(true, error);
   if (!error) socket_.native_non_blocking(true, error);
-  if (error || ssl_ == nullptr || SSL_set_fd(ssl_, socket_.native_handle()) != 1) return close();
+  if (error) return close();
+  if (shared_.tls == nullptr) return beginRequest();  // plain HTTP
+  if (ssl_ == nullptr || SSL_set_fd(ssl_, socket_.native_handle()) != 1) return close();
   SSL_set_accept_state(ssl_);
   enterPhase(Phase::Handshake, Clock::now() + shared_.limits.handshakeTimeout);
   handshake();
@@ -217,12 +191,13 @@ void HttpConnection::onDeadline() {
   }
 }
 
-// --- TLS straight on the non-blocking socket ----------------------------------------
+// --- TLS (or plain HTTP) straight on the non-blocking socket ------------------------
 //
 // OpenSSL reads and writes the socket itself; the event loop only says when
 // it is ready. An idle connection holds no TLS record buffer then (OpenSSL
 // releases them), and an answer that fits the socket buffer is written
-// without a trip through the loop.
+// without a trip through the loop. Without TLS (the metrics listener) the
+// same is done with recv and send.
 
 void HttpConnection::waitFor(asio::socket_base::wait_type wait, void (HttpConnection::*next)()) {
   socket_.async_wait(wait, [self = shared_from_this(), next](const error_code& error) {
@@ -245,6 +220,30 @@ bool HttpConnection::retryWhenReady(int result, void (HttpConnection::*next)()) 
   }
   ERR_clear_error();
   return false;
+}
+
+size_t HttpConnection::transfer(Direction direction, char* data, size_t size,
+                                void (HttpConnection::*next)()) {
+  const bool reading = direction == Direction::Read;
+  if (ssl_ != nullptr) {
+    const int chunk = static_cast<int>(std::min<size_t>(size, 1 << 30));
+    const int result = reading ? SSL_read(ssl_, data, chunk) : SSL_write(ssl_, data, chunk);
+    if (result > 0) return static_cast<size_t>(result);
+    if (!retryWhenReady(result, next)) close();  // gone, or broke TLS
+    return 0;
+  }
+  for (;;) {
+    const ssize_t result = reading ? ::recv(socket_.native_handle(), data, size, 0)
+                                   : ::send(socket_.native_handle(), data, size, MSG_NOSIGNAL);
+    if (result > 0) return static_cast<size_t>(result);
+    if (result < 0 && errno == EINTR) continue;
+    if (result < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      waitFor(reading ? asio::socket_base::wait_read : asio::socket_base::wait_write, next);
+    } else {
+      close();  // gone
+    }
+    return 0;
+  }
 }
 
 void HttpConnection::onIoError(const error_code& error) {
@@ -286,12 +285,10 @@ void HttpConnection::readLoop() {
     const size_t room = buffer_.max_size() - buffer_.size();
     const size_t want = phase_ == Phase::Body ? kBodyReadBytes : kHeaderReadBytes;
     const auto space = buffer_.prepare(std::min(room, want));
-    const int result = SSL_read(ssl_, space.data(), static_cast<int>(space.size()));
-    if (result <= 0) {
-      if (!retryWhenReady(result, &HttpConnection::readLoop)) close();  // gone, or broke TLS
-      return;
-    }
-    buffer_.commit(static_cast<size_t>(result));
+    const size_t read = transfer(Direction::Read, static_cast<char*>(space.data()), space.size(),
+                                 &HttpConnection::readLoop);
+    if (read == 0) return;
+    buffer_.commit(read);
     if (phase_ == Phase::Idle) {
       requestStarted_ = Clock::now();
       enterPhase(Phase::Header, requestStarted_ + shared_.limits.headerTimeout);
@@ -524,13 +521,10 @@ void HttpConnection::write(const HttpAnswer& answer, bool keepAlive) {
 
 void HttpConnection::writeLoop() {
   while (written_ < out_.size()) {
-    const size_t left = std::min<size_t>(out_.size() - written_, 1 << 30);
-    const int result = SSL_write(ssl_, out_.data() + written_, static_cast<int>(left));
-    if (result <= 0) {
-      if (!retryWhenReady(result, &HttpConnection::writeLoop)) close();
-      return;
-    }
-    written_ += static_cast<size_t>(result);
+    const size_t sent = transfer(Direction::Write, out_.data() + written_, out_.size() - written_,
+                                 &HttpConnection::writeLoop);
+    if (sent == 0) return;
+    written_ += sent;
   }
   switch (afterWrite_) {
     case AfterWrite::ReadBody:
@@ -564,8 +558,10 @@ void HttpConnection::linger() {
   std::string().swap(out_);
   buffer_.clear();
   buffer_.shrink_to_fit();
-  SSL_shutdown(ssl_);  // close_notify, if the socket takes it now
-  ERR_clear_error();
+  if (ssl_ != nullptr) {
+    SSL_shutdown(ssl_);  // close_notify, if the socket takes it now
+    ERR_clear_error();
+  }
   error_code ignored;
   socket_.shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
   struct Drain {

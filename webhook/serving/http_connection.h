@@ -1,7 +1,8 @@
-// One HTTPS connection as a state machine on an I/O thread: TLS handshake,
-// idle keep-alive, request headers, body, answer, and a lingering close. Each
-// phase has a deadline and each buffer a limit, so that no client, idle, slow
-// or hostile, can make the server spend memory, threads or CPU without bound.
+// One HTTPS (or plain HTTP) connection as a state machine on an I/O thread:
+// TLS handshake, idle keep-alive, request headers, body, answer, and a
+// lingering close. Each phase has a deadline and each buffer a limit, so that
+// no client, idle, slow or hostile, can make the server spend memory, threads
+// or CPU without bound.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -91,8 +92,8 @@ struct TransportShared {
   TransportLimits limits;
   HttpApplication* application = nullptr;
   Metrics* metrics = nullptr;
-  boost::asio::ssl::context* tls = nullptr;
-  std::atomic<bool> draining{false};  // every answer closes its connection
+  boost::asio::ssl::context* tls = nullptr;  // null: plain HTTP
+  std::atomic<bool> draining{false};         // every answer closes its connection
   std::atomic<size_t> openConnections{0};
   std::atomic<size_t> inflightBodyBytes{0};
 };
@@ -135,6 +136,7 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   // Wait: the application answers later (HttpAnswer::later).
   enum class Phase { Handshake, Idle, Header, Body, Wait, Write, Linger, Closed };
   enum class AfterWrite { ReadBody, NextRequest, Close };
+  enum class Direction { Read, Write };
   using Clock = std::chrono::steady_clock;
   using Parser = boost::beast::http::request_parser<boost::beast::http::string_body>;
 
@@ -146,6 +148,10 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
 
   void waitFor(boost::asio::socket_base::wait_type wait, void (HttpConnection::*next)());
   bool retryWhenReady(int result, void (HttpConnection::*next)());
+  // Reads into or writes from `data`, through TLS or straight: the bytes
+  // moved, or 0 when none could be (the connection then waits for the
+  // socket and calls `next`, or has closed).
+  size_t transfer(Direction direction, char* data, size_t size, void (HttpConnection::*next)());
   void onIoError(const boost::system::error_code& error);
   void handshake();
   void beginRequest();
@@ -168,7 +174,7 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   TransportShared& shared_;
   IoThread& thread_;
   boost::asio::ip::tcp::socket socket_;
-  SSL* ssl_;
+  SSL* ssl_;  // null without TLS
   boost::asio::steady_timer timer_;
   Clock::time_point deadline_ = Clock::time_point::max();
   Clock::time_point armed_ = Clock::time_point::max();

@@ -12,11 +12,11 @@ using boost::system::error_code;
 
 HttpTransport::HttpTransport(const TransportLimits& limits, size_t ioThreads,
                              HttpApplication& application, Metrics& metrics,
-                             asio::ssl::context& tls) {
+                             asio::ssl::context* tls) {
   shared_.limits = limits;
   shared_.application = &application;
   shared_.metrics = &metrics;
-  shared_.tls = &tls;
+  shared_.tls = tls;
   for (size_t i = 0; i < std::max<size_t>(ioThreads, 1); ++i) {
     threads_.push_back(std::make_unique<IoThread>());
   }

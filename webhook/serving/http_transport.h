@@ -19,8 +19,9 @@ namespace aiadmit {
 
 class HttpTransport {
  public:
+  // `tls` null: plain HTTP (the metrics listener).
   HttpTransport(const TransportLimits& limits, size_t ioThreads, HttpApplication& application,
-                Metrics& metrics, boost::asio::ssl::context& tls);
+                Metrics& metrics, boost::asio::ssl::context* tls);
   ~HttpTransport();
 
   // Binds and listens; false with `error` set (a port in use, say).

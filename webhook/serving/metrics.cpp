@@ -29,6 +29,20 @@ std::string number(double value) {
   std::snprintf(buffer, sizeof buffer, "%.9g", value);
   return buffer;
 }
+
+void gauge(std::string& out, std::string_view name, std::string_view help, std::string_view value) {
+  out += "# HELP ";
+  out += name;
+  out += ' ';
+  out += help;
+  out += "\n# TYPE ";
+  out += name;
+  out += " gauge\n";
+  out += name;
+  out += ' ';
+  out += value;
+  out += '\n';
+}
 }  // namespace
 
 Metrics::Metrics() {
@@ -79,6 +93,16 @@ void Metrics::recordProfileReload(bool success, double unixTime) {
   } else {
     reloadFailure_.fetch_add(1, std::memory_order_relaxed);
   }
+  lastReloadGood_.store(success);
+}
+
+void Metrics::recordProfileReview(Decision decision) {
+  profileReviews_[static_cast<size_t>(decision)].fetch_add(1, std::memory_order_relaxed);
+}
+
+void Metrics::recordCertificateReload(bool success) {
+  (success ? certificateLoads_ : certificateLoadFailures_).fetch_add(1, std::memory_order_relaxed);
+  lastCertificateLoadGood_.store(success);
 }
 
 // The `limit` label of aiadmit_http_limit_hits_total, in the order of Limit,
@@ -228,12 +252,42 @@ void Metrics::renderProfiles(std::string& out) const {
       "loaded.\n";
   out += "# TYPE aiadmit_profile_last_success_timestamp_seconds gauge\n";
   out += "aiadmit_profile_last_success_timestamp_seconds " + number(lastGoodReload_.load()) + "\n";
+  gauge(out, "aiadmit_profile_last_reload_successful",
+        "Whether the last load of the profiles succeeded (0: a broken set was refused and the "
+        "last good one is in force).",
+        lastReloadGood_.load() ? "1" : "0");
   out += "# HELP aiadmit_profiles Profiles in force.\n# TYPE aiadmit_profiles gauge\n";
   out += "aiadmit_profiles " + std::to_string(profilesLoaded_.load()) + "\n";
+  out +=
+      "# HELP aiadmit_profile_reviews_total Reviews of the profiles ConfigMap "
+      "(/validate-profiles), by decision.\n# TYPE aiadmit_profile_reviews_total counter\n";
+  for (Decision decision : {Decision::Allowed, Decision::Denied, Decision::Errored}) {
+    out += "aiadmit_profile_reviews_total{decision=\"" + std::string(decisionName(decision)) +
+           "\"} " + std::to_string(profileReviews_[static_cast<size_t>(decision)].load()) + "\n";
+  }
+  renderCertificate(out);
+  renderPoolFit(out);
+}
+
+void Metrics::renderCertificate(std::string& out) const {
   out +=
       "# HELP aiadmit_certificate_expiry_timestamp_seconds NotAfter of the serving certificate.\n";
   out += "# TYPE aiadmit_certificate_expiry_timestamp_seconds gauge\n";
   out += "aiadmit_certificate_expiry_timestamp_seconds " + number(certificateExpiry_.load()) + "\n";
+  out +=
+      "# HELP aiadmit_certificate_reloads_total Loads of the serving certificate and key, by "
+      "result.\n# TYPE aiadmit_certificate_reloads_total counter\n";
+  out += "aiadmit_certificate_reloads_total{result=\"success\"} " +
+         std::to_string(certificateLoads_.load()) + "\n";
+  out += "aiadmit_certificate_reloads_total{result=\"failure\"} " +
+         std::to_string(certificateLoadFailures_.load()) + "\n";
+  gauge(out, "aiadmit_certificate_last_reload_successful",
+        "Whether the last load of the serving certificate succeeded (0: a changed pair was "
+        "refused and the previous one is served).",
+        lastCertificateLoadGood_.load() ? "1" : "0");
+}
+
+void Metrics::renderPoolFit(std::string& out) const {
   const std::shared_ptr<const PoolFit> fit = poolFit_.load();
   const size_t unmatched = fit != nullptr ? fit->unmatched.size() : 0;
   out +=

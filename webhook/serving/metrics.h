@@ -46,6 +46,10 @@ class Metrics {
   void recordRuleHit(RuleId rule, RuleAction action);
   void setEnforcement(RuleAction enforcement);
   void recordProfileReload(bool success, double unixTime);
+  // A review of the profiles ConfigMap (POST /validate-profiles).
+  void recordProfileReview(Decision decision);
+  // A load of the serving certificate: at start, on a change, on SIGHUP.
+  void recordCertificateReload(bool success);
   void setCertificateExpiry(double unixTime);
   void setProfilesLoaded(size_t count);
   // The profiles whose pool matches no GPU node of the cluster (Engine::poolFit).
@@ -73,6 +77,8 @@ class Metrics {
   void renderLatency(std::string& out) const;
   void renderRules(std::string& out) const;
   void renderProfiles(std::string& out) const;
+  void renderCertificate(std::string& out) const;
+  void renderPoolFit(std::string& out) const;
   void renderTransport(std::string& out) const;
   // The counter of one endpoint, kind (an index into kinds_, or
   // kinds_.size() for Other), class and decision.
@@ -99,6 +105,11 @@ class Metrics {
   std::atomic<uint64_t> reloadSuccess_{0};
   std::atomic<uint64_t> reloadFailure_{0};
   std::atomic<double> lastGoodReload_{0};
+  std::atomic<bool> lastReloadGood_{true};
+  std::array<std::atomic<uint64_t>, kDecisions> profileReviews_{};
+  std::atomic<uint64_t> certificateLoads_{0};
+  std::atomic<uint64_t> certificateLoadFailures_{0};
+  std::atomic<bool> lastCertificateLoadGood_{true};
   std::atomic<double> certificateExpiry_{0};
   std::atomic<uint64_t> profilesLoaded_{0};
   std::array<std::atomic<uint64_t>, kLimitCount> limitHits_{};

@@ -17,11 +17,14 @@
 
 #include "mutators/mutator.h"
 #include "webhook/engine/engine.h"
+#include "webhook/engine/profiles_review.h"
 #include "webhook/policy/profile_loader.h"
+#include "webhook/serving/background_worker.h"
 #include "webhook/serving/cluster_view_feed.h"
 #include "webhook/serving/http_transport.h"
 #include "webhook/serving/logging.h"
 #include "webhook/serving/metrics.h"
+#include "webhook/serving/metrics_listener.h"
 #include "webhook/serving/profile_watch.h"
 #include "webhook/serving/tls.h"
 
@@ -56,8 +59,19 @@ std::string signalName(int signal) {
   return abbreviation != nullptr ? std::string("SIG") + abbreviation : std::to_string(signal);
 }
 
+// The profiles ConfigMap's own check (webhook/engine/profiles_review.h), run
+// on a worker of its own: at most this many queued or running, each answered
+// within this wait (the webhook's timeout is 5 s).
+constexpr std::string_view kProfilesPath = "/validate-profiles";
+constexpr size_t kProfilesReviewsPending = 2;
+constexpr std::chrono::milliseconds kProfilesReviewWait{4000};
+// A ConfigMap holds at most 1 MiB; an UPDATE's review carries it twice, as
+// JSON. A larger body is no review of one, and its YAML would keep the
+// worker for seconds.
+constexpr size_t kMaxProfilesReviewBytes = 4 * 1024 * 1024;
+
 bool isAdmissionPath(std::string_view path) {
-  return path == "/mutate" || path == "/validate";
+  return path == "/mutate" || path == "/validate" || path == kProfilesPath;
 }
 
 // How long an answer waits for the API to confirm what the cluster view
@@ -68,10 +82,15 @@ constexpr std::chrono::milliseconds kConfirmWait{1000};
 // The endpoints. Runs on the I/O threads; the engine never blocks.
 class Endpoints final : public HttpApplication {
  public:
-  // `lookup` (null without a live cluster view) confirms absences with the API.
+  // `lookup` (null without a live cluster view) confirms absences with the
+  // API; `profilesWorker` checks profiles ConfigMaps off the I/O threads.
   Endpoints(const Engine& engine, Metrics& metrics, const std::atomic<bool>& ready,
-            ApiLookup* lookup)
-      : engine_(engine), metrics_(metrics), ready_(ready), lookup_(lookup) {}
+            ApiLookup* lookup, BackgroundWorker& profilesWorker)
+      : engine_(engine),
+        metrics_(metrics),
+        ready_(ready),
+        lookup_(lookup),
+        profilesWorker_(profilesWorker) {}
 
   void handle(const HttpRequest& request, HttpAnswer& answer) override {
     if (isAdmissionPath(request.path)) {
@@ -81,23 +100,15 @@ class Endpoints final : public HttpApplication {
                       std::string(request.method) + " is not allowed; POST an AdmissionReview",
                       answer);
       }
+      if (!hasJsonBody(request, answer)) return;
+      if (request.path == kProfilesPath) return reviewProfiles(request, answer);
       return admit(request.path == "/mutate" ? Endpoint::Mutate : Endpoint::Validate, request,
                    answer);
     }
+    if (answerOperations(request, metrics_, ready_, answer)) return;
     answer.contentType = "text/plain";
-    if (request.method == "GET" && request.path == "/healthz") {
-      answer.body = "ok\n";
-    } else if (request.method == "GET" && request.path == "/readyz") {
-      const bool ready = ready_.load();
-      answer.status = ready ? 200 : 503;
-      answer.body = ready ? "ok\n" : "shutting down\n";
-    } else if (request.method == "GET" && request.path == "/metrics") {
-      answer.contentType = "text/plain; version=0.0.4";
-      answer.body = metrics_.render();
-    } else {
-      answer.status = 404;
-      answer.body = "not found\n";
-    }
+    answer.status = 404;
+    answer.body = "not found\n";
   }
 
   void refuse(std::string_view path, int status, const std::string& message,
@@ -115,13 +126,59 @@ class Endpoints final : public HttpApplication {
   }
 
  private:
-  void admit(Endpoint endpoint, const HttpRequest& request, HttpAnswer& answer) {
-    if (request.contentType.rfind("application/json", 0) != 0) {
-      return refuse(request.path, 400,
-                    "Content-Type must be application/json, got \"" +
-                        std::string(request.contentType.substr(0, 64)) + "\"",
-                    answer);
+  // False, with the 400 in `answer`, when the body is not said to be JSON.
+  bool hasJsonBody(const HttpRequest& request, HttpAnswer& answer) {
+    if (request.contentType.rfind("application/json", 0) == 0) return true;
+    refuse(request.path, 400,
+           "Content-Type must be application/json, got \"" +
+               std::string(request.contentType.substr(0, 64)) + "\"",
+           answer);
+    return false;
+  }
+
+  // Loading YAML takes milliseconds and more: it is done on the profiles
+  // worker, and the answer comes later. Should the worker be busy, or not
+  // finish within kProfilesReviewWait, the answer is a 503, which the API
+  // server takes as the webhook failing: its failurePolicy (Ignore) stores
+  // the ConfigMap, and the replicas check it as they reload.
+  void reviewProfiles(const HttpRequest& request, HttpAnswer& answer) {
+    if (request.body.size() > kMaxProfilesReviewBytes) {
+      return refuse(request.path, 413,
+                    "a review of a profiles ConfigMap (at most 1 MiB) is at most 4 MiB", answer);
     }
+    refuse(request.path, 503, "aiadmit did not finish checking the profiles in time", answer);
+    answer.waitAtMost = kProfilesReviewWait;
+    answer.later = [this, body = std::string(request.body),
+                    started = request.started](AnswerLater reply) mutable {
+      auto job = [this, body = std::move(body), started, reply] {
+        ReviewAnswer result = answerProfilesReview(body);
+        recordProfilesReview(result, started);
+        HttpAnswer checked;
+        checked.status = result.httpStatus;
+        checked.body = std::move(result.body);
+        reply(std::move(checked));
+      };
+      if (profilesWorker_.submit(std::move(job))) return;
+      metrics_.recordProfileReview(Decision::Errored);
+      HttpAnswer busy;
+      refuse(kProfilesPath, 503, "aiadmit is checking other profiles; try again", busy);
+      reply(std::move(busy));
+    };
+  }
+
+  void recordProfilesReview(const ReviewAnswer& result, Clock::time_point started) {
+    metrics_.recordProfileReview(result.decision);
+    const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
+    logInfo("profiles review", {{"uid", result.uid},
+                                {"operation", result.operation},
+                                {"namespace", result.namespaceName},
+                                {"name", result.name},
+                                {"decision", decisionName(result.decision)},
+                                {"latency_us", std::to_string(static_cast<int64_t>(seconds * 1e6))},
+                                {"status", std::to_string(result.httpStatus)}});
+  }
+
+  void admit(Endpoint endpoint, const HttpRequest& request, HttpAnswer& answer) {
     ReviewAnswer result = answerReview(engine_, endpoint, request.body);
     if (lookup_ != nullptr && !result.evaluation.toConfirm.empty()) {
       return confirmThenAnswer(endpoint, std::move(result), request, answer);
@@ -182,6 +239,7 @@ class Endpoints final : public HttpApplication {
   Metrics& metrics_;
   const std::atomic<bool>& ready_;
   ApiLookup* const lookup_;
+  BackgroundWorker& profilesWorker_;
 };
 
 // Profiles and certificate, reloaded when their files change (polled: a
@@ -202,8 +260,10 @@ class Reloader {
     std::string error;
     if (forced ? certificates_.load(&error) : certificates_.reloadIfChanged(&error)) {
       metrics_.setCertificateExpiry(certificates_.expiry());
+      metrics_.recordCertificateReload(true);
       logLifecycle("certificate reloaded", {{"file", options_.certFile}});
     } else if (!error.empty()) {
+      metrics_.recordCertificateReload(false);
       logError("certificate reload failed; serving the previous one", {{"error", error}});
     }
   }
@@ -328,6 +388,38 @@ std::string hostPort(const std::string& host, int port) {
   return (ipv6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
 }
 
+// Binds `listener` (the webhook's transport or the metrics listener) to
+// `host`; "::" on a kernel without IPv6 (ipv6.disable=1), which cannot open
+// an IPv6 socket at all, means every IPv4 address instead, and `host` says
+// which was bound. False (logged) when neither can be.
+template <class Listener>
+bool listenOn(Listener& listener, std::string& host, int port) {
+  std::string error;
+  if (listener.listen(host, port, &error)) return true;
+  std::string ipv4Error;
+  if (host != "::" || !listener.listen("0.0.0.0", port, &ipv4Error)) {
+    logError("cannot listen", {{"address", hostPort(host, port)}, {"error", error}});
+    return false;
+  }
+  logLifecycle("no IPv6 on this host; listening on IPv4 alone", {{"error", error}});
+  host = "0.0.0.0";
+  return true;
+}
+
+// The plain-HTTP metrics listener when --metrics-listen asks for one, started;
+// `listener` stays null when it is off. False (logged) when it cannot listen.
+bool startMetricsListener(const ServerOptions& options, Metrics& metrics,
+                          const std::atomic<bool>& ready,
+                          std::unique_ptr<MetricsListener>& listener) {
+  if (options.metricsPort < 0) return true;
+  listener = std::make_unique<MetricsListener>(options.limits, metrics, ready);
+  std::string host = options.metricsHost;
+  if (!listenOn(*listener, host, options.metricsPort)) return false;
+  listener->start();
+  logLifecycle("metrics listening", {{"address", hostPort(host, listener->port())}});
+  return true;
+}
+
 // The live cluster view when --cluster-view and the credentials call for it,
 // not started yet; `feed` stays null when it is off. False (logged) when it
 // must run and cannot: the server does not start then.
@@ -378,6 +470,7 @@ bool setUpTls(CertificateStore& certificates, asio::ssl::context& tls, Metrics& 
     return false;
   }
   metrics.setCertificateExpiry(certificates.expiry());
+  metrics.recordCertificateReload(true);
   if (!certificates.configure(*tls.native_handle(), &error)) {
     logError("TLS setup failed", {{"error", error}});
     return false;
@@ -437,34 +530,38 @@ int runServer(const ServerOptions& options) {
   if (!prepareClusterView(options.clusterView, engine, clusterView)) return 1;
 
   std::atomic<bool> ready{true};
-  Endpoints endpoints(engine, metrics, ready, clusterView ? &clusterView->lookup() : nullptr);
+  BackgroundWorker profilesWorker(kProfilesReviewsPending);
+  Endpoints endpoints(engine, metrics, ready, clusterView ? &clusterView->lookup() : nullptr,
+                      profilesWorker);
   const size_t threads = options.ioThreads != 0 ? options.ioThreads : usableCores();
-  HttpTransport transport(options.limits, threads, endpoints, metrics, tls);
+  HttpTransport transport(options.limits, threads, endpoints, metrics, &tls);
+  // Stopped before the transport goes, on every way out: a job's answer is
+  // for one of the transport's connections.
+  struct StopBeforeTheTransport {
+    BackgroundWorker& worker;
+    ~StopBeforeTheTransport() { worker.stop(); }
+  } stopProfilesWorker{profilesWorker};
   std::string host = options.host;
-  std::string error;
-  if (!transport.listen(host, options.port, &error)) {
-    // A kernel without IPv6 (ipv6.disable=1) cannot open an IPv6 socket at
-    // all; [::] then means every IPv4 address.
-    std::string ipv4Error;
-    if (host != "::" || !transport.listen("0.0.0.0", options.port, &ipv4Error)) {
-      logError("cannot listen", {{"address", hostPort(host, options.port)}, {"error", error}});
-      return 1;
-    }
-    logLifecycle("no IPv6 on this host; listening on IPv4 alone", {{"error", error}});
-    host = "0.0.0.0";
-  }
+  if (!listenOn(transport, host, options.port)) return 1;
   transport.start();
   Reloader reloader(options, engine, certificates, profileWatch, metrics);
   Control control(options, transport, reloader, ready);
   logLifecycle("listening", {{"address", hostPort(host, transport.port())},
                              {"profiles", options.profilesDir},
                              {"io_threads", std::to_string(threads)}});
+  std::unique_ptr<MetricsListener> metricsListener;
+  if (!startMetricsListener(options, metrics, ready, metricsListener)) {
+    transport.stop();
+    return 1;
+  }
+  std::string error;
   // Started once serving: requests never wait for it, and until it has
   // listed everything the profiles alone decide.
   if (clusterView) {
     if (!clusterView->start(&error)) {
       logError("cluster view: cannot start; not starting", {{"error", error}});
       transport.stop();
+      if (metricsListener) metricsListener->stop();
       return 1;
     }
     metrics.setClusterView(&clusterView->watcher());
@@ -474,6 +571,8 @@ int runServer(const ServerOptions& options) {
   // A signal from here on waits until the process has exited.
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   transport.stop();
+  // Scraped until the webhook has drained, so the drain itself shows.
+  if (metricsListener) metricsListener->stop();
   if (clusterView) clusterView->stop();
   logLifecycle("stopped");
   return 0;

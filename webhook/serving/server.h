@@ -30,6 +30,10 @@ struct ServerOptions {
   // updated and clients have moved before connections are refused.
   std::chrono::milliseconds shutdownDelay{5000};
   std::chrono::milliseconds reloadInterval{1000};
+  // GET /metrics, /healthz and /readyz over plain HTTP on a port of their
+  // own (--metrics-listen), beside the webhook's; off while metricsPort < 0.
+  std::string metricsHost = "::";
+  int metricsPort = -1;
   // The live cluster view (--cluster-view, --kubeconfig).
   ClusterViewSettings clusterView;
 };

@@ -66,6 +66,10 @@ const DurationFlag kDurationFlags[] = {
      milliseconds(3600000), &ServerOptions::shutdownDelay, nullptr},
 };
 
+constexpr const char* kMetricsListenFlag = "--metrics-listen";
+constexpr const char* kMetricsListenHelp =
+    "GET /metrics, /healthz and /readyz over plain HTTP on this address (\"off\": none)";
+
 // "--flag value" or "--flag=value"; nullopt when args[i] is another flag.
 std::optional<std::string> valueOf(const std::vector<std::string>& args, size_t& i,
                                    const std::string& flag, bool* missing) {
@@ -103,11 +107,48 @@ std::string describeDefault(const DurationFlag& flag, const ServerOptions& defau
   return describeDuration(flag.in(defaults));
 }
 
+std::string describeMetricsListen(const ServerOptions& defaults) {
+  if (defaults.metricsPort < 0) return "off";
+  const bool ipv6 = defaults.metricsHost.find(':') != std::string::npos;
+  return (ipv6 ? "[" + defaults.metricsHost + "]" : defaults.metricsHost) + ":" +
+         std::to_string(defaults.metricsPort);
+}
+
 }  // namespace
+
+bool parseHostPort(const std::string& text, std::string& host, int& port) {
+  const size_t colon = text.rfind(':');
+  if (colon == std::string::npos) return false;
+  const std::string digits = text.substr(colon + 1);
+  int parsed = -1;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), parsed);
+  if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size() || parsed < 0 ||
+      parsed > 65535) {
+    return false;
+  }
+  host = text.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  if (host.empty()) host = "::";
+  port = parsed;
+  return true;
+}
 
 FlagResult takeServerFlag(const std::vector<std::string>& args, size_t& i, ServerOptions& options,
                           std::string* error) {
   bool missing = false;
+  if (const auto value = valueOf(args, i, kMetricsListenFlag, &missing)) {
+    if (!missing && *value == "off") {
+      options.metricsPort = -1;
+      return FlagResult::Taken;
+    }
+    if (missing || !parseHostPort(*value, options.metricsHost, options.metricsPort)) {
+      *error = std::string(kMetricsListenFlag) + ": HOST:PORT (\"[::]:8080\") or off";
+      return FlagResult::Invalid;
+    }
+    return FlagResult::Taken;
+  }
   for (const SizeFlag& flag : kSizeFlags) {
     const auto value = valueOf(args, i, flag.name, &missing);
     if (!value) continue;
@@ -151,6 +192,8 @@ std::string serverFlagsHelp() {
     line(std::string(flag.name) + " DUR",
          std::string(flag.help) + " (default " + describeDefault(flag, defaults) + ")");
   }
+  line(std::string(kMetricsListenFlag) + " HOST:PORT",
+       std::string(kMetricsListenHelp) + " (default " + describeMetricsListen(defaults) + ")");
   return out;
 }
 
@@ -162,6 +205,7 @@ std::vector<ServerFlagDefault> serverFlagDefaults() {
   for (const DurationFlag& flag : kDurationFlags) {
     out.push_back({flag.name, describeDefault(flag, defaults)});
   }
+  out.push_back({kMetricsListenFlag, describeMetricsListen(defaults)});
   return out;
 }
 

@@ -16,6 +16,10 @@ enum class FlagResult { NotMine, Taken, Invalid };
 FlagResult takeServerFlag(const std::vector<std::string>& args, size_t& i, ServerOptions& options,
                           std::string* error);
 
+// "HOST:PORT", "[::]:8443", ":9090" (every address): false when it is not
+// one, or the port is not 0-65535. An IPv6 host comes without its brackets.
+bool parseHostPort(const std::string& text, std::string& host, int& port);
+
 // The help lines of these flags, with their defaults.
 std::string serverFlagsHelp();
 
