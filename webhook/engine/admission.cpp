@@ -49,10 +49,8 @@ bool fail(DecodeError& error, std::string message) {
 bool decodeAdmissionReview(std::string_view body, AdmissionRequest& request, DecodeError& error) {
   if (body.empty())
     return fail(error, "empty body: expected an admission.k8s.io/v1 AdmissionReview");
-  request.buffer.assign(body.data(), body.size());
   JsonDocument& doc = request.document;
-  std::string parseError =
-      parseJsonInSitu(request.buffer.data(), request.buffer.size(), kMaxJsonNesting, doc);
+  std::string parseError = parseJsonCopy(body, kMaxJsonNesting, request.buffer, doc);
   if (!parseError.empty()) return fail(error, std::move(parseError));
   if (!doc.IsObject()) return fail(error, "body is not a JSON object");
 

@@ -1,7 +1,5 @@
 #include "webhook/kube/json.h"
 
-#include <rapidjson/error/en.h>
-#include <rapidjson/reader.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
@@ -102,74 +100,6 @@ std::string toJson(const JsonValue& value) {
   rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
   value.Accept(writer);
   return {buffer.GetString(), buffer.GetSize()};
-}
-
-namespace {
-
-// Kubernetes objects are nearly always pure ASCII; checking that first lets
-// the parser skip per-character UTF-8 validation, its most expensive part.
-bool isAscii(const char* text, size_t size) {
-  unsigned char any = 0;
-  for (size_t i = 0; i < size; ++i) any |= static_cast<unsigned char>(text[i]);
-  return any < 0x80;
-}
-
-struct InSituParse {
-  char* text;
-  size_t size;
-  size_t maxDepth;
-  rapidjson::ParseResult result;
-  bool tooDeep = false;
-
-  template <typename Handler>
-  bool operator()(Handler& handler) {
-    DepthLimiter<Handler> limiter(handler, maxDepth);
-    rapidjson::Reader reader;
-    // The recursive parser calls StartObject/StartArray before descending, so
-    // the limiter stops hostile nesting before it costs stack.
-    rapidjson::InsituStringStream stream(text);
-    if (isAscii(text, size)) {
-      result = reader.Parse<rapidjson::kParseInsituFlag>(stream, limiter);
-    } else {
-      result = reader.Parse<rapidjson::kParseInsituFlag | rapidjson::kParseValidateEncodingFlag>(
-          stream, limiter);
-    }
-    tooDeep = limiter.tooDeep();
-    return !result.IsError();
-  }
-};
-
-// RapidJSON 1.1.0 takes the continuation bytes a UTF-8 lead byte announces
-// without looking for the end: a text ending inside such a sequence would be
-// read, and in situ written, past its terminating NUL.
-bool endsInsideUtf8Sequence(const char* text, size_t size) {
-  for (size_t back = 1; back <= 3 && back <= size; ++back) {
-    const auto byte = static_cast<unsigned char>(text[size - back]);
-    const size_t continuations = byte >= 0xC2 && byte <= 0xDF   ? 1
-                                 : byte >= 0xE0 && byte <= 0xEF ? 2
-                                 : byte >= 0xF0 && byte <= 0xF4 ? 3
-                                                                : 0;
-    if (continuations > back) return true;
-  }
-  return false;
-}
-
-}  // namespace
-
-std::string parseJsonInSitu(char* text, size_t size, size_t maxDepth, JsonDocument& document) {
-  // InsituStringStream reads up to a NUL; a NUL inside the body must not end it early.
-  if (std::char_traits<char>::find(text, size, '\0') != nullptr) {
-    return "malformed JSON: NUL byte in body";
-  }
-  if (endsInsideUtf8Sequence(text, size)) return "malformed JSON: truncated UTF-8 at the end";
-  InSituParse parse{text, size, maxDepth, {}, false};
-  document.Populate(parse);
-  if (parse.tooDeep) return "JSON nested deeper than " + std::to_string(maxDepth) + " levels";
-  if (parse.result.IsError()) {
-    return std::string("malformed JSON at offset ") + std::to_string(parse.result.Offset()) + ": " +
-           rapidjson::GetParseError_En(parse.result.Code());
-  }
-  return {};
 }
 
 }  // namespace aiadmit
