@@ -44,6 +44,41 @@ bool fail(DecodeError& error, std::string message) {
   return false;
 }
 
+// The members of request that the decoder reads, each the first of its name
+// (as member() finds it), found in one pass over the request.
+struct RequestMembers {
+  const JsonValue* uid = nullptr;
+  const JsonValue* kind = nullptr;
+  const JsonValue* subResource = nullptr;
+  const JsonValue* namespaceName = nullptr;
+  const JsonValue* name = nullptr;
+  const JsonValue* operation = nullptr;
+  const JsonValue* dryRun = nullptr;
+  const JsonValue* object = nullptr;
+  const JsonValue* oldObject = nullptr;
+
+  explicit RequestMembers(const JsonValue* request) {
+    if (!isObject(request)) return;
+    const std::pair<std::string_view, const JsonValue**> wanted[] = {{"uid", &uid},
+                                                                     {"kind", &kind},
+                                                                     {"subResource", &subResource},
+                                                                     {"namespace", &namespaceName},
+                                                                     {"name", &name},
+                                                                     {"operation", &operation},
+                                                                     {"dryRun", &dryRun},
+                                                                     {"object", &object},
+                                                                     {"oldObject", &oldObject}};
+    for (const auto& entry : request->GetObject()) {
+      const std::string_view key(entry.name.GetString(), entry.name.GetStringLength());
+      for (const auto& [wantedKey, slot] : wanted) {
+        if (key != wantedKey) continue;
+        if (*slot == nullptr) *slot = &entry.value;
+        break;
+      }
+    }
+  }
+};
+
 }  // namespace
 
 bool decodeAdmissionReview(std::string_view body, AdmissionRequest& request, DecodeError& error) {
@@ -55,59 +90,61 @@ bool decodeAdmissionReview(std::string_view body, AdmissionRequest& request, Dec
   if (!doc.IsObject()) return fail(error, "body is not a JSON object");
 
   const JsonValue* req = member(&doc, "request");
-  if (isObject(req)) {
-    const std::string_view uid = stringMember(req, "uid");
+  const RequestMembers fields(req);
+  const std::string_view uid = stringOf(fields.uid);
+  // A review with a uid is answered with it, even when it cannot be read.
+  const auto refuse = [&](std::string message) {
     if (!uid.empty() && uid.size() <= 256) error.uid = std::string(uid);
-  }
+    return fail(error, std::move(message));
+  };
   const std::string_view kind = stringMember(&doc, "kind");
   const std::string_view apiVersion = stringMember(&doc, "apiVersion");
   if (kind != "AdmissionReview") {
-    return fail(error,
-                "kind must be AdmissionReview, got \"" + std::string(kind.substr(0, 64)) + "\"");
+    return refuse("kind must be AdmissionReview, got \"" + std::string(kind.substr(0, 64)) + "\"");
   }
   if (apiVersion != "admission.k8s.io/v1") {
-    return fail(error, "apiVersion must be admission.k8s.io/v1, got \"" +
-                           std::string(apiVersion.substr(0, 64)) + "\"");
+    return refuse("apiVersion must be admission.k8s.io/v1, got \"" +
+                  std::string(apiVersion.substr(0, 64)) + "\"");
   }
-  if (!isObject(req)) return fail(error, "request is missing or not an object");
+  if (!isObject(req)) return refuse("request is missing or not an object");
 
-  request.uid = stringMember(req, "uid");
-  if (request.uid.empty()) return fail(error, "request.uid is missing or empty");
-  if (request.uid.size() > 256) return fail(error, "request.uid is longer than 256 characters");
+  request.uid = uid;
+  if (request.uid.empty()) return refuse("request.uid is missing or empty");
+  if (request.uid.size() > 256) return refuse("request.uid is longer than 256 characters");
 
-  const JsonValue* gvk = member(req, "kind");
-  if (!isObject(gvk)) return fail(error, "request.kind is missing or not an object");
+  const JsonValue* gvk = fields.kind;
+  if (!isObject(gvk)) return refuse("request.kind is missing or not an object");
   request.subject.group = stringMember(gvk, "group");
   request.subject.version = stringMember(gvk, "version");
   request.subject.kindName = stringMember(gvk, "kind");
-  if (request.subject.kindName.empty()) return fail(error, "request.kind.kind is missing");
-  request.subject.subResource = stringMember(req, "subResource");
-  request.subject.namespaceName = stringMember(req, "namespace");
-  request.name = stringMember(req, "name");
+  if (request.subject.kindName.empty()) return refuse("request.kind.kind is missing");
+  request.subject.subResource = stringOf(fields.subResource);
+  request.subject.namespaceName = stringOf(fields.namespaceName);
+  request.name = stringOf(fields.name);
 
-  const std::string_view operation = stringMember(req, "operation");
+  const std::string_view operation = stringOf(fields.operation);
   request.subject.operation = parseOperation(operation);
   if (request.subject.operation == Operation::Unknown) {
-    return fail(error, "request.operation \"" + std::string(operation.substr(0, 32)) +
-                           "\" is not CREATE, UPDATE, DELETE or CONNECT");
+    return refuse("request.operation \"" + std::string(operation.substr(0, 32)) +
+                  "\" is not CREATE, UPDATE, DELETE or CONNECT");
   }
-  const JsonValue* dryRun = member(req, "dryRun");
+  const JsonValue* dryRun = fields.dryRun;
   request.dryRun = dryRun != nullptr && dryRun->IsBool() && dryRun->GetBool();
 
-  const JsonValue* object = member(req, "object");
-  const JsonValue* oldObject = member(req, "oldObject");
+  const JsonValue* object = fields.object;
+  const JsonValue* oldObject = fields.oldObject;
   request.subject.object = object != nullptr && !object->IsNull() ? object : nullptr;
   request.subject.oldObject = oldObject != nullptr && !oldObject->IsNull() ? oldObject : nullptr;
   const bool needsObject = request.subject.operation == Operation::Create ||
                            request.subject.operation == Operation::Update;
   if (needsObject && request.subject.object == nullptr) {
-    return fail(error, "request.object is missing for " + std::string(operation));
+    return refuse("request.object is missing for " + std::string(operation));
   }
   if (request.subject.object != nullptr && !request.subject.object->IsObject()) {
-    return fail(error, "request.object is not a JSON object");
+    return refuse("request.object is not a JSON object");
   }
   if (request.subject.oldObject != nullptr && !request.subject.oldObject->IsObject()) {
-    return fail(error, "request.oldObject is not a JSON object");
+    return refuse("request.oldObject is not a JSON object");
   }
   if (request.subject.namespaceName.empty() && request.subject.object != nullptr) {
     request.subject.namespaceName =

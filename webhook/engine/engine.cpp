@@ -124,6 +124,7 @@ void collectViolations(const JsonValue& object, const Assessment& assessment,
   const size_t primary = assessment.workload.primaryTemplate() < readings.size()
                              ? assessment.workload.primaryTemplate()
                              : 0;
+  const RuleTarget target = ruleTargetOf(subject, assessment);
   auto contextOf = [&](const TemplateReading& reading) {
     return ValidationContext{object,
                              reading.view,
@@ -136,7 +137,7 @@ void collectViolations(const JsonValue& object, const Assessment& assessment,
                              subject.operation,
                              cluster,
                              readings,
-                             ruleTargetOf(subject, assessment)};
+                             target};
   };
   // The workload's shape was judged on the workload the developer wrote.
   for (const auto& validator : allValidators()) {

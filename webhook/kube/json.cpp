@@ -1,24 +1,26 @@
 #include "webhook/kube/json.h"
 
+#include <cstring>
+
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
 namespace aiadmit {
 
-namespace {
-rapidjson::GenericStringRef<char> keyRef(std::string_view key) {
-  return rapidjson::StringRef(key.data(), key.size());
-}
-}  // namespace
-
 const JsonValue* member(const JsonValue* value, std::string_view key) {
   if (value == nullptr || !value->IsObject()) return nullptr;
-  // A GenericValue made from the reference compares by length; passing the
-  // reference itself would pick FindMember(const char*), which reads to a NUL
-  // and misses keys given as a view into a longer string.
-  const JsonValue name(keyRef(key));
-  auto it = value->FindMember(name);
-  return it == value->MemberEnd() ? nullptr : &it->value;
+  // By length, then by the first byte, before comparing the rest: most names
+  // differ in one of those. (RapidJSON's FindMember with a plain pointer
+  // would read the key up to a NUL, which a view into a longer string lacks.)
+  for (auto it = value->MemberBegin(), end = value->MemberEnd(); it != end; ++it) {
+    const JsonValue& name = it->name;
+    if (name.GetStringLength() != key.size()) continue;
+    const char* text = name.GetString();
+    if (key.empty() || (text[0] == key[0] && std::memcmp(text, key.data(), key.size()) == 0)) {
+      return &it->value;
+    }
+  }
+  return nullptr;
 }
 
 JsonValue* member(JsonValue* value, std::string_view key) {
