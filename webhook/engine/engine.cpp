@@ -383,7 +383,7 @@ AdmissionOutcome Engine::mutate(const AdmissionSubject& subject, Evaluation* eva
       warnings.push_back(warningLine("nothing injected: " + eval.profileError));
     return AdmissionOutcome::allowed(std::move(warnings));
   }
-  std::string patch = diffToJsonPatch(*subject.object, mutated);
+  std::string patch = diffToJsonPatch(*subject.object, mutated, &eval.patchPaths);
   if (patch.empty()) return AdmissionOutcome::allowed(noticeWarnings(eval));
 
   std::vector<std::string> warnings;
@@ -480,7 +480,7 @@ ReviewAnswer answerReview(const Engine& engine, Endpoint endpoint, std::string_v
       const AdmissionSubject& subject = request.subject;
       if (endpoint == Endpoint::Mutate) {
         outcome = engine.mutate(subject, &answer.evaluation, nullptr, answers);
-        outcome.setAuditAnnotations(mutationAuditAnnotations(answer.evaluation, outcome.patch()));
+        outcome.setAuditAnnotations(mutationAuditAnnotations(answer.evaluation));
       } else {
         outcome = engine.validate(subject, &answer.evaluation, answers);
         outcome.setAuditAnnotations(

@@ -3,6 +3,8 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <algorithm>
+#include <cstring>
 #include <variant>
 #include <vector>
 
@@ -18,7 +20,9 @@ using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 // and needs no path at all.
 class PatchBuilder {
  public:
-  PatchBuilder() : writer_(buffer_) { writer_.StartArray(); }
+  explicit PatchBuilder(std::vector<std::string>* paths) : writer_(buffer_), paths_(paths) {
+    writer_.StartArray();
+  }
 
   std::string finish() {
     if (operations_ == 0) return {};
@@ -31,63 +35,118 @@ class PatchBuilder {
       diffObjects(before, after);
     } else if (before.IsArray() && after.IsArray()) {
       diffArrays(before, after);
-    } else if (before != after) {
+    } else if (!sameScalar(before, after)) {
       operation("replace", &after);
     }
   }
 
  private:
   using Token = std::variant<std::string_view, rapidjson::SizeType>;
+  using Member = JsonValue::Member;
 
   static std::string_view nameOf(const JsonValue& name) {
     return {name.GetString(), name.GetStringLength()};
   }
 
-  void diffObjects(const JsonValue& before, const JsonValue& after) {
-    for (auto it = before.MemberBegin(); it != before.MemberEnd(); ++it) {
-      if (!after.HasMember(it->name)) {
-        path_.emplace_back(nameOf(it->name));
-        operation("remove", nullptr);
-        path_.pop_back();
-      }
+  // The copy's strings are the original's own, so most compare by address.
+  static bool sameString(const JsonValue& a, const JsonValue& b) {
+    const rapidjson::SizeType length = a.GetStringLength();
+    if (length != b.GetStringLength()) return false;
+    const char* x = a.GetString();
+    const char* y = b.GetString();
+    return x == y || std::memcmp(x, y, length) == 0;
+  }
+
+  static bool sameScalar(const JsonValue& a, const JsonValue& b) {
+    if (a.IsString() && b.IsString()) return sameString(a, b);
+    return a == b;
+  }
+
+  // The members of an object as a range; RapidJSON recomputes its end at
+  // every comparison of an iterator.
+  struct Members {
+    const Member* begin;
+    const Member* end;
+    explicit Members(const JsonValue& object)
+        : begin(object.MemberCount() == 0 ? nullptr : &*object.MemberBegin()),
+          end(begin + object.MemberCount()) {}
+    size_t size() const { return static_cast<size_t>(end - begin); }
+  };
+
+  // The first member of `members` named `name`, looked for at `hint` first:
+  // members usually keep their order in a copy.
+  static const Member* find(const Members& members, const Member* hint, const JsonValue& name) {
+    if (hint != members.end && sameString(hint->name, name)) return hint;
+    for (const Member* it = members.begin; it != members.end; ++it) {
+      if (sameString(it->name, name)) return it;
     }
-    // Members usually keep their order in a copy: look at the same position
-    // first and search only when it differs.
-    auto hint = before.MemberBegin();
-    for (auto it = after.MemberBegin(); it != after.MemberEnd(); ++it) {
-      auto old = before.MemberEnd();
-      if (hint != before.MemberEnd() && hint->name == it->name) {
-        old = hint;
-      } else {
-        old = before.FindMember(it->name);
+    return members.end;
+  }
+
+  void diffMember(const Member& before, const Member& after) {
+    path_.emplace_back(nameOf(after.name));
+    diff(before.value, after.value);
+    path_.pop_back();
+  }
+
+  void diffObjects(const JsonValue& beforeObject, const JsonValue& afterObject) {
+    const Members before(beforeObject);
+    const Members after(afterObject);
+    // Most objects keep their members, in order: compared pairwise, with no
+    // search and nothing removed.
+    bool sameNames = before.size() == after.size();
+    for (size_t i = 0; sameNames && i < before.size(); ++i) {
+      sameNames = sameString(before.begin[i].name, after.begin[i].name);
+    }
+    if (sameNames) {
+      for (size_t i = 0; i < before.size(); ++i) diffMember(before.begin[i], after.begin[i]);
+      return;
+    }
+    const Member* next = after.begin;
+    for (const Member* it = before.begin; it != before.end; ++it) {
+      const Member* kept = find(after, next, it->name);
+      if (kept != after.end) {
+        next = kept + 1;
+        continue;
       }
       path_.emplace_back(nameOf(it->name));
-      if (old == before.MemberEnd()) {
+      operation("remove", nullptr);
+      path_.pop_back();
+    }
+    const Member* hint = before.begin;
+    for (const Member* it = after.begin; it != after.end; ++it) {
+      const Member* old = find(before, hint, it->name);
+      if (old == before.end) {
+        path_.emplace_back(nameOf(it->name));
         operation("add", &it->value);
+        path_.pop_back();
       } else {
-        diff(old->value, it->value);
+        diffMember(*old, *it);
         hint = old + 1;
       }
-      path_.pop_back();
     }
   }
 
   void diffArrays(const JsonValue& before, const JsonValue& after) {
-    const rapidjson::SizeType common = std::min(before.Size(), after.Size());
+    const rapidjson::SizeType beforeSize = before.Size();
+    const rapidjson::SizeType afterSize = after.Size();
+    const rapidjson::SizeType common = std::min(beforeSize, afterSize);
     // Remove from the end first so that earlier indices stay valid.
-    for (rapidjson::SizeType i = before.Size(); i > after.Size(); --i) {
+    for (rapidjson::SizeType i = beforeSize; i > afterSize; --i) {
       path_.emplace_back(i - 1);
       operation("remove", nullptr);
       path_.pop_back();
     }
+    const JsonValue* old = common == 0 ? nullptr : &*before.Begin();
+    const JsonValue* now = afterSize == 0 ? nullptr : &*after.Begin();
     for (rapidjson::SizeType i = 0; i < common; ++i) {
       path_.emplace_back(i);
-      diff(before[i], after[i]);
+      diff(old[i], now[i]);
       path_.pop_back();
     }
-    for (rapidjson::SizeType i = common; i < after.Size(); ++i) {
+    for (rapidjson::SizeType i = common; i < afterSize; ++i) {
       path_.emplace_back(i);
-      operation("add", &after[i]);
+      operation("add", &now[i]);
       path_.pop_back();
     }
   }
@@ -108,6 +167,7 @@ class PatchBuilder {
     writer_.String(op);
     writer_.Key("path");
     writer_.String(pointer_.data(), static_cast<rapidjson::SizeType>(pointer_.size()));
+    if (paths_ != nullptr) paths_->push_back(pointer_);
     if (value != nullptr) {
       writer_.Key("value");
       value->Accept(writer_);
@@ -119,13 +179,15 @@ class PatchBuilder {
   Writer writer_;
   std::vector<Token> path_;
   std::string pointer_;
+  std::vector<std::string>* paths_;
   size_t operations_ = 0;
 };
 
 }  // namespace
 
-std::string diffToJsonPatch(const JsonValue& before, const JsonValue& after) {
-  PatchBuilder builder;
+std::string diffToJsonPatch(const JsonValue& before, const JsonValue& after,
+                            std::vector<std::string>* paths) {
+  PatchBuilder builder(paths);
   builder.diff(before, after);
   return builder.finish();
 }
