@@ -1,8 +1,5 @@
 #include "webhook/engine/admission.h"
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
 #include "webhook/kube/enum_table.h"
 
 namespace aiadmit {
@@ -201,49 +198,76 @@ void AdmissionOutcome::setAuditAnnotations(std::vector<AuditAnnotation> annotati
   if (decision_ != Decision::Errored) auditAnnotations_ = std::move(annotations);
 }
 
-std::vector<std::string> fitWarnings(const std::vector<std::string>& warnings, size_t budget) {
+namespace {
+
+// Calls `visit` with each line fitWarnings keeps, in order: a view of the
+// warning itself when it is short enough, so that encoding copies nothing.
+template <typename Visit>
+void forEachFittedWarning(const std::vector<std::string>& warnings, size_t budget, Visit&& visit) {
   // Room for the closing line, "aiadmit: N more warnings not shown", which
   // always survives: N has at most 20 digits.
   constexpr size_t kSummaryRoom = 64;
   const size_t linesBudget = budget > kSummaryRoom ? budget - kSummaryRoom : 0;
-  std::vector<std::string> out;
   size_t total = 0;
+  std::string cut;
   for (size_t i = 0; i < warnings.size(); ++i) {
-    std::string line = cutAtUtf8(warnings[i], kMaxWarningLength);
+    std::string_view line = warnings[i];
+    if (line.size() > kMaxWarningLength) {
+      cut = cutAtUtf8(line, kMaxWarningLength);
+      line = cut;
+    }
     // The last line needs no room for a summary after it.
     const bool last = i + 1 == warnings.size();
     if (total + line.size() > (last ? budget : linesBudget)) {
-      out.push_back(warningLine(std::to_string(warnings.size() - i) + " more warnings not shown"));
-      break;
+      visit(warningLine(std::to_string(warnings.size() - i) + " more warnings not shown"));
+      return;
     }
     total += line.size();
-    out.push_back(std::move(line));
+    visit(line);
   }
+}
+
+}  // namespace
+
+std::vector<std::string> fitWarnings(const std::vector<std::string>& warnings, size_t budget) {
+  std::vector<std::string> out;
+  forEachFittedWarning(warnings, budget, [&](std::string_view line) { out.emplace_back(line); });
   return out;
 }
 
-std::string base64Encode(std::string_view data) {
+namespace {
+
+// Appends `data` in base64 (RFC 4648, padded) to `out`.
+void appendBase64(std::string& out, std::string_view data) {
   static constexpr char kAlphabet[] =
       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((data.size() + 2) / 3 * 4);
+  const size_t start = out.size();
+  out.resize(start + (data.size() + 2) / 3 * 4);
+  char* to = out.data() + start;
+  const auto* from = reinterpret_cast<const unsigned char*>(data.data());
   size_t i = 0;
   for (; i + 2 < data.size(); i += 3) {
-    const uint32_t n = (static_cast<uint8_t>(data[i]) << 16) |
-                       (static_cast<uint8_t>(data[i + 1]) << 8) | static_cast<uint8_t>(data[i + 2]);
-    out.push_back(kAlphabet[(n >> 18) & 63]);
-    out.push_back(kAlphabet[(n >> 12) & 63]);
-    out.push_back(kAlphabet[(n >> 6) & 63]);
-    out.push_back(kAlphabet[n & 63]);
+    const uint32_t n = from[i] << 16 | from[i + 1] << 8 | from[i + 2];
+    *to++ = kAlphabet[(n >> 18) & 63];
+    *to++ = kAlphabet[(n >> 12) & 63];
+    *to++ = kAlphabet[(n >> 6) & 63];
+    *to++ = kAlphabet[n & 63];
   }
   if (i < data.size()) {
-    uint32_t n = static_cast<uint8_t>(data[i]) << 16;
-    if (i + 1 < data.size()) n |= static_cast<uint8_t>(data[i + 1]) << 8;
-    out.push_back(kAlphabet[(n >> 18) & 63]);
-    out.push_back(kAlphabet[(n >> 12) & 63]);
-    out.push_back(i + 1 < data.size() ? kAlphabet[(n >> 6) & 63] : '=');
-    out.push_back('=');
+    uint32_t n = from[i] << 16;
+    if (i + 1 < data.size()) n |= from[i + 1] << 8;
+    *to++ = kAlphabet[(n >> 18) & 63];
+    *to++ = kAlphabet[(n >> 12) & 63];
+    *to++ = i + 1 < data.size() ? kAlphabet[(n >> 6) & 63] : '=';
+    *to++ = '=';
   }
+}
+
+}  // namespace
+
+std::string base64Encode(std::string_view data) {
+  std::string out;
+  appendBase64(out, data);
   return out;
 }
 
@@ -267,60 +291,112 @@ const char* statusReason(int code) {
 
 }  // namespace
 
+namespace {
+
+// Appends `text` as a JSON string, escaped byte for byte as RapidJSON's
+// Writer escapes it: a quote, a backslash and control characters (\b \t \n
+// \f \r, the others as \u00XX); every other byte as it is. Runs of plain
+// bytes are copied whole.
+void appendJsonString(std::string& out, std::string_view text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  out.push_back('"');
+  size_t plain = 0;  // where the run of bytes not yet copied begins
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(text.data() + plain, i - plain);
+    plain = i + 1;
+    out.push_back('\\');
+    switch (c) {
+      case '"':
+      case '\\':
+        out.push_back(static_cast<char>(c));
+        break;
+      case '\b':
+        out.push_back('b');
+        break;
+      case '\t':
+        out.push_back('t');
+        break;
+      case '\n':
+        out.push_back('n');
+        break;
+      case '\f':
+        out.push_back('f');
+        break;
+      case '\r':
+        out.push_back('r');
+        break;
+      default:
+        out += "u00";
+        out.push_back(kHex[c >> 4]);
+        out.push_back(kHex[c & 0xF]);
+        break;
+    }
+  }
+  out.append(text.data() + plain, text.size() - plain);
+  out.push_back('"');
+}
+
+}  // namespace
+
+// Written directly, not through a RapidJSON Writer: the answer is small and
+// fixed in shape, and escaping its text a run at a time rather than a byte at
+// a time is most of its cost. The bytes are the Writer's (golden answers
+// hold them).
 std::string encodeAdmissionResponse(std::string_view uid, const AdmissionOutcome& outcome) {
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-  writer.StartObject();
-  writer.Key("apiVersion");
-  writer.String("admission.k8s.io/v1");
-  writer.Key("kind");
-  writer.String("AdmissionReview");
-  writer.Key("response");
-  writer.StartObject();
-  writer.Key("uid");
-  writer.String(uid.data(), static_cast<rapidjson::SizeType>(uid.size()));
-  writer.Key("allowed");
-  writer.Bool(outcome.isAllowed());
+  // Room for what is known to go in, so that the answer is allocated once.
+  size_t expected =
+      256 + uid.size() + (outcome.patch().size() + 2) / 3 * 4 + outcome.message().size() * 2;
+  for (const std::string& warning : outcome.warnings()) expected += warning.size() + 4;
+  for (const AuditAnnotation& annotation : outcome.auditAnnotations()) {
+    expected += annotation.key.size() + annotation.value.size() + 6;
+  }
+  std::string out;
+  out.reserve(expected);
+  out += R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":)";
+  appendJsonString(out, uid);
+  out += outcome.isAllowed() ? R"(,"allowed":true)" : R"(,"allowed":false)";
   if (outcome.decision() == Decision::Patched) {
-    const std::string encoded = base64Encode(outcome.patch());
-    writer.Key("patchType");
-    writer.String("JSONPatch");
-    writer.Key("patch");
-    writer.String(encoded.data(), static_cast<rapidjson::SizeType>(encoded.size()));
+    // Base64 needs no escaping.
+    out += R"(,"patchType":"JSONPatch","patch":")";
+    appendBase64(out, outcome.patch());
+    out.push_back('"');
   }
   if (!outcome.warnings().empty()) {
-    writer.Key("warnings");
-    writer.StartArray();
-    for (const std::string& warning : fitWarnings(outcome.warnings())) {
-      writer.String(warning.data(), static_cast<rapidjson::SizeType>(warning.size()));
-    }
-    writer.EndArray();
+    out += R"(,"warnings":[)";
+    bool first = true;
+    forEachFittedWarning(outcome.warnings(), kWarningsBudgetPerEndpoint,
+                         [&](std::string_view warning) {
+                           if (!first) out.push_back(',');
+                           first = false;
+                           appendJsonString(out, warning);
+                         });
+    out.push_back(']');
   }
   if (!outcome.auditAnnotations().empty()) {
-    writer.Key("auditAnnotations");
-    writer.StartObject();
+    out += R"(,"auditAnnotations":{)";
+    bool first = true;
     for (const AuditAnnotation& annotation : outcome.auditAnnotations()) {
-      writer.Key(annotation.key.data(), static_cast<rapidjson::SizeType>(annotation.key.size()));
-      writer.String(annotation.value.data(),
-                    static_cast<rapidjson::SizeType>(annotation.value.size()));
+      if (!first) out.push_back(',');
+      first = false;
+      appendJsonString(out, annotation.key);
+      out.push_back(':');
+      appendJsonString(out, annotation.value);
     }
-    writer.EndObject();
+    out.push_back('}');
   }
   if (!outcome.isAllowed()) {
-    writer.Key("status");
-    writer.StartObject();
-    writer.Key("code");
-    writer.Int(outcome.code());
-    writer.Key("reason");
-    writer.String(statusReason(outcome.code()));
-    writer.Key("message");
-    writer.String(outcome.message().data(),
-                  static_cast<rapidjson::SizeType>(outcome.message().size()));
-    writer.EndObject();
+    out += R"(,"status":{"code":)";
+    out += std::to_string(outcome.code());
+    out += R"(,"reason":)";
+    appendJsonString(out, statusReason(outcome.code()));
+    out += R"(,"message":)";
+    appendJsonString(out, outcome.message());
+    out.push_back('}');
   }
-  writer.EndObject();
-  writer.EndObject();
-  return {buffer.GetString(), buffer.GetSize()};
+  out += "}}";
+  return out;
 }
 
 }  // namespace aiadmit
