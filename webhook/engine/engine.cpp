@@ -111,7 +111,7 @@ RuleTarget ruleTargetOf(const AdmissionSubject& subject, const Assessment& asses
 
 void collectViolations(const JsonValue& object, const Assessment& assessment,
                        const AdmissionSubject& subject, const ProfileSet& profiles,
-                       const ClusterView* cluster, std::vector<Violation>& out) {
+                       const ClusterView* cluster, RuleTarget target, std::vector<Violation>& out) {
   if (assessment.views.empty()) return;
   const Classification& classification = assessment.classification();
   const ProfileAcceleratorNames accelerators(assessment.selection.profile);
@@ -124,7 +124,6 @@ void collectViolations(const JsonValue& object, const Assessment& assessment,
   const size_t primary = assessment.workload.primaryTemplate() < readings.size()
                              ? assessment.workload.primaryTemplate()
                              : 0;
-  const RuleTarget target = ruleTargetOf(subject, assessment);
   auto contextOf = [&](const TemplateReading& reading) {
     return ValidationContext{object,
                              reading.view,
@@ -430,7 +429,11 @@ AdmissionOutcome Engine::validate(const AdmissionSubject& subject, Evaluation* e
   }
 
   std::vector<Violation> violations;
-  collectViolations(*subject.object, assessment, subject, *profiles, cluster.get(), violations);
+  // Decided by the kind's row and the object sent, so the same for the old
+  // object's violations below.
+  const RuleTarget target = ruleTargetOf(subject, assessment);
+  collectViolations(*subject.object, assessment, subject, *profiles, cluster.get(), target,
+                    violations);
 
   // An UPDATE is not refused for what the old object already had and the
   // update did not touch: changing a label must not start failing.
@@ -439,7 +442,8 @@ AdmissionOutcome Engine::validate(const AdmissionSubject& subject, Evaluation* e
     std::vector<Violation> existing;
     const Assessment before = assess(*subject.oldObject, subject, *profiles, cluster.get());
     if (before.resolution.ok()) {
-      collectViolations(*subject.oldObject, before, subject, *profiles, cluster.get(), existing);
+      collectViolations(*subject.oldObject, before, subject, *profiles, cluster.get(), target,
+                        existing);
     }
     std::erase_if(violations, [&](const Violation& v) {
       return std::find(existing.begin(), existing.end(), v) != existing.end();
@@ -453,8 +457,8 @@ AdmissionOutcome Engine::validate(const AdmissionSubject& subject, Evaluation* e
   const RuleAction enforcement = isControllersUpdate(subject, assessment)
                                      ? capAction(enforcement_, RuleAction::Warn)
                                      : enforcement_;
-  AdmissionOutcome outcome = decide(violations, assessment.selection.profile,
-                                    ruleTargetOf(subject, assessment), enforcement, answers, eval);
+  AdmissionOutcome outcome =
+      decide(violations, assessment.selection.profile, target, enforcement, answers, eval);
   unresolvedClaims(assessment, subject, cluster.get(), answers, eval.toConfirm);
   sortUnique(eval.toConfirm);
   return outcome;
