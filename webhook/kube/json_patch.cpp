@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <variant>
 #include <vector>
 
 namespace aiadmit {
@@ -14,10 +13,19 @@ namespace {
 
 using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 
-// Walks both documents together. The JSON Pointer of the current position is
-// kept as a stack of tokens and rendered only when an operation is written:
+// One step of the JSON Pointer of the current position: a member's name or
+// an element's index. The steps live on the call stack, each linked to its
+// parent's, and the pointer is rendered only when an operation is written:
 // most of an object (managedFields, status, unchanged containers) is equal
 // and needs no path at all.
+struct PathStep {
+  const PathStep* parent;
+  std::string_view name;
+  rapidjson::SizeType index;
+  bool isIndex;
+};
+
+// Walks both documents together.
 class PatchBuilder {
  public:
   explicit PatchBuilder(std::vector<std::string>* paths) : writer_(buffer_), paths_(paths) {
@@ -30,26 +38,33 @@ class PatchBuilder {
     return {buffer_.GetString(), buffer_.GetSize()};
   }
 
-  void diff(const JsonValue& before, const JsonValue& after) {
+  void diff(const JsonValue& before, const JsonValue& after, const PathStep* at) {
+    if (sameBits(before, after)) return;
     if (before.IsObject() && after.IsObject()) {
-      diffObjects(before, after);
+      diffObjects(before, after, at);
     } else if (before.IsArray() && after.IsArray()) {
-      diffArrays(before, after);
+      diffArrays(before, after, at);
     } else if (!sameScalar(before, after)) {
-      operation("replace", &after);
+      operation("replace", &after, at);
     }
   }
 
  private:
-  using Token = std::variant<std::string_view, rapidjson::SizeType>;
   using Member = JsonValue::Member;
 
   static std::string_view nameOf(const JsonValue& name) {
     return {name.GetString(), name.GetStringLength()};
   }
 
-  // The copy's strings are the original's own, so most compare by address.
+  // Values that are the same bit for bit are the same value: a scalar, a
+  // string of the same text at the same address, a container over the same
+  // members. Most of a copy is: its strings are the original's own.
+  static bool sameBits(const JsonValue& a, const JsonValue& b) {
+    return std::memcmp(&a, &b, sizeof(JsonValue)) == 0;
+  }
+
   static bool sameString(const JsonValue& a, const JsonValue& b) {
+    if (sameBits(a, b)) return true;
     const rapidjson::SizeType length = a.GetStringLength();
     if (length != b.GetStringLength()) return false;
     const char* x = a.GetString();
@@ -83,13 +98,15 @@ class PatchBuilder {
     return members.end;
   }
 
-  void diffMember(const Member& before, const Member& after) {
-    path_.emplace_back(nameOf(after.name));
-    diff(before.value, after.value);
-    path_.pop_back();
+  static PathStep member(const PathStep* parent, const JsonValue& name) {
+    return {parent, nameOf(name), 0, false};
+  }
+  static PathStep element(const PathStep* parent, rapidjson::SizeType index) {
+    return {parent, {}, index, true};
   }
 
-  void diffObjects(const JsonValue& beforeObject, const JsonValue& afterObject) {
+  void diffObjects(const JsonValue& beforeObject, const JsonValue& afterObject,
+                   const PathStep* at) {
     const Members before(beforeObject);
     const Members after(afterObject);
     // Most objects keep their members, in order: compared pairwise, with no
@@ -99,7 +116,11 @@ class PatchBuilder {
       sameNames = sameString(before.begin[i].name, after.begin[i].name);
     }
     if (sameNames) {
-      for (size_t i = 0; i < before.size(); ++i) diffMember(before.begin[i], after.begin[i]);
+      for (size_t i = 0; i < before.size(); ++i) {
+        if (sameBits(before.begin[i].value, after.begin[i].value)) continue;
+        const PathStep step = member(at, after.begin[i].name);
+        diff(before.begin[i].value, after.begin[i].value, &step);
+      }
       return;
     }
     const Member* next = after.begin;
@@ -109,59 +130,59 @@ class PatchBuilder {
         next = kept + 1;
         continue;
       }
-      path_.emplace_back(nameOf(it->name));
-      operation("remove", nullptr);
-      path_.pop_back();
+      const PathStep step = member(at, it->name);
+      operation("remove", nullptr, &step);
     }
     const Member* hint = before.begin;
     for (const Member* it = after.begin; it != after.end; ++it) {
       const Member* old = find(before, hint, it->name);
+      const PathStep step = member(at, it->name);
       if (old == before.end) {
-        path_.emplace_back(nameOf(it->name));
-        operation("add", &it->value);
-        path_.pop_back();
+        operation("add", &it->value, &step);
       } else {
-        diffMember(*old, *it);
+        diff(old->value, it->value, &step);
         hint = old + 1;
       }
     }
   }
 
-  void diffArrays(const JsonValue& before, const JsonValue& after) {
+  void diffArrays(const JsonValue& before, const JsonValue& after, const PathStep* at) {
     const rapidjson::SizeType beforeSize = before.Size();
     const rapidjson::SizeType afterSize = after.Size();
     const rapidjson::SizeType common = std::min(beforeSize, afterSize);
     // Remove from the end first so that earlier indices stay valid.
     for (rapidjson::SizeType i = beforeSize; i > afterSize; --i) {
-      path_.emplace_back(i - 1);
-      operation("remove", nullptr);
-      path_.pop_back();
+      const PathStep step = element(at, i - 1);
+      operation("remove", nullptr, &step);
     }
     const JsonValue* old = common == 0 ? nullptr : &*before.Begin();
     const JsonValue* now = afterSize == 0 ? nullptr : &*after.Begin();
     for (rapidjson::SizeType i = 0; i < common; ++i) {
-      path_.emplace_back(i);
-      diff(old[i], now[i]);
-      path_.pop_back();
+      const PathStep step = element(at, i);
+      diff(old[i], now[i], &step);
     }
     for (rapidjson::SizeType i = common; i < afterSize; ++i) {
-      path_.emplace_back(i);
-      operation("add", &now[i]);
-      path_.pop_back();
+      const PathStep step = element(at, i);
+      operation("add", &now[i], &step);
     }
   }
 
-  void operation(const char* op, const JsonValue* value) {
+  // The pointer of `at`, root first.
+  void render(const PathStep* at) {
+    if (at == nullptr) return;
+    render(at->parent);
+    if (at->isIndex) {
+      pointer_.push_back('/');
+      pointer_ += std::to_string(at->index);
+    } else {
+      appendEscapedPointerToken(pointer_, at->name);
+    }
+  }
+
+  void operation(const char* op, const JsonValue* value, const PathStep* at) {
     ++operations_;
     pointer_.clear();
-    for (const Token& token : path_) {
-      if (const auto* name = std::get_if<std::string_view>(&token)) {
-        appendEscapedPointerToken(pointer_, *name);
-      } else {
-        pointer_.push_back('/');
-        pointer_ += std::to_string(std::get<rapidjson::SizeType>(token));
-      }
-    }
+    render(at);
     writer_.StartObject();
     writer_.Key("op");
     writer_.String(op);
@@ -177,7 +198,6 @@ class PatchBuilder {
 
   rapidjson::StringBuffer buffer_;
   Writer writer_;
-  std::vector<Token> path_;
   std::string pointer_;
   std::vector<std::string>* paths_;
   size_t operations_ = 0;
@@ -188,7 +208,7 @@ class PatchBuilder {
 std::string diffToJsonPatch(const JsonValue& before, const JsonValue& after,
                             std::vector<std::string>* paths) {
   PatchBuilder builder(paths);
-  builder.diff(before, after);
+  builder.diff(before, after, nullptr);
   return builder.finish();
 }
 

@@ -489,10 +489,18 @@ Resolution resolveTemplates(const WorkloadType& type, const JsonValue& object,
   Resolution out;
   size_t visits = 0;
   for (const TemplateSlot& slot : type.templates) {
-    Walk walk{type, slot, object, limits, out, visits, pointerTokens(slot.spec), {}};
-    std::string pointer;
-    std::string path;
-    walk.visit(object, 0, pointer, path);
+    if (slot.spec.find('*') == std::string::npos) {
+      // No wildcard (every Kubernetes kind): the pattern is the pointer.
+      Walk walk{type, slot, object, limits, out, visits, {}, {}};
+      if (const JsonValue* spec = valueAt(object, slot.spec)) {
+        walk.emit(*spec, slot.spec, fieldPathOf(object, slot.spec));
+      }
+    } else {
+      Walk walk{type, slot, object, limits, out, visits, pointerTokens(slot.spec), {}};
+      std::string pointer;
+      std::string path;
+      walk.visit(object, 0, pointer, path);
+    }
     if (!out.ok()) break;
   }
   return out;
