@@ -303,13 +303,20 @@ AdmissionOutcome validateClaimObject(const AdmissionSubject& subject, const Prof
                 RuleTarget::Controller, enforcement, answers, eval);
 }
 
-}  // namespace
+// How the object is copied before the mutators edit it.
+enum class Copy {
+  // Strings and all: the copy outlives the request (the caller keeps it).
+  Whole,
+  // Its strings are the original's own: the copy lives no longer than the
+  // request's object (answerReview's), and the diff compares most by address.
+  SharingStrings,
+};
 
-bool Engine::mutateInto(const AdmissionSubject& subject, JsonDocument& mutated,
-                        Evaluation* evaluation, const ClusterAnswers* answers) const {
+bool mutateCopy(const Engine& engine, const AdmissionSubject& subject, JsonDocument& mutated,
+                Evaluation* evaluation, const ClusterAnswers* answers, Copy copy) {
   if (!isAdmittable(subject)) return false;
-  const auto profiles = this->profiles();
-  const auto cluster = viewWith(clusterView(), answers);
+  const auto profiles = engine.profiles();
+  const auto cluster = viewWith(engine.clusterView(), answers);
   const Assessment assessment = assess(*subject.object, subject, *profiles, cluster.get());
   if (!isMutable(subject, assessment)) return false;
   Evaluation local;
@@ -336,7 +343,11 @@ bool Engine::mutateInto(const AdmissionSubject& subject, JsonDocument& mutated,
   eval.profile = selection.profile->name;
   eval.profileReason = selection.reason;
 
-  mutated.CopyFrom(*subject.object, mutated.GetAllocator());
+  if (copy == Copy::SharingStrings) {
+    copySharingStrings(*subject.object, mutated, mutated.GetAllocator());
+  } else {
+    mutated.CopyFrom(*subject.object, mutated.GetAllocator());
+  }
   MutationContext context{
       mutated,        mutated.GetAllocator(), *assessment.type,
       classification, *selection.profile,     subject.namespaceName,
@@ -368,13 +379,22 @@ bool Engine::mutateInto(const AdmissionSubject& subject, JsonDocument& mutated,
   return changed;
 }
 
+}  // namespace
+
+bool Engine::mutateInto(const AdmissionSubject& subject, JsonDocument& mutated,
+                        Evaluation* evaluation, const ClusterAnswers* answers) const {
+  return mutateCopy(*this, subject, mutated, evaluation, answers, Copy::Whole);
+}
+
 AdmissionOutcome Engine::mutate(const AdmissionSubject& subject, Evaluation* evaluation,
                                 JsonDocument* mutatedOut, const ClusterAnswers* answers) const {
   Evaluation local;
   Evaluation& eval = evaluation != nullptr ? *evaluation : local;
   JsonDocument scratch;
   JsonDocument& mutated = mutatedOut != nullptr ? *mutatedOut : scratch;
-  if (!mutateInto(subject, mutated, &eval, answers)) {
+  // The caller's copy is its own; a scratch copy shares the request's strings.
+  const Copy copy = mutatedOut != nullptr ? Copy::Whole : Copy::SharingStrings;
+  if (!mutateCopy(*this, subject, mutated, &eval, answers, copy)) {
     if (!eval.inputError.empty()) return AdmissionOutcome::badRequest(eval.inputError);
     std::vector<std::string> warnings = noticeWarnings(eval);
     // Say why an AI workload got nothing: the selection failed or no profile applies.

@@ -97,6 +97,35 @@ const JsonValue* elementWith(const JsonValue* list, std::string_view key, std::s
   return nullptr;
 }
 
+void copySharingStrings(const JsonValue& from, JsonValue& to, JsonAllocator& alloc) {
+  switch (from.GetType()) {
+    case rapidjson::kObjectType:
+      to.SetObject();
+      for (auto it = from.MemberBegin(), end = from.MemberEnd(); it != end; ++it) {
+        JsonValue name(rapidjson::StringRef(it->name.GetString(), it->name.GetStringLength()));
+        JsonValue value;
+        copySharingStrings(it->value, value, alloc);
+        to.AddMember(name, value, alloc);
+      }
+      break;
+    case rapidjson::kArrayType:
+      to.SetArray();
+      to.Reserve(from.Size(), alloc);
+      for (const JsonValue& element : from.GetArray()) {
+        JsonValue value;
+        copySharingStrings(element, value, alloc);
+        to.PushBack(value, alloc);
+      }
+      break;
+    case rapidjson::kStringType:
+      to.SetString(rapidjson::StringRef(from.GetString(), from.GetStringLength()));
+      break;
+    default:  // numbers, booleans and null: copied as they are, with no allocation
+      to.CopyFrom(from, alloc);
+      break;
+  }
+}
+
 std::string toJson(const JsonValue& value) {
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);

@@ -44,6 +44,12 @@ void setString(JsonValue& object, std::string_view key, std::string_view value,
 
 JsonValue makeString(std::string_view text, JsonAllocator& alloc);
 
+// A deep copy of `from` into `to` whose strings are `from`'s own, referred to
+// rather than copied, so `from` must outlive it: for a copy that is edited and
+// then diffed against its original, where most strings then also compare by
+// address. Faster than CopyFrom, which goes through a document's SAX stack.
+void copySharingStrings(const JsonValue& from, JsonValue& to, JsonAllocator& alloc);
+
 // Compact serialisation (for patches, logs of shapes, tests).
 std::string toJson(const JsonValue& value);
 
