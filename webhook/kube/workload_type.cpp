@@ -375,6 +375,8 @@ struct Walk {
   }
 
   std::string substituted(const std::string& pattern) const {
+    // Without a wildcard a (well-formed) pattern is its own pointer.
+    if (pattern.find('*') == std::string::npos) return pattern;
     std::string pointer;
     size_t wildcard = 0;
     for (const std::string& token : pointerTokens(pattern)) {
@@ -445,7 +447,7 @@ struct Walk {
                   " pod templates";
       return;
     }
-    ResolvedTemplate resolved;
+    ResolvedTemplate& resolved = out.templates.emplace_back();
     resolved.slot = &slot;
     resolved.role = role();
     resolved.specPointer = pointer;
@@ -478,7 +480,6 @@ struct Walk {
         concrete(slot.jobSettings.ttlSecondsAfterFinished);
     resolved.jobSettings.serverBackoffLimit = slot.jobSettings.serverBackoffLimit;
     resolved.jobSettings.backoffLimitPerIndex = concrete(slot.jobSettings.backoffLimitPerIndex);
-    out.templates.push_back(std::move(resolved));
   }
 };
 
