@@ -1,7 +1,6 @@
 #include "webhook/engine/admission.h"
 
 #include <cstdint>
-#include <cstring>
 
 #include "webhook/kube/enum_table.h"
 
@@ -290,76 +289,6 @@ const char* statusReason(int code) {
     default:
       return code >= 500 ? "InternalError" : "BadRequest";
   }
-}
-
-}  // namespace
-
-namespace {
-
-// Whether any of the 8 bytes of `word` needs escaping: a quote, a backslash
-// or a control character. (The usual bit tricks: a byte below 0x20, or one
-// that is zero once XORed with the quote or the backslash, sets its bit 7.)
-bool anyEscaped(uint64_t word) {
-  constexpr uint64_t kOnes = 0x0101010101010101ULL;
-  constexpr uint64_t kHighs = 0x8080808080808080ULL;
-  const uint64_t quote = word ^ (kOnes * '"');
-  const uint64_t backslash = word ^ (kOnes * '\\');
-  return (((word - kOnes * 0x20) | (quote - kOnes) | (backslash - kOnes)) & ~word & ~quote &
-          ~backslash & kHighs) != 0;
-}
-
-// Appends `text` as a JSON string, escaped byte for byte as RapidJSON's
-// Writer escapes it: a quote, a backslash and control characters (\b \t \n
-// \f \r, the others as \u00XX); every other byte as it is. Runs of plain
-// bytes are found 8 at a time and copied whole.
-void appendJsonString(std::string& out, std::string_view text) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  out.push_back('"');
-  size_t plain = 0;  // where the run of bytes not yet copied begins
-  size_t i = 0;
-  while (i < text.size()) {
-    if (i + sizeof(uint64_t) <= text.size()) {
-      uint64_t word;
-      std::memcpy(&word, text.data() + i, sizeof word);
-      if (!anyEscaped(word)) {
-        i += sizeof word;
-        continue;
-      }
-    }
-    const auto c = static_cast<unsigned char>(text[i++]);
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
-    out.append(text.data() + plain, i - 1 - plain);
-    plain = i;
-    out.push_back('\\');
-    switch (c) {
-      case '"':
-      case '\\':
-        out.push_back(static_cast<char>(c));
-        break;
-      case '\b':
-        out.push_back('b');
-        break;
-      case '\t':
-        out.push_back('t');
-        break;
-      case '\n':
-        out.push_back('n');
-        break;
-      case '\f':
-        out.push_back('f');
-        break;
-      case '\r':
-        out.push_back('r');
-        break;
-      default:
-        out += "u00";
-        out.push_back(kHex[c >> 4]);
-        out.push_back(kHex[c & 0xF]);
-        break;
-    }
-  }
-  out.append(text.data() + plain, text.size() - plain);
-  out.push_back('"');
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "webhook/kube/json.h"
 
+#include <cstdint>
 #include <cstring>
 
 #include <rapidjson/stringbuffer.h>
@@ -124,6 +125,72 @@ void copySharingStrings(const JsonValue& from, JsonValue& to, JsonAllocator& all
       to.CopyFrom(from, alloc);
       break;
   }
+}
+
+namespace {
+
+// Whether any of the 8 bytes of `word` needs escaping: a quote, a backslash
+// or a control character. (The usual bit tricks: a byte below 0x20, or one
+// that is zero once XORed with the quote or the backslash, sets its bit 7.)
+bool anyEscaped(uint64_t word) {
+  constexpr uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr uint64_t kHighs = 0x8080808080808080ULL;
+  const uint64_t quote = word ^ (kOnes * '"');
+  const uint64_t backslash = word ^ (kOnes * '\\');
+  return (((word - kOnes * 0x20) | (quote - kOnes) | (backslash - kOnes)) & ~word & ~quote &
+          ~backslash & kHighs) != 0;
+}
+
+}  // namespace
+
+void appendJsonString(std::string& out, std::string_view text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  out.push_back('"');
+  size_t plain = 0;  // where the run of bytes not yet copied begins
+  size_t i = 0;
+  while (i < text.size()) {
+    if (i + sizeof(uint64_t) <= text.size()) {
+      uint64_t word;
+      std::memcpy(&word, text.data() + i, sizeof word);
+      if (!anyEscaped(word)) {
+        i += sizeof word;
+        continue;
+      }
+    }
+    const auto c = static_cast<unsigned char>(text[i++]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(text.data() + plain, i - 1 - plain);
+    plain = i;
+    out.push_back('\\');
+    switch (c) {
+      case '"':
+      case '\\':
+        out.push_back(static_cast<char>(c));
+        break;
+      case '\b':
+        out.push_back('b');
+        break;
+      case '\t':
+        out.push_back('t');
+        break;
+      case '\n':
+        out.push_back('n');
+        break;
+      case '\f':
+        out.push_back('f');
+        break;
+      case '\r':
+        out.push_back('r');
+        break;
+      default:
+        out += "u00";
+        out.push_back(kHex[c >> 4]);
+        out.push_back(kHex[c & 0xF]);
+        break;
+    }
+  }
+  out.append(text.data() + plain, text.size() - plain);
+  out.push_back('"');
 }
 
 std::string toJson(const JsonValue& value) {

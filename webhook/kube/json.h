@@ -50,6 +50,13 @@ JsonValue makeString(std::string_view text, JsonAllocator& alloc);
 // address. Faster than CopyFrom, which goes through a document's SAX stack.
 void copySharingStrings(const JsonValue& from, JsonValue& to, JsonAllocator& alloc);
 
+// Appends `text` to `out` as a JSON string, quotes included, escaped byte for
+// byte as RapidJSON's Writer escapes it: a quote, a backslash and control
+// characters (\b \t \n \f \r, the others as \u00XX); every other byte as
+// it is. Runs of plain bytes are found 8 at a time and copied whole. For text
+// written without a Writer (the admission answer, log lines).
+void appendJsonString(std::string& out, std::string_view text);
+
 // Compact serialisation (for patches, logs of shapes, tests).
 std::string toJson(const JsonValue& value);
 
