@@ -2,8 +2,7 @@
 
 #include <openssl/evp.h>
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
+#include <cstdint>
 
 #include "webhook/kube/enum_table.h"
 
@@ -46,72 +45,107 @@ bool fail(DecodeError& error, std::string message) {
   return false;
 }
 
+// The members of request that the decoder reads, each the first of its name
+// (as member() finds it), found in one pass over the request.
+struct RequestMembers {
+  const JsonValue* uid = nullptr;
+  const JsonValue* kind = nullptr;
+  const JsonValue* subResource = nullptr;
+  const JsonValue* namespaceName = nullptr;
+  const JsonValue* name = nullptr;
+  const JsonValue* operation = nullptr;
+  const JsonValue* dryRun = nullptr;
+  const JsonValue* object = nullptr;
+  const JsonValue* oldObject = nullptr;
+
+  explicit RequestMembers(const JsonValue* request) {
+    if (!isObject(request)) return;
+    const std::pair<std::string_view, const JsonValue**> wanted[] = {{"uid", &uid},
+                                                                     {"kind", &kind},
+                                                                     {"subResource", &subResource},
+                                                                     {"namespace", &namespaceName},
+                                                                     {"name", &name},
+                                                                     {"operation", &operation},
+                                                                     {"dryRun", &dryRun},
+                                                                     {"object", &object},
+                                                                     {"oldObject", &oldObject}};
+    for (const auto& entry : request->GetObject()) {
+      const std::string_view key(entry.name.GetString(), entry.name.GetStringLength());
+      for (const auto& [wantedKey, slot] : wanted) {
+        if (key != wantedKey) continue;
+        if (*slot == nullptr) *slot = &entry.value;
+        break;
+      }
+    }
+  }
+};
+
 }  // namespace
 
 bool decodeAdmissionReview(std::string_view body, AdmissionRequest& request, DecodeError& error) {
   if (body.empty())
     return fail(error, "empty body: expected an admission.k8s.io/v1 AdmissionReview");
-  request.buffer.assign(body.data(), body.size());
   JsonDocument& doc = request.document;
-  std::string parseError =
-      parseJsonInSitu(request.buffer.data(), request.buffer.size(), kMaxJsonNesting, doc);
+  std::string parseError = parseJsonCopy(body, kMaxJsonNesting, request.buffer, doc);
   if (!parseError.empty()) return fail(error, std::move(parseError));
   if (!doc.IsObject()) return fail(error, "body is not a JSON object");
 
   const JsonValue* req = member(&doc, "request");
-  if (isObject(req)) {
-    const std::string_view uid = stringMember(req, "uid");
+  const RequestMembers fields(req);
+  const std::string_view uid = stringOf(fields.uid);
+  // A review with a uid is answered with it, even when it cannot be read.
+  const auto refuse = [&](std::string message) {
     if (!uid.empty() && uid.size() <= 256) error.uid = std::string(uid);
-  }
+    return fail(error, std::move(message));
+  };
   const std::string_view kind = stringMember(&doc, "kind");
   const std::string_view apiVersion = stringMember(&doc, "apiVersion");
   if (kind != "AdmissionReview") {
-    return fail(error,
-                "kind must be AdmissionReview, got \"" + std::string(kind.substr(0, 64)) + "\"");
+    return refuse("kind must be AdmissionReview, got \"" + std::string(kind.substr(0, 64)) + "\"");
   }
   if (apiVersion != "admission.k8s.io/v1") {
-    return fail(error, "apiVersion must be admission.k8s.io/v1, got \"" +
-                           std::string(apiVersion.substr(0, 64)) + "\"");
+    return refuse("apiVersion must be admission.k8s.io/v1, got \"" +
+                  std::string(apiVersion.substr(0, 64)) + "\"");
   }
-  if (!isObject(req)) return fail(error, "request is missing or not an object");
+  if (!isObject(req)) return refuse("request is missing or not an object");
 
-  request.uid = stringMember(req, "uid");
-  if (request.uid.empty()) return fail(error, "request.uid is missing or empty");
-  if (request.uid.size() > 256) return fail(error, "request.uid is longer than 256 characters");
+  request.uid = uid;
+  if (request.uid.empty()) return refuse("request.uid is missing or empty");
+  if (request.uid.size() > 256) return refuse("request.uid is longer than 256 characters");
 
-  const JsonValue* gvk = member(req, "kind");
-  if (!isObject(gvk)) return fail(error, "request.kind is missing or not an object");
+  const JsonValue* gvk = fields.kind;
+  if (!isObject(gvk)) return refuse("request.kind is missing or not an object");
   request.subject.group = stringMember(gvk, "group");
   request.subject.version = stringMember(gvk, "version");
   request.subject.kindName = stringMember(gvk, "kind");
-  if (request.subject.kindName.empty()) return fail(error, "request.kind.kind is missing");
-  request.subject.subResource = stringMember(req, "subResource");
-  request.subject.namespaceName = stringMember(req, "namespace");
-  request.name = stringMember(req, "name");
+  if (request.subject.kindName.empty()) return refuse("request.kind.kind is missing");
+  request.subject.subResource = stringOf(fields.subResource);
+  request.subject.namespaceName = stringOf(fields.namespaceName);
+  request.name = stringOf(fields.name);
 
-  const std::string_view operation = stringMember(req, "operation");
+  const std::string_view operation = stringOf(fields.operation);
   request.subject.operation = parseOperation(operation);
   if (request.subject.operation == Operation::Unknown) {
-    return fail(error, "request.operation \"" + std::string(operation.substr(0, 32)) +
-                           "\" is not CREATE, UPDATE, DELETE or CONNECT");
+    return refuse("request.operation \"" + std::string(operation.substr(0, 32)) +
+                  "\" is not CREATE, UPDATE, DELETE or CONNECT");
   }
-  const JsonValue* dryRun = member(req, "dryRun");
+  const JsonValue* dryRun = fields.dryRun;
   request.dryRun = dryRun != nullptr && dryRun->IsBool() && dryRun->GetBool();
 
-  const JsonValue* object = member(req, "object");
-  const JsonValue* oldObject = member(req, "oldObject");
+  const JsonValue* object = fields.object;
+  const JsonValue* oldObject = fields.oldObject;
   request.subject.object = object != nullptr && !object->IsNull() ? object : nullptr;
   request.subject.oldObject = oldObject != nullptr && !oldObject->IsNull() ? oldObject : nullptr;
   const bool needsObject = request.subject.operation == Operation::Create ||
                            request.subject.operation == Operation::Update;
   if (needsObject && request.subject.object == nullptr) {
-    return fail(error, "request.object is missing for " + std::string(operation));
+    return refuse("request.object is missing for " + std::string(operation));
   }
   if (request.subject.object != nullptr && !request.subject.object->IsObject()) {
-    return fail(error, "request.object is not a JSON object");
+    return refuse("request.object is not a JSON object");
   }
   if (request.subject.oldObject != nullptr && !request.subject.oldObject->IsObject()) {
-    return fail(error, "request.oldObject is not a JSON object");
+    return refuse("request.oldObject is not a JSON object");
   }
   if (request.subject.namespaceName.empty() && request.subject.object != nullptr) {
     request.subject.namespaceName =
@@ -168,49 +202,76 @@ void AdmissionOutcome::setAuditAnnotations(std::vector<AuditAnnotation> annotati
   if (decision_ != Decision::Errored) auditAnnotations_ = std::move(annotations);
 }
 
-std::vector<std::string> fitWarnings(const std::vector<std::string>& warnings, size_t budget) {
+namespace {
+
+// Calls `visit` with each line fitWarnings keeps, in order: a view of the
+// warning itself when it is short enough, so that encoding copies nothing.
+template <typename Visit>
+void forEachFittedWarning(const std::vector<std::string>& warnings, size_t budget, Visit&& visit) {
   // Room for the closing line, "aiadmit: N more warnings not shown", which
   // always survives: N has at most 20 digits.
   constexpr size_t kSummaryRoom = 64;
   const size_t linesBudget = budget > kSummaryRoom ? budget - kSummaryRoom : 0;
-  std::vector<std::string> out;
   size_t total = 0;
+  std::string cut;
   for (size_t i = 0; i < warnings.size(); ++i) {
-    std::string line = cutAtUtf8(warnings[i], kMaxWarningLength);
+    std::string_view line = warnings[i];
+    if (line.size() > kMaxWarningLength) {
+      cut = cutAtUtf8(line, kMaxWarningLength);
+      line = cut;
+    }
     // The last line needs no room for a summary after it.
     const bool last = i + 1 == warnings.size();
     if (total + line.size() > (last ? budget : linesBudget)) {
-      out.push_back(warningLine(std::to_string(warnings.size() - i) + " more warnings not shown"));
-      break;
+      visit(warningLine(std::to_string(warnings.size() - i) + " more warnings not shown"));
+      return;
     }
     total += line.size();
-    out.push_back(std::move(line));
+    visit(line);
   }
+}
+
+}  // namespace
+
+std::vector<std::string> fitWarnings(const std::vector<std::string>& warnings, size_t budget) {
+  std::vector<std::string> out;
+  forEachFittedWarning(warnings, budget, [&](std::string_view line) { out.emplace_back(line); });
   return out;
 }
 
-std::string base64Encode(std::string_view data) {
+namespace {
+
+// Appends `data` in base64 (RFC 4648, padded) to `out`.
+void appendBase64(std::string& out, std::string_view data) {
   static constexpr char kAlphabet[] =
       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((data.size() + 2) / 3 * 4);
+  const size_t start = out.size();
+  out.resize(start + (data.size() + 2) / 3 * 4);
+  char* to = out.data() + start;
+  const auto* from = reinterpret_cast<const unsigned char*>(data.data());
   size_t i = 0;
   for (; i + 2 < data.size(); i += 3) {
-    const uint32_t n = (static_cast<uint8_t>(data[i]) << 16) |
-                       (static_cast<uint8_t>(data[i + 1]) << 8) | static_cast<uint8_t>(data[i + 2]);
-    out.push_back(kAlphabet[(n >> 18) & 63]);
-    out.push_back(kAlphabet[(n >> 12) & 63]);
-    out.push_back(kAlphabet[(n >> 6) & 63]);
-    out.push_back(kAlphabet[n & 63]);
+    const uint32_t n = from[i] << 16 | from[i + 1] << 8 | from[i + 2];
+    *to++ = kAlphabet[(n >> 18) & 63];
+    *to++ = kAlphabet[(n >> 12) & 63];
+    *to++ = kAlphabet[(n >> 6) & 63];
+    *to++ = kAlphabet[n & 63];
   }
   if (i < data.size()) {
-    uint32_t n = static_cast<uint8_t>(data[i]) << 16;
-    if (i + 1 < data.size()) n |= static_cast<uint8_t>(data[i + 1]) << 8;
-    out.push_back(kAlphabet[(n >> 18) & 63]);
-    out.push_back(kAlphabet[(n >> 12) & 63]);
-    out.push_back(i + 1 < data.size() ? kAlphabet[(n >> 6) & 63] : '=');
-    out.push_back('=');
+    uint32_t n = from[i] << 16;
+    if (i + 1 < data.size()) n |= from[i + 1] << 8;
+    *to++ = kAlphabet[(n >> 18) & 63];
+    *to++ = kAlphabet[(n >> 12) & 63];
+    *to++ = i + 1 < data.size() ? kAlphabet[(n >> 6) & 63] : '=';
+    *to++ = '=';
   }
+}
+
+}  // namespace
+
+std::string base64Encode(std::string_view data) {
+  std::string out;
+  appendBase64(out, data);
   return out;
 }
 
@@ -251,60 +312,63 @@ const char* statusReason(int code) {
 
 }  // namespace
 
+// Written directly, not through a RapidJSON Writer: the answer is small and
+// fixed in shape, and escaping its text a run at a time rather than a byte at
+// a time is most of its cost. The bytes are the Writer's (golden answers
+// hold them).
 std::string encodeAdmissionResponse(std::string_view uid, const AdmissionOutcome& outcome) {
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-  writer.StartObject();
-  writer.Key("apiVersion");
-  writer.String("admission.k8s.io/v1");
-  writer.Key("kind");
-  writer.String("AdmissionReview");
-  writer.Key("response");
-  writer.StartObject();
-  writer.Key("uid");
-  writer.String(uid.data(), static_cast<rapidjson::SizeType>(uid.size()));
-  writer.Key("allowed");
-  writer.Bool(outcome.isAllowed());
+  // Room for what is known to go in, so that the answer is allocated once.
+  size_t expected =
+      256 + uid.size() + (outcome.patch().size() + 2) / 3 * 4 + outcome.message().size() * 2;
+  for (const std::string& warning : outcome.warnings()) expected += warning.size() + 4;
+  for (const AuditAnnotation& annotation : outcome.auditAnnotations()) {
+    expected += annotation.key.size() + annotation.value.size() + 6;
+  }
+  std::string out;
+  out.reserve(expected);
+  out += R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":)";
+  appendJsonString(out, uid);
+  out += outcome.isAllowed() ? R"(,"allowed":true)" : R"(,"allowed":false)";
   if (outcome.decision() == Decision::Patched) {
-    const std::string encoded = base64Encode(outcome.patch());
-    writer.Key("patchType");
-    writer.String("JSONPatch");
-    writer.Key("patch");
-    writer.String(encoded.data(), static_cast<rapidjson::SizeType>(encoded.size()));
+    // Base64 needs no escaping.
+    out += R"(,"patchType":"JSONPatch","patch":")";
+    appendBase64(out, outcome.patch());
+    out.push_back('"');
   }
   if (!outcome.warnings().empty()) {
-    writer.Key("warnings");
-    writer.StartArray();
-    for (const std::string& warning : fitWarnings(outcome.warnings())) {
-      writer.String(warning.data(), static_cast<rapidjson::SizeType>(warning.size()));
-    }
-    writer.EndArray();
+    out += R"(,"warnings":[)";
+    bool first = true;
+    forEachFittedWarning(outcome.warnings(), kWarningsBudgetPerEndpoint,
+                         [&](std::string_view warning) {
+                           if (!first) out.push_back(',');
+                           first = false;
+                           appendJsonString(out, warning);
+                         });
+    out.push_back(']');
   }
   if (!outcome.auditAnnotations().empty()) {
-    writer.Key("auditAnnotations");
-    writer.StartObject();
+    out += R"(,"auditAnnotations":{)";
+    bool first = true;
     for (const AuditAnnotation& annotation : outcome.auditAnnotations()) {
-      writer.Key(annotation.key.data(), static_cast<rapidjson::SizeType>(annotation.key.size()));
-      writer.String(annotation.value.data(),
-                    static_cast<rapidjson::SizeType>(annotation.value.size()));
+      if (!first) out.push_back(',');
+      first = false;
+      appendJsonString(out, annotation.key);
+      out.push_back(':');
+      appendJsonString(out, annotation.value);
     }
-    writer.EndObject();
+    out.push_back('}');
   }
   if (!outcome.isAllowed()) {
-    writer.Key("status");
-    writer.StartObject();
-    writer.Key("code");
-    writer.Int(outcome.code());
-    writer.Key("reason");
-    writer.String(statusReason(outcome.code()));
-    writer.Key("message");
-    writer.String(outcome.message().data(),
-                  static_cast<rapidjson::SizeType>(outcome.message().size()));
-    writer.EndObject();
+    out += R"(,"status":{"code":)";
+    out += std::to_string(outcome.code());
+    out += R"(,"reason":)";
+    appendJsonString(out, statusReason(outcome.code()));
+    out += R"(,"message":)";
+    appendJsonString(out, outcome.message());
+    out.push_back('}');
   }
-  writer.EndObject();
-  writer.EndObject();
-  return {buffer.GetString(), buffer.GetSize()};
+  out += "}}";
+  return out;
 }
 
 }  // namespace aiadmit

@@ -92,8 +92,8 @@ std::string shortField(const PointerHead& s) {
   return field;
 }
 
-// Reads only the "path" of each operation: the answer's patch is parsed
-// again here, and a DOM would cost more than the rest of this unit.
+// Reads only the "path" of each operation of a patch (a DOM would cost more
+// than the rest of this unit).
 class PatchPaths : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, PatchPaths> {
  public:
   bool StartObject() {
@@ -109,12 +109,7 @@ class PatchPaths : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, PatchP
     return true;
   }
   bool String(const char* text, rapidjson::SizeType length, bool) {
-    if (nextIsPath_) {
-      std::string field = shortField(PointerHead(std::string_view(text, length)));
-      if (std::find(fields.begin(), fields.end(), field) == fields.end()) {
-        fields.push_back(std::move(field));
-      }
-    }
+    if (nextIsPath_) paths.emplace_back(text, length);
     nextIsPath_ = false;
     return true;
   }
@@ -124,7 +119,7 @@ class PatchPaths : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, PatchP
     return true;
   }
 
-  std::vector<std::string> fields;
+  std::vector<std::string> paths;
 
  private:
   int depth_ = 0;
@@ -140,13 +135,24 @@ std::string mutatedFields(std::string_view jsonPatch) {
   rapidjson::Reader reader;
   rapidjson::InsituStringStream stream(text.data());
   reader.Parse<rapidjson::kParseInsituFlag>(stream, paths);
-  return joinWithin(paths.fields);
+  return mutatedFieldsOf(paths.paths);
 }
 
-std::vector<AuditAnnotation> mutationAuditAnnotations(const Evaluation& evaluation,
-                                                      std::string_view jsonPatch) {
+std::string mutatedFieldsOf(const std::vector<std::string>& patchPaths) {
+  std::vector<std::string> fields;
+  for (const std::string& path : patchPaths) {
+    std::string field = shortField(PointerHead(path));
+    if (std::find(fields.begin(), fields.end(), field) == fields.end()) {
+      fields.push_back(std::move(field));
+    }
+  }
+  return joinWithin(fields);
+}
+
+std::vector<AuditAnnotation> mutationAuditAnnotations(const Evaluation& evaluation) {
   std::vector<AuditAnnotation> out;
-  if (evaluation.workloadClass == WorkloadClass::None && jsonPatch.empty()) return out;
+  const std::vector<std::string>& patchPaths = evaluation.patchPaths;
+  if (evaluation.workloadClass == WorkloadClass::None && patchPaths.empty()) return out;
   out.push_back({std::string(kAuditClass), std::string(className(evaluation.workloadClass))});
   if (!evaluation.profile.empty()) {
     out.push_back({std::string(kAuditProfile), within(evaluation.profile)});
@@ -154,7 +160,7 @@ std::vector<AuditAnnotation> mutationAuditAnnotations(const Evaluation& evaluati
   if (!evaluation.profileError.empty()) {
     out.push_back({std::string(kAuditProfileError), within(evaluation.profileError)});
   }
-  if (!jsonPatch.empty()) out.push_back({std::string(kAuditMutated), mutatedFields(jsonPatch)});
+  if (!patchPaths.empty()) out.push_back({std::string(kAuditMutated), mutatedFieldsOf(patchPaths)});
   return out;
 }
 

@@ -34,9 +34,9 @@ inline constexpr std::string_view kAuditEnforcement = "enforcement";
 inline constexpr size_t kMaxAuditAnnotationValue = 256;
 
 // The annotations of a /mutate answer: nothing for objects that are not AI
-// workloads and were not changed.
-std::vector<AuditAnnotation> mutationAuditAnnotations(const Evaluation& evaluation,
-                                                      std::string_view jsonPatch);
+// workloads and were not changed. What the patch sets is read from the
+// paths of its operations (Evaluation::patchPaths).
+std::vector<AuditAnnotation> mutationAuditAnnotations(const Evaluation& evaluation);
 // The annotations of a /validate answer: nothing when the object is not an AI
 // workload and broke no rule.
 std::vector<AuditAnnotation> validationAuditAnnotations(const Evaluation& evaluation,
@@ -45,5 +45,7 @@ std::vector<AuditAnnotation> validationAuditAnnotations(const Evaluation& evalua
 // The fields a JSON Patch sets, relative to the pod template or the Job spec,
 // each once in patch order: "tolerations,nodeSelector,containers[0].resources".
 std::string mutatedFields(std::string_view jsonPatch);
+// The same from the paths of its operations, in patch order.
+std::string mutatedFieldsOf(const std::vector<std::string>& patchPaths);
 
 }  // namespace aiadmit

@@ -156,7 +156,7 @@ RuleTarget ruleTargetOf(const AdmissionSubject& subject, const Assessment& asses
 
 void collectViolations(const JsonValue& object, const Assessment& assessment,
                        const AdmissionSubject& subject, const ProfileSet& profiles,
-                       const ClusterView* cluster, std::vector<Violation>& out) {
+                       const ClusterView* cluster, RuleTarget target, std::vector<Violation>& out) {
   if (assessment.views.empty()) return;
   const Classification& classification = assessment.classification();
   const ProfileAcceleratorNames accelerators(assessment.selection.profile);
@@ -181,7 +181,7 @@ void collectViolations(const JsonValue& object, const Assessment& assessment,
                              subject.operation,
                              cluster,
                              readings,
-                             ruleTargetOf(subject, assessment)};
+                             target};
   };
   // The workload's shape was judged on the workload the developer wrote.
   for (const auto& validator : allValidators()) {
@@ -349,13 +349,20 @@ AdmissionOutcome validateClaimObject(const AdmissionSubject& subject, const Prof
                 RuleTarget::Controller, enforcement, answers, eval);
 }
 
-}  // namespace
+// How the object is copied before the mutators edit it.
+enum class Copy {
+  // Strings and all: the copy outlives the request (the caller keeps it).
+  Whole,
+  // Its strings are the original's own: the copy lives no longer than the
+  // request's object (answerReview's), and the diff compares most by address.
+  SharingStrings,
+};
 
-bool Engine::mutateInto(const AdmissionSubject& subject, JsonDocument& mutated,
-                        Evaluation* evaluation, const ClusterAnswers* answers) const {
+bool mutateCopy(const Engine& engine, const AdmissionSubject& subject, JsonDocument& mutated,
+                Evaluation* evaluation, const ClusterAnswers* answers, Copy copy) {
   if (!isAdmittable(subject)) return false;
-  const auto profiles = this->profiles();
-  const auto cluster = viewWith(clusterView(), answers);
+  const auto profiles = engine.profiles();
+  const auto cluster = viewWith(engine.clusterView(), answers);
   const Assessment assessment = assess(*subject.object, subject, *profiles, cluster.get());
   if (!isMutable(subject, assessment)) return false;
   Evaluation local;
@@ -381,11 +388,15 @@ bool Engine::mutateInto(const AdmissionSubject& subject, JsonDocument& mutated,
   }
   eval.profile = selection.profile->name;
   eval.profileReason = selection.reason;
-  if (poolFit()->find(eval.profile) != nullptr) {
+  if (engine.poolFit()->find(eval.profile) != nullptr) {
     eval.notices.emplace_back(UnmatchedPool::brief());
   }
 
-  mutated.CopyFrom(*subject.object, mutated.GetAllocator());
+  if (copy == Copy::SharingStrings) {
+    copySharingStrings(*subject.object, mutated, mutated.GetAllocator());
+  } else {
+    mutated.CopyFrom(*subject.object, mutated.GetAllocator());
+  }
   MutationContext context{
       mutated,        mutated.GetAllocator(), *assessment.type,
       classification, *selection.profile,     subject.namespaceName,
@@ -417,13 +428,22 @@ bool Engine::mutateInto(const AdmissionSubject& subject, JsonDocument& mutated,
   return changed;
 }
 
+}  // namespace
+
+bool Engine::mutateInto(const AdmissionSubject& subject, JsonDocument& mutated,
+                        Evaluation* evaluation, const ClusterAnswers* answers) const {
+  return mutateCopy(*this, subject, mutated, evaluation, answers, Copy::Whole);
+}
+
 AdmissionOutcome Engine::mutate(const AdmissionSubject& subject, Evaluation* evaluation,
                                 JsonDocument* mutatedOut, const ClusterAnswers* answers) const {
   Evaluation local;
   Evaluation& eval = evaluation != nullptr ? *evaluation : local;
   JsonDocument scratch;
   JsonDocument& mutated = mutatedOut != nullptr ? *mutatedOut : scratch;
-  if (!mutateInto(subject, mutated, &eval, answers)) {
+  // The caller's copy is its own; a scratch copy shares the request's strings.
+  const Copy copy = mutatedOut != nullptr ? Copy::Whole : Copy::SharingStrings;
+  if (!mutateCopy(*this, subject, mutated, &eval, answers, copy)) {
     if (!eval.inputError.empty()) return AdmissionOutcome::badRequest(eval.inputError);
     std::vector<std::string> warnings = noticeWarnings(eval);
     // Say why an AI workload got nothing: the selection failed or no profile applies.
@@ -431,7 +451,7 @@ AdmissionOutcome Engine::mutate(const AdmissionSubject& subject, Evaluation* eva
       warnings.push_back(warningLine("nothing injected: " + eval.profileError));
     return AdmissionOutcome::allowed(std::move(warnings));
   }
-  std::string patch = diffToJsonPatch(*subject.object, mutated);
+  std::string patch = diffToJsonPatch(*subject.object, mutated, &eval.patchPaths);
   if (patch.empty()) return AdmissionOutcome::allowed(noticeWarnings(eval));
 
   std::vector<std::string> warnings;
@@ -478,7 +498,11 @@ AdmissionOutcome Engine::validate(const AdmissionSubject& subject, Evaluation* e
   }
 
   std::vector<Violation> violations;
-  collectViolations(*subject.object, assessment, subject, *profiles, cluster.get(), violations);
+  // Decided by the kind's row and the object sent, so the same for the old
+  // object's violations below.
+  const RuleTarget target = ruleTargetOf(subject, assessment);
+  collectViolations(*subject.object, assessment, subject, *profiles, cluster.get(), target,
+                    violations);
 
   // An UPDATE is not refused for what the old object already had and the
   // update did not touch: changing a label must not start failing.
@@ -487,7 +511,8 @@ AdmissionOutcome Engine::validate(const AdmissionSubject& subject, Evaluation* e
     std::vector<Violation> existing;
     const Assessment before = assess(*subject.oldObject, subject, *profiles, cluster.get());
     if (before.resolution.ok()) {
-      collectViolations(*subject.oldObject, before, subject, *profiles, cluster.get(), existing);
+      collectViolations(*subject.oldObject, before, subject, *profiles, cluster.get(), target,
+                        existing);
     }
     std::erase_if(violations, [&](const Violation& v) {
       return std::find(existing.begin(), existing.end(), v) != existing.end();
@@ -504,8 +529,8 @@ AdmissionOutcome Engine::validate(const AdmissionSubject& subject, Evaluation* e
       isControllersUpdate(subject, assessment) || assessment.fromUnjudgedController
           ? capAction(enforcement_, RuleAction::Warn)
           : enforcement_;
-  AdmissionOutcome outcome = decide(violations, assessment.selection.profile,
-                                    ruleTargetOf(subject, assessment), enforcement, answers, eval);
+  AdmissionOutcome outcome =
+      decide(violations, assessment.selection.profile, target, enforcement, answers, eval);
   unresolvedClaims(assessment, subject, cluster.get(), answers, eval.toConfirm);
   sortUnique(eval.toConfirm);
   return outcome;
@@ -516,7 +541,7 @@ ReviewAnswer answerReview(const Engine& engine, Endpoint endpoint, std::string_v
   return answerDecoded(body, [&](const AdmissionRequest& request, Evaluation& evaluation) {
     if (endpoint == Endpoint::Mutate) {
       AdmissionOutcome outcome = engine.mutate(request.subject, &evaluation, nullptr, answers);
-      outcome.setAuditAnnotations(mutationAuditAnnotations(evaluation, outcome.patch()));
+      outcome.setAuditAnnotations(mutationAuditAnnotations(evaluation));
       return outcome;
     }
     AdmissionOutcome outcome = engine.validate(request.subject, &evaluation, answers);

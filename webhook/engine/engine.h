@@ -38,6 +38,9 @@ struct Evaluation {
   std::vector<std::string> templates;
   bool customResource = false;       // a kind of an operator, not Pod or a built-in controller
   std::vector<std::string> changes;  // injected, one line each
+  // The JSON Pointer each operation of the patch sets, in patch order: what
+  // the audit annotation `mutated` names (label and annotation keys at most).
+  std::vector<std::string> patchPaths;
   std::vector<std::string> notices;  // left out on purpose (a class the cluster lacks)
   std::vector<Violation> denials;    // violations whose action is deny
   std::vector<Violation> warnings;   // violations whose action is warn

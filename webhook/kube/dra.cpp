@@ -221,8 +221,19 @@ void readSources(const JsonValue* list, PodClaims& out) {
   }
 }
 
-void readDeviceClassResources(const JsonValue* resources, const std::string& container, bool init,
-                              const std::string& path, PodClaims& out) {
+// A container of the Pod, named and placed only when something of it is
+// recorded: most containers ask for no claim and no device class.
+struct ClaimingContainer {
+  const JsonValue* json;
+  std::string_view field;
+  rapidjson::SizeType index;
+  bool init;
+  std::string name() const { return std::string(stringMember(json, "name")); }
+  std::string path() const { return indexed("", field, index); }
+};
+
+void readDeviceClassResources(const JsonValue* resources, const ClaimingContainer& container,
+                              PodClaims& out) {
   // Limits first: an extended resource's requests default to its limits and
   // must equal them, so one entry per class is enough.
   for (std::string_view part : {"limits", "requests"}) {
@@ -232,22 +243,24 @@ void readDeviceClassResources(const JsonValue* resources, const std::string& con
       const std::string_view name(entry.name.GetString(), entry.name.GetStringLength());
       const std::optional<std::string_view> deviceClass = deviceClassOfResourceName(name);
       if (!deviceClass) continue;
+      const std::string containerName = container.name();
       bool seen = false;
       for (const ContainerDeviceClassRequest& existing : out.deviceClassRequests) {
-        seen = seen || (existing.container == container && existing.initContainer == init &&
-                        existing.deviceClassName == *deviceClass);
+        seen = seen ||
+               (existing.container == containerName && existing.initContainer == container.init &&
+                existing.deviceClassName == *deviceClass);
       }
       if (seen) continue;
       ContainerDeviceClassRequest request;
-      request.container = container;
-      request.initContainer = init;
+      request.container = containerName;
+      request.initContainer = container.init;
       request.deviceClassName = std::string(*deviceClass);
       request.quantity = quantityText(entry.value);
       const std::optional<Quantity> quantity = Quantity::fromJson(entry.value);
       if (quantity && !quantity->isNegative() && !quantity->isZero()) {
         request.count = quantity->wholeValue();
       }
-      request.fieldPath = path + ".resources." + std::string(part);
+      request.fieldPath = container.path() + ".resources." + std::string(part);
       out.deviceClassRequests.push_back(std::move(request));
     }
   }
@@ -256,13 +269,13 @@ void readDeviceClassResources(const JsonValue* resources, const std::string& con
 void readContainers(const JsonValue* list, std::string_view field, bool init, PodClaims& out) {
   if (!isArray(list)) return;
   for (rapidjson::SizeType i = 0; i < list->Size(); ++i) {
-    const JsonValue* container = &(*list)[i];
-    const std::string name(stringMember(container, "name"));
-    const std::string path = indexed("", field, i);
-    const JsonValue* resources = member(container, "resources");
-    readDeviceClassResources(resources, name, init, path, out);
+    const ClaimingContainer container{&(*list)[i], field, i, init};
+    const JsonValue* resources = member(container.json, "resources");
+    readDeviceClassResources(resources, container, out);
     const JsonValue* claims = member(resources, "claims");
     if (!isArray(claims)) continue;
+    const std::string name = container.name();
+    const std::string path = container.path();
     for (rapidjson::SizeType j = 0; j < claims->Size(); ++j) {
       ContainerClaimUse use;
       use.container = name;

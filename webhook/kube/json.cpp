@@ -1,26 +1,27 @@
 #include "webhook/kube/json.h"
 
-#include <rapidjson/error/en.h>
-#include <rapidjson/reader.h>
+#include <cstdint>
+#include <cstring>
+
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
 namespace aiadmit {
 
-namespace {
-rapidjson::GenericStringRef<char> keyRef(std::string_view key) {
-  return rapidjson::StringRef(key.data(), key.size());
-}
-}  // namespace
-
 const JsonValue* member(const JsonValue* value, std::string_view key) {
   if (value == nullptr || !value->IsObject()) return nullptr;
-  // A GenericValue made from the reference compares by length; passing the
-  // reference itself would pick FindMember(const char*), which reads to a NUL
-  // and misses keys given as a view into a longer string.
-  const JsonValue name(keyRef(key));
-  auto it = value->FindMember(name);
-  return it == value->MemberEnd() ? nullptr : &it->value;
+  // By length, then by the first byte, before comparing the rest: most names
+  // differ in one of those. (RapidJSON's FindMember with a plain pointer
+  // would read the key up to a NUL, which a view into a longer string lacks.)
+  for (auto it = value->MemberBegin(), end = value->MemberEnd(); it != end; ++it) {
+    const JsonValue& name = it->name;
+    if (name.GetStringLength() != key.size()) continue;
+    const char* text = name.GetString();
+    if (key.empty() || (text[0] == key[0] && std::memcmp(text, key.data(), key.size()) == 0)) {
+      return &it->value;
+    }
+  }
+  return nullptr;
 }
 
 JsonValue* member(JsonValue* value, std::string_view key) {
@@ -97,79 +98,106 @@ const JsonValue* elementWith(const JsonValue* list, std::string_view key, std::s
   return nullptr;
 }
 
+void copySharingStrings(const JsonValue& from, JsonValue& to, JsonAllocator& alloc) {
+  switch (from.GetType()) {
+    case rapidjson::kObjectType:
+      to.SetObject();
+      for (auto it = from.MemberBegin(), end = from.MemberEnd(); it != end; ++it) {
+        JsonValue name(rapidjson::StringRef(it->name.GetString(), it->name.GetStringLength()));
+        JsonValue value;
+        copySharingStrings(it->value, value, alloc);
+        to.AddMember(name, value, alloc);
+      }
+      break;
+    case rapidjson::kArrayType:
+      to.SetArray();
+      to.Reserve(from.Size(), alloc);
+      for (const JsonValue& element : from.GetArray()) {
+        JsonValue value;
+        copySharingStrings(element, value, alloc);
+        to.PushBack(value, alloc);
+      }
+      break;
+    case rapidjson::kStringType:
+      to.SetString(rapidjson::StringRef(from.GetString(), from.GetStringLength()));
+      break;
+    default:  // numbers, booleans and null: copied as they are, with no allocation
+      to.CopyFrom(from, alloc);
+      break;
+  }
+}
+
+namespace {
+
+// Whether any of the 8 bytes of `word` needs escaping: a quote, a backslash
+// or a control character. (The usual bit tricks: a byte below 0x20, or one
+// that is zero once XORed with the quote or the backslash, sets its bit 7.)
+bool anyEscaped(uint64_t word) {
+  constexpr uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr uint64_t kHighs = 0x8080808080808080ULL;
+  const uint64_t quote = word ^ (kOnes * '"');
+  const uint64_t backslash = word ^ (kOnes * '\\');
+  return (((word - kOnes * 0x20) | (quote - kOnes) | (backslash - kOnes)) & ~word & ~quote &
+          ~backslash & kHighs) != 0;
+}
+
+}  // namespace
+
+void appendJsonString(std::string& out, std::string_view text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  out.push_back('"');
+  size_t plain = 0;  // where the run of bytes not yet copied begins
+  size_t i = 0;
+  while (i < text.size()) {
+    if (i + sizeof(uint64_t) <= text.size()) {
+      uint64_t word;
+      std::memcpy(&word, text.data() + i, sizeof word);
+      if (!anyEscaped(word)) {
+        i += sizeof word;
+        continue;
+      }
+    }
+    const auto c = static_cast<unsigned char>(text[i++]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(text.data() + plain, i - 1 - plain);
+    plain = i;
+    out.push_back('\\');
+    switch (c) {
+      case '"':
+      case '\\':
+        out.push_back(static_cast<char>(c));
+        break;
+      case '\b':
+        out.push_back('b');
+        break;
+      case '\t':
+        out.push_back('t');
+        break;
+      case '\n':
+        out.push_back('n');
+        break;
+      case '\f':
+        out.push_back('f');
+        break;
+      case '\r':
+        out.push_back('r');
+        break;
+      default:
+        out += "u00";
+        out.push_back(kHex[c >> 4]);
+        out.push_back(kHex[c & 0xF]);
+        break;
+    }
+  }
+  out.append(text.data() + plain, text.size() - plain);
+  out.push_back('"');
+}
+
 std::string toJson(const JsonValue& value) {
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
   value.Accept(writer);
   return {buffer.GetString(), buffer.GetSize()};
-}
-
-namespace {
-
-// Kubernetes objects are nearly always pure ASCII; checking that first lets
-// the parser skip per-character UTF-8 validation, its most expensive part.
-bool isAscii(const char* text, size_t size) {
-  unsigned char any = 0;
-  for (size_t i = 0; i < size; ++i) any |= static_cast<unsigned char>(text[i]);
-  return any < 0x80;
-}
-
-struct InSituParse {
-  char* text;
-  size_t size;
-  size_t maxDepth;
-  rapidjson::ParseResult result;
-  bool tooDeep = false;
-
-  template <typename Handler>
-  bool operator()(Handler& handler) {
-    DepthLimiter<Handler> limiter(handler, maxDepth);
-    rapidjson::Reader reader;
-    // The recursive parser calls StartObject/StartArray before descending, so
-    // the limiter stops hostile nesting before it costs stack.
-    rapidjson::InsituStringStream stream(text);
-    if (isAscii(text, size)) {
-      result = reader.Parse<rapidjson::kParseInsituFlag>(stream, limiter);
-    } else {
-      result = reader.Parse<rapidjson::kParseInsituFlag | rapidjson::kParseValidateEncodingFlag>(
-          stream, limiter);
-    }
-    tooDeep = limiter.tooDeep();
-    return !result.IsError();
-  }
-};
-
-// RapidJSON 1.1.0 takes the continuation bytes a UTF-8 lead byte announces
-// without looking for the end: a text ending inside such a sequence would be
-// read, and in situ written, past its terminating NUL.
-bool endsInsideUtf8Sequence(const char* text, size_t size) {
-  for (size_t back = 1; back <= 3 && back <= size; ++back) {
-    const auto byte = static_cast<unsigned char>(text[size - back]);
-    const size_t continuations = byte >= 0xC2 && byte <= 0xDF   ? 1
-                                 : byte >= 0xE0 && byte <= 0xEF ? 2
-                                 : byte >= 0xF0 && byte <= 0xF4 ? 3
-                                                                : 0;
-    if (continuations > back) return true;
-  }
-  return false;
-}
-
-}  // namespace
-
-std::string parseJsonInSitu(char* text, size_t size, size_t maxDepth, JsonDocument& document) {
-  // InsituStringStream reads up to a NUL; a NUL inside the body must not end it early.
-  if (std::char_traits<char>::find(text, size, '\0') != nullptr) {
-    return "malformed JSON: NUL byte in body";
-  }
-  if (endsInsideUtf8Sequence(text, size)) return "malformed JSON: truncated UTF-8 at the end";
-  InSituParse parse{text, size, maxDepth, {}, false};
-  document.Populate(parse);
-  if (parse.tooDeep) return "JSON nested deeper than " + std::to_string(maxDepth) + " levels";
-  if (parse.result.IsError()) {
-    return std::string("malformed JSON at offset ") + std::to_string(parse.result.Offset()) + ": " +
-           rapidjson::GetParseError_En(parse.result.Code());
-  }
-  return {};
 }
 
 }  // namespace aiadmit

@@ -96,38 +96,65 @@ GroupVersion splitApiVersion(std::string_view apiVersion) {
   return {apiVersion.substr(0, slash), apiVersion.substr(slash + 1)};
 }
 
+namespace {
+
+// Calls `visit` with each unescaped token of `pointer` in turn, while it
+// returns true; returns false when one did not. A token is a view into the
+// pointer unless it holds an escape, which only then costs a copy.
+template <typename Visit>
+bool forEachToken(std::string_view pointer, Visit&& visit) {
+  if (pointer.empty()) return true;
+  size_t start = pointer.front() == '/' ? 1 : 0;
+  std::string unescaped;
+  for (;;) {
+    const size_t slash = pointer.find('/', start);
+    const std::string_view escaped = pointer.substr(
+        start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
+    std::string_view token = escaped;
+    if (escaped.find('~') != std::string_view::npos) {
+      unescaped = unescapedPointerToken(escaped);
+      token = unescaped;
+    }
+    if (!visit(token)) return false;
+    if (slash == std::string_view::npos) return true;
+    start = slash + 1;
+  }
+}
+
+}  // namespace
+
 const JsonValue* valueAt(const JsonValue& root, std::string_view pointer) {
   const JsonValue* value = &root;
-  for (const std::string& token : pointerTokens(pointer)) {
+  const bool found = forEachToken(pointer, [&](std::string_view token) {
     value = childAt(value, token);
-    if (value == nullptr) return nullptr;
-  }
-  return value;
+    return value != nullptr;
+  });
+  return found ? value : nullptr;
 }
 
 JsonValue* ensureObjectAt(JsonValue& root, std::string_view pointer, JsonAllocator& alloc) {
   JsonValue* value = &root;
-  for (const std::string& token : pointerTokens(pointer)) {
+  const bool reached = forEachToken(pointer, [&](std::string_view token) {
     if (value->IsArray()) {
       const auto index = arrayIndexOf(token);
-      if (!index || *index >= value->Size()) return nullptr;
+      if (!index || *index >= value->Size()) return false;
       value = &(*value)[static_cast<rapidjson::SizeType>(*index)];
-    } else if (value->IsObject()) {
-      // What is there stays as it is (an array of worker groups); only a
-      // missing member is created, as an object.
-      JsonValue* existing = member(value, token);
-      value = existing != nullptr ? existing : &ensureObject(*value, token, alloc);
-    } else {
-      return nullptr;
+      return true;
     }
-  }
-  return value->IsObject() ? value : nullptr;
+    if (!value->IsObject()) return false;
+    // What is there stays as it is (an array of worker groups); only a
+    // missing member is created, as an object.
+    JsonValue* existing = member(value, token);
+    value = existing != nullptr ? existing : &ensureObject(*value, token, alloc);
+    return true;
+  });
+  return reached && value->IsObject() ? value : nullptr;
 }
 
 std::string fieldPathOf(const JsonValue& root, std::string_view pointer) {
   std::string path;
   const JsonValue* value = &root;
-  for (const std::string& token : pointerTokens(pointer)) {
+  forEachToken(pointer, [&](std::string_view token) {
     const auto index = arrayIndexOf(token);
     if (value != nullptr && value->IsArray() && index) {
       appendFieldPathIndex(path, *index);
@@ -135,7 +162,8 @@ std::string fieldPathOf(const JsonValue& root, std::string_view pointer) {
       appendFieldPathMember(path, token);
     }
     value = childAt(value, token);
-  }
+    return true;
+  });
   return path;
 }
 

@@ -138,14 +138,29 @@ bool PodReader::isAccelerator(std::string_view resourceName) const {
   return accelerators_->isAccelerator(resourceName);
 }
 
-void PodReader::forEachResource(const std::function<void(const ResourceEntry&)>& visit) const {
+const std::vector<PodReader::Quantities>& PodReader::quantities() const {
+  if (quantities_.size() == containers_.size()) return quantities_;
+  quantities_.clear();
+  quantities_.reserve(containers_.size());
   for (const PodContainer& container : containers_) {
     const JsonValue* resources = container.resources();
-    for (std::string_view section : {"limits", "requests"}) {
-      const JsonValue* quantities = member(resources, section);
-      if (!isObject(quantities)) continue;
-      for (auto it = quantities->MemberBegin(); it != quantities->MemberEnd(); ++it) {
-        visit(ResourceEntry{container, section, stringOf(&it->name), it->value});
+    const JsonValue* limits = member(resources, "limits");
+    const JsonValue* requests = member(resources, "requests");
+    quantities_.push_back(
+        {isObject(limits) ? limits : nullptr, isObject(requests) ? requests : nullptr});
+  }
+  return quantities_;
+}
+
+void PodReader::forEachResource(const std::function<void(const ResourceEntry&)>& visit) const {
+  const std::vector<Quantities>& all = quantities();
+  for (size_t i = 0; i < containers_.size(); ++i) {
+    const std::pair<std::string_view, const JsonValue*> sections[] = {
+        {"limits", all[i].limits}, {"requests", all[i].requests}};
+    for (const auto& [section, map] : sections) {
+      if (map == nullptr) continue;
+      for (auto it = map->MemberBegin(), end = map->MemberEnd(); it != end; ++it) {
+        visit(ResourceEntry{containers_[i], section, stringOf(&it->name), it->value});
       }
     }
   }

@@ -240,6 +240,14 @@ class PodReader {
   const ClusterView* cluster_ = nullptr;
   std::string_view namespaceName_;
   mutable std::optional<ClaimedDevices> claimedDevices_;
+  // Each container's limits and requests (null where absent), read on first
+  // use: rules and mutators go through them many times.
+  struct Quantities {
+    const JsonValue* limits;
+    const JsonValue* requests;
+  };
+  const std::vector<Quantities>& quantities() const;
+  mutable std::vector<Quantities> quantities_;
 };
 
 // kubectl field paths of a container of `view`'s pod reader:

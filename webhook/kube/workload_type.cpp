@@ -375,6 +375,8 @@ struct Walk {
   }
 
   std::string substituted(const std::string& pattern) const {
+    // Without a wildcard a (well-formed) pattern is its own pointer.
+    if (pattern.find('*') == std::string::npos) return pattern;
     std::string pointer;
     size_t wildcard = 0;
     for (const std::string& token : pointerTokens(pattern)) {
@@ -445,7 +447,7 @@ struct Walk {
                   " pod templates";
       return;
     }
-    ResolvedTemplate resolved;
+    ResolvedTemplate& resolved = out.templates.emplace_back();
     resolved.slot = &slot;
     resolved.role = role();
     resolved.specPointer = pointer;
@@ -478,7 +480,6 @@ struct Walk {
         concrete(slot.jobSettings.ttlSecondsAfterFinished);
     resolved.jobSettings.serverBackoffLimit = slot.jobSettings.serverBackoffLimit;
     resolved.jobSettings.backoffLimitPerIndex = concrete(slot.jobSettings.backoffLimitPerIndex);
-    out.templates.push_back(std::move(resolved));
   }
 };
 
@@ -489,10 +490,18 @@ Resolution resolveTemplates(const WorkloadType& type, const JsonValue& object,
   Resolution out;
   size_t visits = 0;
   for (const TemplateSlot& slot : type.templates) {
-    Walk walk{type, slot, object, limits, out, visits, pointerTokens(slot.spec), {}};
-    std::string pointer;
-    std::string path;
-    walk.visit(object, 0, pointer, path);
+    if (slot.spec.find('*') == std::string::npos) {
+      // No wildcard (every Kubernetes kind): the pattern is the pointer.
+      Walk walk{type, slot, object, limits, out, visits, {}, {}};
+      if (const JsonValue* spec = valueAt(object, slot.spec)) {
+        walk.emit(*spec, slot.spec, fieldPathOf(object, slot.spec));
+      }
+    } else {
+      Walk walk{type, slot, object, limits, out, visits, pointerTokens(slot.spec), {}};
+      std::string pointer;
+      std::string path;
+      walk.visit(object, 0, pointer, path);
+    }
     if (!out.ok()) break;
   }
   return out;

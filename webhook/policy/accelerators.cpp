@@ -31,15 +31,15 @@ bool ProfileAcceleratorNames::isAccelerator(std::string_view name) const {
 }
 
 bool usesProfilePool(const PodReader& pod, const Profile& profile) {
-  // A KAI share is a part of the GPUs the pool's nodes hold.
-  if (pod.claimsGpus() || pod.asksForGpuShare()) return true;
   bool uses = false;
   pod.forEachResource([&](const ResourceEntry& entry) {
     if (uses || !profile.allowsResource(entry.name)) return;
     const auto quantity = Quantity::fromJson(entry.value);
     uses = quantity && !quantity->isZero() && !quantity->isNegative();
   });
-  return uses;
+  // The resources first: most GPU Pods ask for them, and the claims cost a
+  // read of their own. A KAI share is a part of the GPUs the pool's nodes hold.
+  return uses || pod.claimsGpus() || pod.asksForGpuShare();
 }
 
 }  // namespace aiadmit

@@ -1,0 +1,220 @@
+// parseJsonCopy against RapidJSON's reader (parseJsonInSitu): the same
+// document, value type for value type, and the same error, for what the API
+// server sends, for every edge of JSON the short reader takes or declines,
+// and for texts made broken on purpose.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tests/support/test_support.h"
+#include "webhook/kube/json.h"
+
+namespace aiadmit {
+namespace {
+
+// Equal as RapidJSON stores them: the same type and number flags (an Int is
+// not a Uint64 of the same value), strings byte for byte and NUL-terminated,
+// members in order (a key twice included).
+::testing::AssertionResult sameValue(const JsonValue& a, const JsonValue& b,
+                                     const std::string& at = "") {
+  if (a.GetType() != b.GetType()) return ::testing::AssertionFailure() << at << ": type differs";
+  if (a.IsNumber()) {
+    const bool sameKind = a.IsInt() == b.IsInt() && a.IsUint() == b.IsUint() &&
+                          a.IsInt64() == b.IsInt64() && a.IsUint64() == b.IsUint64() &&
+                          a.IsDouble() == b.IsDouble();
+    const bool sameNumber = a.IsDouble()   ? a.GetDouble() == b.GetDouble()
+                            : a.IsUint64() ? a.GetUint64() == b.GetUint64()
+                                           : a.GetInt64() == b.GetInt64();
+    if (!sameKind || !sameNumber) return ::testing::AssertionFailure() << at << ": number differs";
+  } else if (a.IsString()) {
+    const rapidjson::SizeType length = a.GetStringLength();
+    if (length != b.GetStringLength() || std::memcmp(a.GetString(), b.GetString(), length) != 0 ||
+        a.GetString()[length] != '\0' || b.GetString()[length] != '\0') {
+      return ::testing::AssertionFailure() << at << ": string differs";
+    }
+  } else if (a.IsArray()) {
+    if (a.Size() != b.Size()) return ::testing::AssertionFailure() << at << ": size differs";
+    for (rapidjson::SizeType i = 0; i < a.Size(); ++i) {
+      auto same = sameValue(a[i], b[i], at + "/" + std::to_string(i));
+      if (!same) return same;
+    }
+  } else if (a.IsObject()) {
+    if (a.MemberCount() != b.MemberCount()) {
+      return ::testing::AssertionFailure() << at << ": member count differs";
+    }
+    for (auto i = a.MemberBegin(), j = b.MemberBegin(); i != a.MemberEnd(); ++i, ++j) {
+      const std::string name(i->name.GetString(), i->name.GetStringLength());
+      auto same = sameValue(i->name, j->name, at + "/" + name + " (name)");
+      if (same) same = sameValue(i->value, j->value, at + "/" + name);
+      if (!same) return same;
+    }
+  } else if (a != b) {
+    return ::testing::AssertionFailure() << at << ": value differs";
+  }
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult parsesAsRapidJson(const std::string& text) {
+  std::string buffer;
+  JsonDocument copied;
+  const std::string copyError = parseJsonCopy(text, 200, buffer, copied);
+  std::string inSitu(text);
+  JsonDocument reference;
+  const std::string referenceError = parseJsonInSitu(inSitu.data(), inSitu.size(), 200, reference);
+  if (copyError != referenceError) {
+    return ::testing::AssertionFailure() << "error \"" << copyError << "\", RapidJSON's \""
+                                         << referenceError << "\" for " << text.substr(0, 200);
+  }
+  if (!copyError.empty()) return ::testing::AssertionSuccess();
+  auto same = sameValue(copied, reference);
+  if (!same) same << " for " << text.substr(0, 200);
+  return same;
+}
+
+std::vector<std::string> referenceReviews() {
+  std::vector<std::string> reviews;
+  for (const char* name : {"gpu-pod", "gpu-deployment", "plain-pod"}) {
+    reviews.push_back(testing::readFile(testing::sourceDir() + "/bench/reviews/" + name + ".json"));
+  }
+  return reviews;
+}
+
+TEST(JsonParseCopy, TheReferenceReviewsGiveRapidJsonsDocument) {
+  for (const std::string& review : referenceReviews()) EXPECT_TRUE(parsesAsRapidJson(review));
+}
+
+TEST(JsonParseCopy, NumbersAreTheTypesRapidJsonMakesThem) {
+  for (const char* text : {"0",
+                           "-0",
+                           "7",
+                           "-7",
+                           "2147483647",
+                           "2147483648",
+                           "-2147483648",
+                           "-2147483649",
+                           "4294967295",
+                           "4294967296",
+                           "123456789012345678",
+                           "-123456789012345678",
+                           "1234567890123456789",
+                           "9223372036854775807",
+                           "-9223372036854775808",
+                           "18446744073709551615",
+                           "18446744073709551616",
+                           "1.5",
+                           "-0.0",
+                           "1e5",
+                           "1E-2",
+                           "2.5e+3",
+                           "[0,-1,4294967295,4294967296,1.25]"}) {
+    EXPECT_TRUE(parsesAsRapidJson(text));
+  }
+}
+
+TEST(JsonParseCopy, StringsAndEscapesAreUnescapedAsRapidJsonDoes) {
+  for (const char* text : {
+           R"("")",
+           R"("plain")",
+           R"("a\"b\\c\/d\be\ff\ng\rh\ti")",
+           R"("\u0041\u00e9\u4e2d\uFFFF")",
+           R"("a\u0000b")",
+           R"("\ud83d\ude00")",
+           R"("\ud800")",
+           R"("\udc00x")",
+           R"("\ud800\u0041")",
+           R"("\x")",
+           R"("\u12")",
+           R"("\u12g4")",
+           R"("caf\u00e9 and more text than one block of sixteen bytes \" after")",
+           R"({"k:{\"name\":\"ranker\"}":{".":{}}})",
+           "\"tab\there\"",
+           "\"\xc3\xa9t\xc3\xa9\"",
+           "\"\xff\xfe\"",
+           "\"\xe2\x82\"",
+       }) {
+    EXPECT_TRUE(parsesAsRapidJson(text));
+  }
+  // Escapes at every offset within a block.
+  for (size_t offset = 0; offset < 40; ++offset) {
+    EXPECT_TRUE(parsesAsRapidJson("[\"" + std::string(offset, 'a') + "\\\"" +
+                                  std::string(offset, 'b') + "\\u00e9" + std::string(20, 'c') +
+                                  "\"]"));
+  }
+}
+
+TEST(JsonParseCopy, StructureWhitespaceAndErrorsAreRapidJsons) {
+  for (const std::string& text :
+       std::vector<std::string>{"",
+                                " ",
+                                "null",
+                                " true ",
+                                "false",
+                                "nul",
+                                "tru",
+                                "falsey",
+                                "[]",
+                                "{}",
+                                "[ ]",
+                                "{ }",
+                                " \t\r\n[ [ ] , { } ] \n",
+                                R"({"a" : 1 , "b" :[ 1 , { } , [ ] ] })",
+                                "[1,2,]",
+                                R"({"a":1,})",
+                                R"({"a"})",
+                                "{1:2}",
+                                "[1 2]",
+                                R"("abc)",
+                                R"("abc\)",
+                                "[-]",
+                                "[--1]",
+                                "[+1]",
+                                "[.5]",
+                                "[1.]",
+                                "[01]",
+                                R"({"a":1}x)",
+                                R"({"k":"v","k":"w"})",
+                                "[",
+                                "{",
+                                R"({"a":)",
+                                std::string("{\"a\":1}\0{", 9),
+                                std::string("\"a\0b\"", 5),
+                                std::string(300, '[') + std::string(300, ']'),
+                                std::string(200, '[') + std::string(200, ']'),
+                                std::string(201, '[') + std::string(201, ']')}) {
+    EXPECT_TRUE(parsesAsRapidJson(text));
+  }
+}
+
+TEST(JsonParseCopy, BrokenReviewsFailAsRapidJsonFailsThem) {
+  const std::vector<std::string> reviews = referenceReviews();
+  const std::string alphabet = std::string("{}[]\":,\\ \t\n0123456789-.eEtruefalsnu") + "\x01\x80";
+  std::mt19937 random(20261130);
+  for (int round = 0; round < 20000; ++round) {
+    std::string text = reviews[random() % reviews.size()];
+    for (int edit = 1 + static_cast<int>(random() % 3); edit > 0; --edit) {
+      const size_t at = random() % (text.size() + 1);
+      const char c = alphabet[random() % alphabet.size()];
+      switch (random() % 4) {
+        case 0:
+          if (at < text.size()) text.erase(at, 1 + random() % 3);
+          break;
+        case 1:
+          text.insert(at, 1, c);
+          break;
+        case 2:
+          if (at < text.size()) text[at] = c;
+          break;
+        default:
+          text.resize(at);
+          break;
+      }
+    }
+    ASSERT_TRUE(parsesAsRapidJson(text));
+  }
+}
+
+}  // namespace
+}  // namespace aiadmit

@@ -1,0 +1,383 @@
+// Parsing JSON into a RapidJSON document: RapidJSON's own reader in place,
+// and, for a body the request path reads, a shorter reader for the JSON that
+// Kubernetes sends (ASCII, integers) that gives the same document and hands
+// everything else to RapidJSON's.
+#include <rapidjson/error/en.h>
+#include <rapidjson/reader.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+#include <limits>
+
+#include "webhook/kube/json.h"
+
+namespace aiadmit {
+
+namespace {
+
+// Kubernetes objects are nearly always pure ASCII; checking that first lets
+// the parser skip per-character UTF-8 validation, its most expensive part.
+bool isAscii(const char* text, size_t size) {
+  unsigned char any = 0;
+  for (size_t i = 0; i < size; ++i) any |= static_cast<unsigned char>(text[i]);
+  return any < 0x80;
+}
+
+struct InSituParse {
+  char* text;
+  size_t size;
+  size_t maxDepth;
+  rapidjson::ParseResult result;
+  bool tooDeep = false;
+
+  template <typename Handler>
+  bool operator()(Handler& handler) {
+    DepthLimiter<Handler> limiter(handler, maxDepth);
+    rapidjson::Reader reader;
+    // The recursive parser calls StartObject/StartArray before descending, so
+    // the limiter stops hostile nesting before it costs stack.
+    rapidjson::InsituStringStream stream(text);
+    if (isAscii(text, size)) {
+      result = reader.Parse<rapidjson::kParseInsituFlag>(stream, limiter);
+    } else {
+      result = reader.Parse<rapidjson::kParseInsituFlag | rapidjson::kParseValidateEncodingFlag>(
+          stream, limiter);
+    }
+    tooDeep = limiter.tooDeep();
+    return !result.IsError();
+  }
+};
+
+// RapidJSON 1.1.0 takes the continuation bytes a UTF-8 lead byte announces
+// without looking for the end: a text ending inside such a sequence would be
+// read, and in situ written, past its terminating NUL.
+bool endsInsideUtf8Sequence(const char* text, size_t size) {
+  for (size_t back = 1; back <= 3 && back <= size; ++back) {
+    const auto byte = static_cast<unsigned char>(text[size - back]);
+    const size_t continuations = byte >= 0xC2 && byte <= 0xDF   ? 1
+                                 : byte >= 0xE0 && byte <= 0xEF ? 2
+                                 : byte >= 0xF0 && byte <= 0xF4 ? 3
+                                                                : 0;
+    if (continuations > back) return true;
+  }
+  return false;
+}
+
+// ---- The short reader ----
+//
+// It sends the document the SAX events RapidJSON's reader sends for the same
+// text (kParseInsituFlag: strings unescaped in place and NUL-terminated, keys
+// likewise; a number as Uint, Int, Uint64 or Int64 by the same bounds), so the
+// document is the same value for value. It declines, and RapidJSON's reader
+// parses the text again from the start, at anything else: a byte outside
+// ASCII, a fraction or an exponent, more than 18 digits, a surrogate escape,
+// nesting beyond the limit, and every error, whose message is RapidJSON's.
+
+// Bytes the text is padded with, so that the string scan may read a whole
+// block past the terminating NUL.
+constexpr size_t kPadding = 32;
+
+// How many bytes at `p` continue an unescaped run of a string, up to one
+// block: the run ends at a quote, a backslash, a control character or a
+// byte outside ASCII.
+#if defined(__SSE2__)
+constexpr size_t kBlock = 16;
+inline size_t plainRun(const char* p) {
+  const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const __m128i quote = _mm_cmpeq_epi8(bytes, _mm_set1_epi8('"'));
+  const __m128i backslash = _mm_cmpeq_epi8(bytes, _mm_set1_epi8('\\'));
+  // A signed comparison: bytes from 0x80 are negative, so below 0x20 too.
+  const __m128i low = _mm_cmplt_epi8(bytes, _mm_set1_epi8(0x20));
+  const auto stops =
+      static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, backslash), low)));
+  return stops == 0 ? kBlock : static_cast<size_t>(__builtin_ctz(stops));
+}
+#else
+constexpr size_t kBlock = sizeof(uint64_t);
+inline size_t plainRun(const char* p) {
+  constexpr uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr uint64_t kHighs = 0x8080808080808080ULL;
+  uint64_t word;
+  std::memcpy(&word, p, sizeof word);
+  const uint64_t quote = word ^ (kOnes * '"');
+  const uint64_t backslash = word ^ (kOnes * '\\');
+  // Bit 7 of a byte that is zero, or below 0x20; bits above the lowest may
+  // be false (the subtraction borrows), the lowest never is.
+  const uint64_t zeroInQuote = (quote - kOnes) & ~quote;
+  const uint64_t zeroInBackslash = (backslash - kOnes) & ~backslash;
+  const uint64_t control = word - kOnes * 0x20;
+  const uint64_t stops = (zeroInQuote | zeroInBackslash | control | word) & kHighs;
+  return stops == 0 ? kBlock : static_cast<size_t>(__builtin_ctzll(stops)) / 8;
+}
+#endif
+
+inline bool isSpace(char c) {
+  return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+inline int hexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// One loop over the text with the open containers on a stack of its own:
+// no call per value, and the position stays in a register (as a member it
+// would be read again after every byte the unescaping writes).
+class ShortReader {
+ public:
+  ShortReader(char* text, size_t size, size_t maxDepth)
+      : text_(text), end_(text + size), maxDepth_(std::min(maxDepth, kMaxLevels)) {}
+
+  bool operator()(JsonDocument& document) {
+    parsed_ = read(document);
+    return parsed_;
+  }
+  bool parsed() const { return parsed_; }
+
+ private:
+  // Deeper nesting is declined when the limit is higher still (RapidJSON's
+  // reader takes it then).
+  static constexpr size_t kMaxLevels = 256;
+
+  struct Level {
+    rapidjson::SizeType count = 0;
+    bool object = false;
+  };
+
+  // The API server sends JSON without whitespace: one comparison for that.
+  static char* skipSpace(char* p) {
+    while (static_cast<unsigned char>(*p) <= ' ' && isSpace(*p)) ++p;
+    return p;
+  }
+
+  // The padding keeps the read in bounds.
+  static bool literal(const char* p, const char* word, size_t size) {
+    return std::memcmp(p, word, size) == 0;
+  }
+
+  bool read(JsonDocument& document) {
+    std::array<Level, kMaxLevels> levels;
+    size_t depth = 0;
+    char* p = skipSpace(text_);
+    bool keyNext = false;  // in an object, after "{" or ","
+    // At the top of the loop `p` is past any whitespace.
+    for (;;) {
+      if (keyNext) {
+        if (*p != '"' || (p = string(p, document, true)) == nullptr) return false;
+        p = skipSpace(p);
+        if (*p != ':') return false;
+        p = skipSpace(p + 1);
+      }
+      bool closing = false;  // `p` is at the end of the innermost container
+      switch (*p) {
+        case '"':
+          p = string(p, document, false);
+          break;
+        case '{':
+        case '[': {
+          if (depth == maxDepth_) return false;
+          const bool object = *p == '{';
+          levels[depth++] = {0, object};
+          if (object) {
+            document.StartObject();
+          } else {
+            document.StartArray();
+          }
+          p = skipSpace(p + 1);
+          closing = *p == (object ? '}' : ']');
+          if (!closing) {
+            keyNext = object;
+            continue;
+          }
+          break;
+        }
+        case 't':
+          p = literal(p, "true", 4) && document.Bool(true) ? p + 4 : nullptr;
+          break;
+        case 'f':
+          p = literal(p, "false", 5) && document.Bool(false) ? p + 5 : nullptr;
+          break;
+        case 'n':
+          p = literal(p, "null", 4) && document.Null() ? p + 4 : nullptr;
+          break;
+        default:
+          p = number(p, document);
+          break;
+      }
+      if (p == nullptr) return false;
+      // A value is complete: the next one, or the ends of containers.
+      for (;;) {
+        if (closing) {
+          const Level& closed = levels[--depth];
+          ++p;
+          if (closed.object) {
+            document.EndObject(closed.count);
+          } else {
+            document.EndArray(closed.count);
+          }
+        }
+        // Trailing text, or a NUL before the end: RapidJSON's error.
+        if (depth == 0) return skipSpace(p) == end_;
+        Level& level = levels[depth - 1];
+        ++level.count;
+        p = skipSpace(p);
+        if (*p == ',') {
+          p = skipSpace(p + 1);
+          keyNext = level.object;
+          break;
+        }
+        if (*p != (level.object ? '}' : ']')) return false;
+        closing = true;
+      }
+    }
+  }
+
+  // At the opening quote: unescapes the string in place, NUL-terminates it
+  // and sends it as a key or a value.
+  [[gnu::always_inline]] static char* string(char* p, JsonDocument& document, bool isKey) {
+    char* const head = ++p;
+    char* out = head;  // where unescaped content goes; `p` until the first escape
+    for (;;) {
+      const size_t run = plainRun(p);
+      if (out != p) std::memmove(out, p, run);
+      p += run;
+      out += run;
+      if (run == kBlock) continue;
+      if (*p == '"') break;
+      if (*p != '\\' || (p = unescape(p, out)) == nullptr) return nullptr;
+    }
+    *out = '\0';
+    const auto length = static_cast<rapidjson::SizeType>(out - head);
+    if (isKey) {
+      document.Key(head, length, false);
+    } else {
+      document.String(head, length, false);
+    }
+    return p + 1;
+  }
+
+  // At a backslash: writes what it stands for at `out`.
+  static char* unescape(char* p, char*& out) {
+    char plain = 0;
+    switch (p[1]) {
+      case '"':
+      case '\\':
+      case '/':
+        plain = p[1];
+        break;
+      case 'b':
+        plain = '\b';
+        break;
+      case 'f':
+        plain = '\f';
+        break;
+      case 'n':
+        plain = '\n';
+        break;
+      case 'r':
+        plain = '\r';
+        break;
+      case 't':
+        plain = '\t';
+        break;
+      case 'u':
+        return unicode(p, out);
+      default:
+        return nullptr;
+    }
+    *out++ = plain;
+    return p + 2;
+  }
+
+  // \uXXXX outside the surrogates, as UTF-8 (the padding keeps the reads in bounds).
+  static char* unicode(char* p, char*& out) {
+    unsigned codepoint = 0;
+    for (int i = 2; i < 6; ++i) {
+      const int digit = hexDigit(p[i]);
+      if (digit < 0) return nullptr;
+      codepoint = codepoint << 4 | static_cast<unsigned>(digit);
+    }
+    if (codepoint >= 0xD800 && codepoint <= 0xDFFF) return nullptr;
+    if (codepoint < 0x80) {
+      *out++ = static_cast<char>(codepoint);
+    } else if (codepoint < 0x800) {
+      *out++ = static_cast<char>(0xC0 | codepoint >> 6);
+      *out++ = static_cast<char>(0x80 | (codepoint & 0x3F));
+    } else {
+      *out++ = static_cast<char>(0xE0 | codepoint >> 12);
+      *out++ = static_cast<char>(0x80 | (codepoint >> 6 & 0x3F));
+      *out++ = static_cast<char>(0x80 | (codepoint & 0x3F));
+    }
+    return p + 6;
+  }
+
+  // An integer of at most 18 digits, sent as RapidJSON sends it.
+  static char* number(char* p, JsonDocument& document) {
+    const bool minus = *p == '-';
+    if (minus) ++p;
+    const char* const digits = p;
+    uint64_t magnitude = 0;
+    while (*p >= '0' && *p <= '9') magnitude = magnitude * 10 + static_cast<unsigned>(*p++ - '0');
+    const size_t count = static_cast<size_t>(p - digits);
+    if (count == 0 || count > 18 || (*digits == '0' && count > 1)) return nullptr;
+    if (*p == '.' || *p == 'e' || *p == 'E') return nullptr;
+    if (minus) {
+      if (magnitude <= 0x80000000ULL) {
+        document.Int(static_cast<int32_t>(~static_cast<uint32_t>(magnitude) + 1));
+      } else {
+        document.Int64(static_cast<int64_t>(~magnitude + 1));
+      }
+    } else if (magnitude <= std::numeric_limits<uint32_t>::max()) {
+      document.Uint(static_cast<unsigned>(magnitude));
+    } else {
+      document.Uint64(magnitude);
+    }
+    return p;
+  }
+
+  char* const text_;
+  const char* const end_;
+  const size_t maxDepth_;
+  bool parsed_ = false;
+};
+
+}  // namespace
+
+std::string parseJsonInSitu(char* text, size_t size, size_t maxDepth, JsonDocument& document) {
+  // InsituStringStream reads up to a NUL; a NUL inside the body must not end it early.
+  if (std::char_traits<char>::find(text, size, '\0') != nullptr) {
+    return "malformed JSON: NUL byte in body";
+  }
+  if (endsInsideUtf8Sequence(text, size)) return "malformed JSON: truncated UTF-8 at the end";
+  InSituParse parse{text, size, maxDepth, {}, false};
+  document.Populate(parse);
+  if (parse.tooDeep) return "JSON nested deeper than " + std::to_string(maxDepth) + " levels";
+  if (parse.result.IsError()) {
+    return std::string("malformed JSON at offset ") + std::to_string(parse.result.Offset()) + ": " +
+           rapidjson::GetParseError_En(parse.result.Code());
+  }
+  return {};
+}
+
+std::string parseJsonCopy(std::string_view text, size_t maxDepth, std::string& buffer,
+                          JsonDocument& document) {
+  buffer.reserve(text.size() + kPadding);
+  buffer.assign(text.data(), text.size());
+  buffer.append(kPadding, '\0');
+  ShortReader reader(buffer.data(), text.size(), maxDepth);
+  document.Populate(reader);
+  if (reader.parsed()) return {};
+  // Declined: RapidJSON's reader on a fresh copy (the short one may have
+  // unescaped part of this one in place).
+  buffer.assign(text.data(), text.size());
+  document.SetNull();
+  return parseJsonInSitu(buffer.data(), buffer.size(), maxDepth, document);
+}
+
+}  // namespace aiadmit
