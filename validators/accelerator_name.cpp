@@ -109,11 +109,7 @@ NameSuggestion suggestionFor(std::string_view name, const Profile& profile) {
 // is AIA016's to judge.
 bool someNodeOffers(const ClusterView* cluster, std::string_view name) {
   if (cluster == nullptr) return false;
-  Toleration everyTaint;
-  everyTaint.op = "Exists";
-  Placement everywhere;
-  everywhere.tolerations.push_back(everyTaint);
-  const std::optional<NodeCapacity> largest = cluster->largestNodeForResource(name, everywhere);
+  const std::optional<NodeCapacity> largest = cluster->largestNodeForResourceAnywhere(name);
   return largest && largest->devices > 0;
 }
 

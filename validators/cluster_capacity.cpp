@@ -129,11 +129,7 @@ std::optional<Violation> noNodeNow(const ClusterView& cluster, const std::string
                                    const std::optional<NodeCapacity>& capacity,
                                    const std::string& field) {
   if (!capacity || (capacity->matchingNodes > 0 && capacity->devices > 0)) return std::nullopt;
-  Placement everywhere;
-  Toleration any;  // an empty key with Exists tolerates every taint
-  any.op = "Exists";
-  everywhere.tolerations.push_back(std::move(any));
-  const std::optional<NodeCapacity> anywhere = cluster.largestNodeForResource(resource, everywhere);
+  const std::optional<NodeCapacity> anywhere = cluster.largestNodeForResourceAnywhere(resource);
   if (!anywhere || anywhere->devices == 0) return std::nullopt;
   Violation violation{
       AIA016, field,

@@ -4,6 +4,7 @@
 
 #include "webhook/engine/engine.h"
 #include "webhook/kube/annotations.h"
+#include "webhook/kube/json_pointer.h"
 
 namespace aiadmit {
 
@@ -58,11 +59,8 @@ namespace {
 // developer's statement (class, profile, GPUs, main container).
 bool anyAiadmitAnnotation(const std::vector<PodReader>& pods) {
   return std::any_of(pods.begin(), pods.end(), [](const PodReader& pod) {
-    for (const std::string_view key : {kClassAnnotation, kWorkloadAnnotation, kProfileAnnotation,
-                                       kGpusAnnotation, kGpuContainerAnnotation}) {
-      if (pod.templateAnnotation(key) || pod.objectAnnotation(key)) return true;
-    }
-    return false;
+    return std::any_of(std::begin(kWorkloadAnnotationKeys), std::end(kWorkloadAnnotationKeys),
+                       [&](std::string_view key) { return pod.annotation(key).has_value(); });
   });
 }
 
@@ -140,9 +138,7 @@ bool madeByController(const JsonValue& object) {
 std::pair<std::string_view, std::string_view> controllerGroupKind(const JsonValue& object) {
   const JsonValue* owner = controllerOwner(object);
   if (owner == nullptr) return {};
-  const std::string_view apiVersion = stringOf(member(owner, "apiVersion"));
-  const size_t slash = apiVersion.find('/');
-  return {slash == std::string_view::npos ? std::string_view() : apiVersion.substr(0, slash),
+  return {splitApiVersion(stringOf(member(owner, "apiVersion"))).group,
           stringOf(member(owner, "kind"))};
 }
 

@@ -25,10 +25,14 @@ inline constexpr std::string_view kGpusAnnotation = "aiadmit.dev/gpus";
 inline constexpr std::string_view kGpuContainerAnnotation = "aiadmit.dev/gpu-container";
 inline constexpr std::string_view kClassAnnotation = "aiadmit.dev/class";
 
+// Every key a developer or aiadmit's stamp puts on a workload.
+inline constexpr std::string_view kWorkloadAnnotationKeys[] = {
+    kWorkloadAnnotation, kProfileAnnotation, kGpusAnnotation, kGpuContainerAnnotation,
+    kClassAnnotation};
+
 static_assert(
     [] {
-      for (std::string_view key : {kWorkloadAnnotation, kProfileAnnotation, kGpusAnnotation,
-                                   kGpuContainerAnnotation, kClassAnnotation}) {
+      for (std::string_view key : kWorkloadAnnotationKeys) {
         if (!key.starts_with(kAnnotationPrefix)) return false;
       }
       return true;

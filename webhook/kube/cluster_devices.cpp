@@ -251,6 +251,15 @@ std::optional<NodeCapacity> ClusterView::largestNodeForDeviceClass(std::string_v
   return best;
 }
 
+std::optional<NodeCapacity> ClusterView::largestNodeForResourceAnywhere(
+    std::string_view resourceName) const {
+  Toleration everyTaint;  // an empty key with Exists tolerates every taint
+  everyTaint.op = "Exists";
+  Placement everywhere;
+  everywhere.tolerations.push_back(std::move(everyTaint));
+  return largestNodeForResource(resourceName, everywhere);
+}
+
 std::optional<NodeCapacity> ClusterView::largestNodeForResource(std::string_view resourceName,
                                                                 const Placement& pool) const {
   // Without the DeviceClasses it is not known whether DRA backs the name

@@ -387,6 +387,9 @@ class ClusterView {
   // none allocatable.
   std::optional<NodeCapacity> largestNodeForResource(std::string_view resourceName,
                                                      const Placement& pool) const;
+  // The same over every node, whatever a Pod selects or tolerates: whether
+  // the cluster has the resource at all.
+  std::optional<NodeCapacity> largestNodeForResourceAnywhere(std::string_view resourceName) const;
   // The most devices of `deviceClassName` that the ResourceSlices make
   // available to any one matching node (node-local slices and those whose
   // nodeSelector or allNodes reach it; only each pool's newest generation).
