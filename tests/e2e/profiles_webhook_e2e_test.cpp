@@ -122,6 +122,41 @@ TEST(E2eProfilesWebhook, TheInstalledConfigMapIsGuardedByItsGeneratedName) {
   EXPECT_TRUE(recorded);
 }
 
+// An upgrade applies the new release's profiles ConfigMap while the previous
+// release's replicas answer the webhook: a set they cannot load that names a
+// later release (aiadmit.dev/release, which the base's generator sets) is
+// stored with their warnings, not refused; the same set naming this release
+// is refused.
+TEST(E2eProfilesWebhook, ALaterReleasesProfilesAreStoredWithAWarningDuringAnUpgrade) {
+  const std::string name = "aiadmit-profiles-nextrelease";
+  ConfigMapDeletedAtExit cleanup(name);
+  const ProfileFiles broken(true);
+  const auto annotated = [&](const std::string& release) {
+    const CommandResult made =
+        kubectl({"annotate", "--local", "-f", "-", "aiadmit.dev/release=" + release, "-o", "yaml"},
+                configMapOf(name, broken));
+    EXPECT_EQ(made.exitCode, 0) << made.err;
+    return made.out;
+  };
+  const CommandResult refused = kubectl({"apply", "-f", "-"}, annotated(AIADMIT_VERSION));
+  EXPECT_NE(refused.exitCode, 0);
+  EXPECT_NE(refused.err.find("these profiles do not load"), std::string::npos) << refused.err;
+
+  const CommandResult stored = kubectl({"apply", "-f", "-"}, annotated("99.0.0"));
+  ASSERT_EQ(stored.exitCode, 0) << stored.err;
+  EXPECT_NE(stored.err.find("Warning: aiadmit: these profiles are for aiadmit 99.0.0, later than "
+                            "this replica's " AIADMIT_VERSION ": admitted unjudged"),
+            std::string::npos)
+      << stored.err;
+  EXPECT_NE(stored.err.find("Warning: aiadmit: 1 error here, the first: training.yaml:" +
+                            std::to_string(broken.line) + ":17"),
+            std::string::npos)
+      << stored.err;
+  const json kept = kubectlJson({"get", "configmap", name, "-n", kSystem});
+  ASSERT_TRUE(kept.is_object());
+  EXPECT_EQ(kept["metadata"]["annotations"]["aiadmit.dev/release"], "99.0.0");
+}
+
 // While aiadmit is down the webhook fails open: an admin's edit is stored
 // (the replicas check it as they reload or start).
 TEST(E2eProfilesWebhookSerial, AnEditIsStoredWhileAiadmitIsDown) {

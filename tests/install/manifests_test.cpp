@@ -108,6 +108,12 @@ TEST(Manifests, ProfilesConfigMapIsGeneratedFromTheRepositoryProfiles) {
   const std::string name(stringMember(member(configMaps[0], "metadata"), "name"));
   EXPECT_EQ(name.rfind("aiadmit-profiles-", 0), 0u)
       << "hashed name, so a change rolls out: " << name;
+  // It names the release its profiles are for: this build's, so that the
+  // previous release's replicas admit it during an upgrade instead of
+  // refusing fields they do not know.
+  EXPECT_EQ(
+      stringMember(member(member(configMaps[0], "metadata"), "annotations"), "aiadmit.dev/release"),
+      AIADMIT_VERSION);
 
   std::set<std::string> repositoryFiles;
   for (const auto& entry : fs::directory_iterator(sourceDir() + "/profiles")) {

@@ -44,7 +44,7 @@ Files brokenTraining(int* line = nullptr) {
 }
 
 std::string configMap(const Files& data, const Files& binaryData = {},
-                      const std::string& label = "") {
+                      const std::string& label = "", const std::string& release = "") {
   JsonDocument doc(rapidjson::kObjectType);
   JsonAllocator& allocator = doc.GetAllocator();
   setString(doc, "apiVersion", "v1", allocator);
@@ -56,6 +56,11 @@ std::string configMap(const Files& data, const Files& binaryData = {},
     JsonValue labels(rapidjson::kObjectType);
     setString(labels, "team", label, allocator);
     setMember(metadata, "labels", std::move(labels), allocator);
+  }
+  if (!release.empty()) {
+    JsonValue annotations(rapidjson::kObjectType);
+    setString(annotations, "aiadmit.dev/release", release, allocator);
+    setMember(metadata, "annotations", std::move(annotations), allocator);
   }
   setMember(doc, "metadata", std::move(metadata), allocator);
   for (const auto& [field, files] : {std::pair{"data", &data}, {"binaryData", &binaryData}}) {
@@ -111,6 +116,45 @@ TEST(ProfilesReview, ABrokenSetIsDeniedWithKeyLineAndFieldAsLintPrintsThem) {
                                                                     << answer.message;
   }
   EXPECT_NE(answer.message.find("would keep their last good set"), std::string::npos);
+}
+
+// During an upgrade the previous release's replicas answer for the new
+// release's ConfigMap: a set they cannot load but that names a later release
+// is admitted and said, never refused; the same set of this release or an
+// earlier one, or naming no release it can read, is refused as before.
+TEST(ProfilesReview, ASetOfALaterReleaseIsAdmittedWithAWarningNotRefused) {
+  WebhookServer server;
+  int line = 0;
+  const Files files = brokenTraining(&line);
+  const std::string ours = AIADMIT_VERSION;
+  // Compared number by number: "100" after "99.1", a fourth part after none.
+  for (const std::string& later : std::vector<std::string>{"99.0.0", "100", ours + ".1"}) {
+    const ReviewResponse answer = create(server, configMap(files, {}, "", later));
+    EXPECT_TRUE(answer.allowed) << later << ": " << answer.message;
+    ASSERT_EQ(answer.warnings.size(), 3u) << later;
+    EXPECT_EQ(answer.warnings[0], "aiadmit: these profiles are for aiadmit " + later +
+                                      ", later than this replica's " + ours +
+                                      ": admitted unjudged");
+    EXPECT_EQ(answer.warnings[1],
+              "aiadmit: the new release's replicas load them as they start and stop its rollout "
+              "if they fail");
+    EXPECT_EQ(
+        answer.warnings[2].rfind(
+            "aiadmit: 1 error here, the first: training.yaml:" + std::to_string(line) + ":", 0),
+        0u)
+        << answer.warnings[2];
+  }
+  for (const std::string& notLater : std::vector<std::string>{
+           ours, ours + ".0", "0.0.0", "0", ours + "-rc.1", "next", "0..2", "99.0.0.", ""}) {
+    const ReviewResponse answer = create(server, configMap(files, {}, "", notLater));
+    EXPECT_FALSE(answer.allowed) << "release \"" << notLater << "\"";
+    EXPECT_NE(answer.message.find("these profiles do not load"), std::string::npos)
+        << answer.message;
+  }
+  // A good set of a later release is admitted like any good set.
+  const ReviewResponse good = create(server, configMap(shippedProfiles(), {}, "", "99.0.0"));
+  EXPECT_TRUE(good.allowed);
+  EXPECT_TRUE(good.warnings.empty());
 }
 
 TEST(ProfilesReview, TheShippedSetAndWorkloadTypeDocumentsAreAdmitted) {

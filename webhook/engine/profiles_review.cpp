@@ -1,8 +1,11 @@
 #include "webhook/engine/profiles_review.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cstdint>
 
 #include "mutators/mutator.h"
+#include "webhook/kube/annotations.h"
 #include "webhook/kube/warnings.h"
 
 namespace aiadmit {
@@ -76,6 +79,52 @@ std::vector<std::string> ignoredKeys(const std::vector<ProfileFileText>& files) 
   return warnings;
 }
 
+// Whether `release` ("0.2.0") comes after `ours`, compared number by number
+// ("0.10.0" after "0.9.1"; a missing part is 0). A release that does not read
+// as dotted numbers comes after nothing.
+bool isLaterRelease(std::string_view release, std::string_view ours) {
+  const auto parts = [](std::string_view text, std::vector<uint64_t>& out) {
+    while (!text.empty()) {
+      const size_t dot = text.find('.');
+      const std::string_view part = text.substr(0, dot);
+      uint64_t number = 0;
+      const auto [end, error] = std::from_chars(part.data(), part.data() + part.size(), number);
+      if (part.empty() || error != std::errc() || end != part.data() + part.size()) return false;
+      out.push_back(number);
+      if (dot == std::string_view::npos) return true;
+      text.remove_prefix(dot + 1);
+    }
+    return false;  // empty, or ending in a dot
+  };
+  std::vector<uint64_t> theirs;
+  std::vector<uint64_t> mine;
+  if (!parts(release, theirs) || !parts(ours, mine)) return false;
+  const size_t length = std::max(theirs.size(), mine.size());
+  theirs.resize(length);
+  mine.resize(length);
+  return theirs > mine;
+}
+
+// A set this replica cannot load, written for a later release (an upgrade
+// applies the new ConfigMap while the old replicas still answer): it may be
+// good there, so it is admitted and said, never refused. The later release's
+// replicas load it as they start, and stop a rollout on a set that fails.
+AdmissionOutcome laterReleasesSet(std::string_view release, const ProfileLoadResult& loaded,
+                                  std::vector<std::string> warnings) {
+  // Three lines, each within the API server's 120 characters.
+  warnings.push_back(warningLine("these profiles are for aiadmit " + cutAtUtf8(release, 16) +
+                                 ", later than this replica's " + AIADMIT_VERSION +
+                                 ": admitted unjudged"));
+  warnings.push_back(warningLine(
+      "the new release's replicas load them as they start and stop its rollout if they fail"));
+  if (!loaded.errors.empty()) {
+    const size_t count = loaded.errors.size();
+    warnings.push_back(warningLine(std::to_string(count) + (count == 1 ? " error" : " errors") +
+                                   " here, the first: " + loaded.errors.front().format()));
+  }
+  return AdmissionOutcome::allowed(std::move(warnings));
+}
+
 AdmissionOutcome decide(const AdmissionRequest& request) {
   const AdmissionSubject& subject = request.subject;
   const bool writes =
@@ -97,6 +146,11 @@ AdmissionOutcome decide(const AdmissionRequest& request) {
       "ConfigMap " + std::string(subject.namespaceName) + "/" + std::string(request.name),
       mutationSwitches());
   if (loaded.ok()) return AdmissionOutcome::allowed(std::move(warnings));
+  const std::string_view release =
+      stringMember(member(member(subject.object, "metadata"), "annotations"), kReleaseAnnotation);
+  if (isLaterRelease(release, AIADMIT_VERSION)) {
+    return laterReleasesSet(release, loaded, std::move(warnings));
+  }
   return AdmissionOutcome::denied(profilesDenialMessage(loaded.errors), std::move(warnings));
 }
 

@@ -11,7 +11,11 @@
 // that does not load is denied (HTTP 200, allowed: false) with each error as
 // KEY:LINE:COLUMN: FIELD: MESSAGE; a review that cannot be read is a 400. A
 // DELETE, and an UPDATE that leaves the files as they were (labels, a
-// finalizer's removal), are allowed whatever the ConfigMap holds.
+// finalizer's removal), are allowed whatever the ConfigMap holds. A set whose
+// annotation aiadmit.dev/release names a later release than this replica's
+// is admitted with a warning when it does not load: during an upgrade the old
+// replicas answer for the new release's ConfigMap, and a field they do not
+// know may be the new release's.
 #pragma once
 
 #include <string>

@@ -25,6 +25,12 @@ inline constexpr std::string_view kGpusAnnotation = "aiadmit.dev/gpus";
 inline constexpr std::string_view kGpuContainerAnnotation = "aiadmit.dev/gpu-container";
 inline constexpr std::string_view kClassAnnotation = "aiadmit.dev/class";
 
+// On the profiles ConfigMap: the aiadmit release its profiles were written
+// for (profiles/Kustomization sets it to the release's version). A replica of
+// an earlier release cannot judge them: a field or value it does not know may
+// be the later release's.
+inline constexpr std::string_view kReleaseAnnotation = "aiadmit.dev/release";
+
 // Every key a developer or aiadmit's stamp puts on a workload.
 inline constexpr std::string_view kWorkloadAnnotationKeys[] = {
     kWorkloadAnnotation, kProfileAnnotation, kGpusAnnotation, kGpuContainerAnnotation,
