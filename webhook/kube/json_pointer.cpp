@@ -31,17 +31,39 @@ std::string unescapedPointerToken(std::string_view escaped) {
   return token;
 }
 
-std::vector<std::string> pointerTokens(std::string_view pointer) {
-  std::vector<std::string> tokens;
-  if (pointer.empty()) return tokens;
+namespace {
+
+// Calls `visit` with each unescaped token of `pointer` in turn, while it
+// returns true; returns false when one did not. A token is a view into the
+// pointer unless it holds an escape, which only then costs a copy.
+template <typename Visit>
+bool forEachToken(std::string_view pointer, Visit&& visit) {
+  if (pointer.empty()) return true;
   size_t start = pointer.front() == '/' ? 1 : 0;
-  while (true) {
+  std::string unescaped;
+  for (;;) {
     const size_t slash = pointer.find('/', start);
-    tokens.push_back(unescapedPointerToken(pointer.substr(
-        start, slash == std::string_view::npos ? std::string_view::npos : slash - start)));
-    if (slash == std::string_view::npos) break;
+    const std::string_view escaped = pointer.substr(
+        start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
+    std::string_view token = escaped;
+    if (escaped.find('~') != std::string_view::npos) {
+      unescaped = unescapedPointerToken(escaped);
+      token = unescaped;
+    }
+    if (!visit(token)) return false;
+    if (slash == std::string_view::npos) return true;
     start = slash + 1;
   }
+}
+
+}  // namespace
+
+std::vector<std::string> pointerTokens(std::string_view pointer) {
+  std::vector<std::string> tokens;
+  forEachToken(pointer, [&](std::string_view token) {
+    tokens.emplace_back(token);
+    return true;
+  });
   return tokens;
 }
 
@@ -95,33 +117,6 @@ GroupVersion splitApiVersion(std::string_view apiVersion) {
   if (slash == std::string_view::npos) return {{}, apiVersion};
   return {apiVersion.substr(0, slash), apiVersion.substr(slash + 1)};
 }
-
-namespace {
-
-// Calls `visit` with each unescaped token of `pointer` in turn, while it
-// returns true; returns false when one did not. A token is a view into the
-// pointer unless it holds an escape, which only then costs a copy.
-template <typename Visit>
-bool forEachToken(std::string_view pointer, Visit&& visit) {
-  if (pointer.empty()) return true;
-  size_t start = pointer.front() == '/' ? 1 : 0;
-  std::string unescaped;
-  for (;;) {
-    const size_t slash = pointer.find('/', start);
-    const std::string_view escaped = pointer.substr(
-        start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
-    std::string_view token = escaped;
-    if (escaped.find('~') != std::string_view::npos) {
-      unescaped = unescapedPointerToken(escaped);
-      token = unescaped;
-    }
-    if (!visit(token)) return false;
-    if (slash == std::string_view::npos) return true;
-    start = slash + 1;
-  }
-}
-
-}  // namespace
 
 const JsonValue* valueAt(const JsonValue& root, std::string_view pointer) {
   const JsonValue* value = &root;

@@ -26,6 +26,7 @@
 #include "webhook/serving/metrics.h"
 #include "webhook/serving/metrics_listener.h"
 #include "webhook/serving/profile_watch.h"
+#include "webhook/serving/server_flags.h"
 #include "webhook/serving/tls.h"
 
 namespace aiadmit {
@@ -381,12 +382,6 @@ class Control {
   bool draining_ = false;
   Clock::time_point drainDeadline_;
 };
-
-// "[::]:8443", "0.0.0.0:8443": an IPv6 address in brackets, as --listen takes it.
-std::string hostPort(const std::string& host, int port) {
-  const bool ipv6 = host.find(':') != std::string::npos;
-  return (ipv6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
-}
 
 // Binds `listener` (the webhook's transport or the metrics listener) to
 // `host`; "::" on a kernel without IPv6 (ipv6.disable=1), which cannot open

@@ -109,9 +109,7 @@ std::string describeDefault(const DurationFlag& flag, const ServerOptions& defau
 
 std::string describeMetricsListen(const ServerOptions& defaults) {
   if (defaults.metricsPort < 0) return "off";
-  const bool ipv6 = defaults.metricsHost.find(':') != std::string::npos;
-  return (ipv6 ? "[" + defaults.metricsHost + "]" : defaults.metricsHost) + ":" +
-         std::to_string(defaults.metricsPort);
+  return hostPort(defaults.metricsHost, defaults.metricsPort);
 }
 
 }  // namespace
@@ -133,6 +131,11 @@ bool parseHostPort(const std::string& text, std::string& host, int& port) {
   if (host.empty()) host = "::";
   port = parsed;
   return true;
+}
+
+std::string hostPort(const std::string& host, int port) {
+  const bool ipv6 = host.find(':') != std::string::npos;
+  return (ipv6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
 }
 
 FlagResult takeServerFlag(const std::vector<std::string>& args, size_t& i, ServerOptions& options,

@@ -19,6 +19,8 @@ FlagResult takeServerFlag(const std::vector<std::string>& args, size_t& i, Serve
 // "HOST:PORT", "[::]:8443", ":9090" (every address): false when it is not
 // one, or the port is not 0-65535. An IPv6 host comes without its brackets.
 bool parseHostPort(const std::string& text, std::string& host, int& port);
+// The reverse: "[::]:8443", "0.0.0.0:8443", an IPv6 address in brackets.
+std::string hostPort(const std::string& host, int port);
 
 // The help lines of these flags, with their defaults.
 std::string serverFlagsHelp();
