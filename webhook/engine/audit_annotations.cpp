@@ -1,7 +1,5 @@
 #include "webhook/engine/audit_annotations.h"
 
-#include <rapidjson/reader.h>
-
 #include <algorithm>
 #include <array>
 
@@ -92,51 +90,7 @@ std::string shortField(const PointerHead& s) {
   return field;
 }
 
-// Reads only the "path" of each operation of a patch (a DOM would cost more
-// than the rest of this unit).
-class PatchPaths : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, PatchPaths> {
- public:
-  bool StartObject() {
-    ++depth_;
-    return true;
-  }
-  bool EndObject(rapidjson::SizeType) {
-    --depth_;
-    return true;
-  }
-  bool Key(const char* text, rapidjson::SizeType length, bool) {
-    nextIsPath_ = depth_ == 1 && std::string_view(text, length) == "path";
-    return true;
-  }
-  bool String(const char* text, rapidjson::SizeType length, bool) {
-    if (nextIsPath_) paths.emplace_back(text, length);
-    nextIsPath_ = false;
-    return true;
-  }
-  // Values other than strings (an operation's "value") end a pending key.
-  bool Default() {
-    nextIsPath_ = false;
-    return true;
-  }
-
-  std::vector<std::string> paths;
-
- private:
-  int depth_ = 0;
-  bool nextIsPath_ = false;
-};
-
 }  // namespace
-
-std::string mutatedFields(std::string_view jsonPatch) {
-  // Parsed in place in a copy, so that no string of the patch is copied again.
-  std::string text(jsonPatch);
-  PatchPaths paths;
-  rapidjson::Reader reader;
-  rapidjson::InsituStringStream stream(text.data());
-  reader.Parse<rapidjson::kParseInsituFlag>(stream, paths);
-  return mutatedFieldsOf(paths.paths);
-}
 
 std::string mutatedFieldsOf(const std::vector<std::string>& patchPaths) {
   std::vector<std::string> fields;

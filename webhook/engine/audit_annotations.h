@@ -42,10 +42,9 @@ std::vector<AuditAnnotation> mutationAuditAnnotations(const Evaluation& evaluati
 std::vector<AuditAnnotation> validationAuditAnnotations(const Evaluation& evaluation,
                                                         RuleAction enforcement);
 
-// The fields a JSON Patch sets, relative to the pod template or the Job spec,
-// each once in patch order: "tolerations,nodeSelector,containers[0].resources".
-std::string mutatedFields(std::string_view jsonPatch);
-// The same from the paths of its operations, in patch order.
+// The fields a JSON Patch sets, from the paths of its operations in patch
+// order, relative to the pod template or the Job spec, each once:
+// "tolerations,nodeSelector,containers[0].resources".
 std::string mutatedFieldsOf(const std::vector<std::string>& patchPaths);
 
 }  // namespace aiadmit
