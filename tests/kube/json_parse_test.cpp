@@ -4,8 +4,10 @@
 // and for texts made broken on purpose.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -57,13 +59,46 @@ namespace {
   return ::testing::AssertionSuccess();
 }
 
-::testing::AssertionResult parsesAsRapidJson(const std::string& text) {
+// The managedFields of a review's objects, as the admission decoder leaves them out.
+constexpr std::string_view kRequest[] = {"request"};
+constexpr std::string_view kObjects[] = {"object", "oldObject"};
+constexpr std::string_view kMetadata[] = {"metadata"};
+constexpr std::string_view kManagedFields[] = {"managedFields"};
+constexpr std::span<const std::string_view> kManagedFieldsPath[] = {kRequest, kObjects, kMetadata,
+                                                                    kManagedFields};
+const OmittedMembers kNoManagedFields{kManagedFieldsPath};
+
+// The reference for a parse that omits: RapidJSON's document with each
+// member at the pointers erased, found the slow way (every key of a name).
+void eraseAt(JsonValue& value, const std::vector<std::vector<std::string>>& steps, size_t step) {
+  if (step == steps.size() || !value.IsObject()) return;
+  for (auto entry = value.MemberBegin(); entry != value.MemberEnd();) {
+    const std::string name(entry->name.GetString(), entry->name.GetStringLength());
+    const auto& keys = steps[step];
+    if (std::find(keys.begin(), keys.end(), name) == keys.end()) {
+      ++entry;
+    } else if (step + 1 == steps.size()) {
+      entry = value.EraseMember(entry);
+    } else {
+      eraseAt(entry->value, steps, step + 1);
+      ++entry;
+    }
+  }
+}
+
+::testing::AssertionResult parsesAsRapidJson(const std::string& text,
+                                             const OmittedMembers& omitted = {}) {
   std::string buffer;
   JsonDocument copied;
-  const std::string copyError = parseJsonCopy(text, 200, buffer, copied);
+  const std::string copyError = parseJsonCopy(text, 200, buffer, copied, omitted);
   std::string inSitu(text);
   JsonDocument reference;
   const std::string referenceError = parseJsonInSitu(inSitu.data(), inSitu.size(), 200, reference);
+  if (referenceError.empty() && !omitted.steps.empty()) {
+    std::vector<std::vector<std::string>> steps;
+    for (const auto& keys : omitted.steps) steps.emplace_back(keys.begin(), keys.end());
+    eraseAt(reference, steps, 0);
+  }
   if (copyError != referenceError) {
     return ::testing::AssertionFailure() << "error \"" << copyError << "\", RapidJSON's \""
                                          << referenceError << "\" for " << text.substr(0, 200);
@@ -84,6 +119,48 @@ std::vector<std::string> referenceReviews() {
 
 TEST(JsonParseCopy, TheReferenceReviewsGiveRapidJsonsDocument) {
   for (const std::string& review : referenceReviews()) EXPECT_TRUE(parsesAsRapidJson(review));
+}
+
+TEST(JsonParseCopy, OmittedMembersAreLeftOutOfTheDocumentAndNothingElse) {
+  for (const std::string& review : referenceReviews()) {
+    EXPECT_TRUE(parsesAsRapidJson(review, kNoManagedFields));
+    std::string buffer;
+    JsonDocument document;
+    ASSERT_EQ(parseJsonCopy(review, 200, buffer, document, kNoManagedFields), "");
+    const JsonValue* metadata = member(member(member(&document, "request"), "object"), "metadata");
+    ASSERT_NE(metadata, nullptr);
+    EXPECT_EQ(member(metadata, "managedFields"), nullptr);
+    EXPECT_NE(member(metadata, "name"), nullptr);
+  }
+  for (
+      const char* text : {
+          // The path's own keys elsewhere stay; every key of the name on it goes.
+          R"({"request":{"object":{"metadata":{"managedFields":[{"a":1}],"name":"x"}}}})",
+          R"({"request":{"object":{"metadata":{"name":"x","managedFields":{}}}}})",
+          R"({"request":{"oldObject":{"metadata":{"managedFields":null}},"object":null}})",
+          R"({"managedFields":1,"request":{"managedFields":2,"object":{"managedFields":3}}})",
+          R"({"request":{"object":{"spec":{"metadata":{"managedFields":[1]}}}}})",
+          R"({"x":{"request":{"object":{"metadata":{"managedFields":[1]}}}}})",
+          R"({"request":{"object":{"metadata":{"managedFields":1,"managedFields":2,"k":3}}}})",
+          R"({"request":{"object":{"metadata":{"managedFields":1}}},"request":{"object":{"metadata":{"managedFields":2}}}})",
+          R"({"request":[{"object":{"metadata":{"managedFields":1}}}]})",
+          R"({"request":{"object":"metadata"},"managedFields":{}})",
+          R"([{"request":{"object":{"metadata":{"managedFields":1}}}}])",
+          // Left out, and still read as strictly: malformed, deep, or declined to RapidJSON.
+          R"({"request":{"object":{"metadata":{"managedFields":[1 2]}}}})",
+          R"({"request":{"object":{"metadata":{"managedFields":[1.5,"café"]}}}})",
+          "{\"request\":{\"object\":{\"metadata\":{\"managedFields\":\"\xc3\xa9\"}}}}",
+          R"({"request":{"object":{"metadata":{"managedFields":"\x"}}}})",
+          R"({"request":{"object":{"metadata":{"managedFields":[}}}})",
+          R"({"request":{"object":{"metadata":{"managedFields":)",
+      }) {
+    EXPECT_TRUE(parsesAsRapidJson(text, kNoManagedFields));
+  }
+  for (const size_t depth : {190, 195, 196, 197, 200}) {
+    const std::string prefix = R"({"request":{"object":{"metadata":{"managedFields":)";
+    EXPECT_TRUE(parsesAsRapidJson(
+        prefix + std::string(depth, '[') + std::string(depth, ']') + "}}}}", kNoManagedFields));
+  }
 }
 
 TEST(JsonParseCopy, NumbersAreTheTypesRapidJsonMakesThem) {
@@ -213,6 +290,7 @@ TEST(JsonParseCopy, BrokenReviewsFailAsRapidJsonFailsThem) {
       }
     }
     ASSERT_TRUE(parsesAsRapidJson(text));
+    ASSERT_TRUE(parsesAsRapidJson(text, kNoManagedFields));
   }
 }
 

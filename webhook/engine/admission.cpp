@@ -40,6 +40,16 @@ Operation parseOperation(std::string_view text) {
   return Operation::Unknown;
 }
 
+// The objects' managedFields: the API server's record of which manager set
+// which field. No rule reads it, it is about a fifth of a Pod's JSON, and a
+// patch never touches it, so the request's document goes without it.
+constexpr std::string_view kRequestKey[] = {"request"};
+constexpr std::string_view kObjectKeys[] = {"object", "oldObject"};
+constexpr std::string_view kMetadataKey[] = {"metadata"};
+constexpr std::string_view kManagedFieldsKey[] = {"managedFields"};
+constexpr std::span<const std::string_view> kManagedFieldsPath[] = {
+    kRequestKey, kObjectKeys, kMetadataKey, kManagedFieldsKey};
+
 bool fail(DecodeError& error, std::string message) {
   error.message = std::move(message);
   return false;
@@ -86,7 +96,8 @@ bool decodeAdmissionReview(std::string_view body, AdmissionRequest& request, Dec
   if (body.empty())
     return fail(error, "empty body: expected an admission.k8s.io/v1 AdmissionReview");
   JsonDocument& doc = request.document;
-  std::string parseError = parseJsonCopy(body, kMaxJsonNesting, request.buffer, doc);
+  std::string parseError =
+      parseJsonCopy(body, kMaxJsonNesting, request.buffer, doc, {kManagedFieldsPath});
   if (!parseError.empty()) return fail(error, std::move(parseError));
   if (!doc.IsObject()) return fail(error, "body is not a JSON object");
 

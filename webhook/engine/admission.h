@@ -31,8 +31,12 @@ struct AdmissionSubject {
 
 // A decoded request. It owns the parsed document; the views point into it.
 struct AdmissionRequest {
+  // The parse keeps the open containers' values on the document's stack: 4 KiB
+  // holds a Pod's deepest path at once, where RapidJSON's 1 KiB grows by
+  // reallocating on every request.
+  static constexpr size_t kParseStackBytes = 4096;
   std::string buffer;  // the body, parsed in place: the document's strings point into it
-  JsonDocument document;
+  JsonDocument document{nullptr, kParseStackBytes};
   std::string_view uid;
   std::string_view name;
   bool dryRun = false;

@@ -5,6 +5,7 @@
 #include <rapidjson/document.h>
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -131,12 +132,20 @@ class DepthLimiter : public ForwardingHandler<Handler> {
 // Validates UTF-8. Returns "" on success, else what is wrong and where.
 std::string parseJsonInSitu(char* text, size_t size, size_t maxDepth, JsonDocument& document);
 
+// Members a parse leaves out of the document, found by their keys from the
+// top object down: at each step, the keys that lead on (several where paths
+// share the rest); the last step's keys name the members left out. Their
+// values are still read to the end, and malformed ones refused.
+struct OmittedMembers {
+  std::span<const std::span<const std::string_view>> steps;
+};
+
 // The same for a copy of `text` made in `buffer`, which the document's
 // strings then point into (it must outlive the document): the same document
 // and the same errors, faster for the JSON the API server sends (ASCII,
 // integers), which a shorter reader than RapidJSON's takes
-// (webhook/kube/json_parse.cpp).
+// (webhook/kube/json_parse.cpp). Leaves out the `omitted` members.
 std::string parseJsonCopy(std::string_view text, size_t maxDepth, std::string& buffer,
-                          JsonDocument& document);
+                          JsonDocument& document, const OmittedMembers& omitted = {});
 
 }  // namespace aiadmit

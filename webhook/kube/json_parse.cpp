@@ -12,6 +12,8 @@
 #include <emmintrin.h>
 #endif
 #include <limits>
+#include <span>
+#include <type_traits>
 
 #include "webhook/kube/json.h"
 
@@ -126,16 +128,46 @@ inline int hexDigit(char c) {
   return -1;
 }
 
+// Takes the events of a value that is read but left out of the document.
+struct NullSink {
+  bool StartObject() { return true; }
+  bool StartArray() { return true; }
+  bool EndObject(rapidjson::SizeType) { return true; }
+  bool EndArray(rapidjson::SizeType) { return true; }
+  bool Key(const char*, rapidjson::SizeType, bool) { return true; }
+  bool String(const char*, rapidjson::SizeType, bool) { return true; }
+  bool Bool(bool) { return true; }
+  bool Null() { return true; }
+  bool Int(int32_t) { return true; }
+  bool Uint(uint32_t) { return true; }
+  bool Int64(int64_t) { return true; }
+  bool Uint64(uint64_t) { return true; }
+};
+
+// Called for each key of a container on the omitted members' path.
+inline bool oneOf(std::span<const std::string_view> keys, const char* key,
+                  rapidjson::SizeType length) {
+  for (const std::string_view candidate : keys) {
+    if (candidate.size() == length && std::memcmp(candidate.data(), key, length) == 0) return true;
+  }
+  return false;
+}
+
 // One loop over the text with the open containers on a stack of its own:
 // no call per value, and the position stays in a register (as a member it
 // would be read again after every byte the unescaping writes).
 class ShortReader {
  public:
-  ShortReader(char* text, size_t size, size_t maxDepth)
-      : text_(text), end_(text + size), maxDepth_(std::min(maxDepth, kMaxLevels)) {}
+  ShortReader(char* text, size_t size, size_t maxDepth, const OmittedMembers& omitted)
+      : text_(text),
+        end_(text + size),
+        maxDepth_(std::min(maxDepth, kMaxLevels)),
+        omitted_(omitted.steps) {}
 
   bool operator()(JsonDocument& document) {
-    parsed_ = read(document);
+    char* p = value(skipSpace(text_), document, maxDepth_);
+    // Trailing text, or a NUL before the end: RapidJSON's error.
+    parsed_ = p != nullptr && skipSpace(p) == end_;
     return parsed_;
   }
   bool parsed() const { return parsed_; }
@@ -145,9 +177,11 @@ class ShortReader {
   // reader takes it then).
   static constexpr size_t kMaxLevels = 256;
 
+  // Left uninitialised in the stack's array: each is written when opened.
   struct Level {
-    rapidjson::SizeType count = 0;
-    bool object = false;
+    rapidjson::SizeType count;
+    bool object;
+    bool onPath;  // an object on the omitted members' path, at most as deep as it
   };
 
   // The API server sends JSON without whitespace: one comparison for that.
@@ -161,87 +195,120 @@ class ShortReader {
     return std::memcmp(p, word, size) == 0;
   }
 
-  bool read(JsonDocument& document) {
+  // Reads the value at `p` (past any whitespace) into `sink`, nesting at
+  // most `maxDepth` deep; the position after it, or nullptr to decline. Into
+  // the document it follows the path of the omitted members (the top object
+  // is on it; a container is when its key is the next step's) and reads each
+  // of them into a NullSink: checked as strictly, and left out.
+  template <typename Sink>
+  char* value(char* p, Sink& sink, size_t maxDepth) {
+    constexpr bool kFollowsPath = std::is_same_v<Sink, JsonDocument>;
     std::array<Level, kMaxLevels> levels;
     size_t depth = 0;
-    char* p = skipSpace(text_);
+    // Whether the next container opened is on the path (the top one is). A
+    // key of a container on the path sets it; no other container opens
+    // before the next such key or the end, so it is never stale then.
+    bool nextOnPath = kFollowsPath && !omitted_.empty();
     bool keyNext = false;  // in an object, after "{" or ","
     // At the top of the loop `p` is past any whitespace.
     for (;;) {
+      bool omitted = false;
       if (keyNext) {
-        if (*p != '"' || (p = string(p, document, true)) == nullptr) return false;
+        char* key = nullptr;
+        rapidjson::SizeType length = 0;
+        if (*p != '"' || (p = string(p, key, length)) == nullptr) return nullptr;
         p = skipSpace(p);
-        if (*p != ':') return false;
+        if (*p != ':') return nullptr;
         p = skipSpace(p + 1);
+        if constexpr (kFollowsPath) {
+          if (levels[depth - 1].onPath) {
+            const bool matched = oneOf(omitted_[depth - 1], key, length);
+            omitted = matched && depth == omitted_.size();
+            nextOnPath = matched && !omitted;
+          }
+        }
+        if (omitted) {
+          NullSink null;
+          if ((p = value(p, null, maxDepth - depth)) == nullptr) return nullptr;
+        } else {
+          sink.Key(key, length, false);
+        }
       }
       bool closing = false;  // `p` is at the end of the innermost container
-      switch (*p) {
-        case '"':
-          p = string(p, document, false);
-          break;
-        case '{':
-        case '[': {
-          if (depth == maxDepth_) return false;
-          const bool object = *p == '{';
-          levels[depth++] = {0, object};
-          if (object) {
-            document.StartObject();
-          } else {
-            document.StartArray();
+      if (!omitted) {
+        switch (*p) {
+          case '"': {
+            char* text = nullptr;
+            rapidjson::SizeType length = 0;
+            if ((p = string(p, text, length)) != nullptr) sink.String(text, length, false);
+            break;
           }
-          p = skipSpace(p + 1);
-          closing = *p == (object ? '}' : ']');
-          if (!closing) {
-            keyNext = object;
-            continue;
+          case '{':
+          case '[': {
+            if (depth == maxDepth) return nullptr;
+            const bool object = *p == '{';
+            levels[depth] = {0, object, nextOnPath && object && depth < omitted_.size()};
+            ++depth;
+            nextOnPath = false;
+            if (object) {
+              sink.StartObject();
+            } else {
+              sink.StartArray();
+            }
+            p = skipSpace(p + 1);
+            closing = *p == (object ? '}' : ']');
+            if (!closing) {
+              keyNext = object;
+              continue;
+            }
+            break;
           }
-          break;
+          case 't':
+            p = literal(p, "true", 4) && sink.Bool(true) ? p + 4 : nullptr;
+            break;
+          case 'f':
+            p = literal(p, "false", 5) && sink.Bool(false) ? p + 5 : nullptr;
+            break;
+          case 'n':
+            p = literal(p, "null", 4) && sink.Null() ? p + 4 : nullptr;
+            break;
+          default:
+            p = number(p, sink);
+            break;
         }
-        case 't':
-          p = literal(p, "true", 4) && document.Bool(true) ? p + 4 : nullptr;
-          break;
-        case 'f':
-          p = literal(p, "false", 5) && document.Bool(false) ? p + 5 : nullptr;
-          break;
-        case 'n':
-          p = literal(p, "null", 4) && document.Null() ? p + 4 : nullptr;
-          break;
-        default:
-          p = number(p, document);
-          break;
+        if (p == nullptr) return nullptr;
       }
-      if (p == nullptr) return false;
       // A value is complete: the next one, or the ends of containers.
       for (;;) {
         if (closing) {
           const Level& closed = levels[--depth];
           ++p;
           if (closed.object) {
-            document.EndObject(closed.count);
+            sink.EndObject(closed.count);
           } else {
-            document.EndArray(closed.count);
+            sink.EndArray(closed.count);
           }
         }
-        // Trailing text, or a NUL before the end: RapidJSON's error.
-        if (depth == 0) return skipSpace(p) == end_;
+        if (depth == 0) return p;
         Level& level = levels[depth - 1];
-        ++level.count;
+        if (!omitted) ++level.count;
+        omitted = false;
         p = skipSpace(p);
         if (*p == ',') {
           p = skipSpace(p + 1);
           keyNext = level.object;
           break;
         }
-        if (*p != (level.object ? '}' : ']')) return false;
+        if (*p != (level.object ? '}' : ']')) return nullptr;
         closing = true;
       }
     }
   }
 
-  // At the opening quote: unescapes the string in place, NUL-terminates it
-  // and sends it as a key or a value.
-  [[gnu::always_inline]] static char* string(char* p, JsonDocument& document, bool isKey) {
-    char* const head = ++p;
+  // At the opening quote: unescapes the string in place and NUL-terminates
+  // it; `head` and `length` are its content.
+  [[gnu::always_inline]] static char* string(char* p, char*& head, rapidjson::SizeType& length) {
+    head = ++p;
     char* out = head;  // where unescaped content goes; `p` until the first escape
     for (;;) {
       const size_t run = plainRun(p);
@@ -253,12 +320,7 @@ class ShortReader {
       if (*p != '\\' || (p = unescape(p, out)) == nullptr) return nullptr;
     }
     *out = '\0';
-    const auto length = static_cast<rapidjson::SizeType>(out - head);
-    if (isKey) {
-      document.Key(head, length, false);
-    } else {
-      document.String(head, length, false);
-    }
+    length = static_cast<rapidjson::SizeType>(out - head);
     return p + 1;
   }
 
@@ -318,7 +380,8 @@ class ShortReader {
   }
 
   // An integer of at most 18 digits, sent as RapidJSON sends it.
-  static char* number(char* p, JsonDocument& document) {
+  template <typename Sink>
+  static char* number(char* p, Sink& document) {
     const bool minus = *p == '-';
     if (minus) ++p;
     const char* const digits = p;
@@ -344,8 +407,24 @@ class ShortReader {
   char* const text_;
   const char* const end_;
   const size_t maxDepth_;
+  const std::span<const std::span<const std::string_view>> omitted_;
   bool parsed_ = false;
 };
+
+// What the short reader leaves out, left out of RapidJSON's document.
+void eraseOmitted(JsonValue& object, std::span<const std::span<const std::string_view>> steps) {
+  if (steps.empty() || !object.IsObject()) return;
+  for (auto entry = object.MemberBegin(); entry != object.MemberEnd();) {
+    if (!oneOf(steps.front(), entry->name.GetString(), entry->name.GetStringLength())) {
+      ++entry;
+    } else if (steps.size() == 1) {
+      entry = object.EraseMember(entry);  // keeps the others' order
+    } else {
+      eraseOmitted(entry->value, steps.subspan(1));
+      ++entry;
+    }
+  }
+}
 
 }  // namespace
 
@@ -366,18 +445,20 @@ std::string parseJsonInSitu(char* text, size_t size, size_t maxDepth, JsonDocume
 }
 
 std::string parseJsonCopy(std::string_view text, size_t maxDepth, std::string& buffer,
-                          JsonDocument& document) {
+                          JsonDocument& document, const OmittedMembers& omitted) {
   buffer.reserve(text.size() + kPadding);
   buffer.assign(text.data(), text.size());
   buffer.append(kPadding, '\0');
-  ShortReader reader(buffer.data(), text.size(), maxDepth);
+  ShortReader reader(buffer.data(), text.size(), maxDepth, omitted);
   document.Populate(reader);
   if (reader.parsed()) return {};
   // Declined: RapidJSON's reader on a fresh copy (the short one may have
   // unescaped part of this one in place).
   buffer.assign(text.data(), text.size());
   document.SetNull();
-  return parseJsonInSitu(buffer.data(), buffer.size(), maxDepth, document);
+  std::string error = parseJsonInSitu(buffer.data(), buffer.size(), maxDepth, document);
+  if (error.empty()) eraseOmitted(document, omitted.steps);
+  return error;
 }
 
 }  // namespace aiadmit
