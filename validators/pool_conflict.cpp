@@ -10,9 +10,10 @@ namespace {
 // beyond it ("gpu.nvidia.com/class in (A100, H100)" under an H100 pool): the
 // mutator narrows an In to the pool's values when some are left, so what
 // still reaches beyond would let the Pod's GPUs be taken outside the pool.
-void checkTermsWithinPool(const ValidationContext& context, const Profile& profile,
+// `aimed`: the Pod asks for GPUs of the pool (usesProfilePool).
+void checkTermsWithinPool(const ValidationContext& context, const Profile& profile, bool aimed,
                           std::vector<Violation>& out) {
-  if (!profile.mutations.on("placement") || !usesProfilePool(context.pod, profile)) return;
+  if (!aimed || !profile.mutations.on("placement")) return;
   const auto site = firstTermBeyondPool(context.view.spec, profile.placement);
   if (!site) return;
   const std::string own = describeRequirement(site->podRequirement);
@@ -67,19 +68,21 @@ void PoolConflictValidator::check(const ValidationContext& context,
                    problem + ", so no GPU node can run the Pod", std::move(fix), std::move(brief)});
   }
 
-  if (verdict.relation != PoolRelation::Excludes) checkTermsWithinPool(context, *profile, out);
-
   // Only a Pod that asks for GPUs of the pool is aimed at it (the mutator adds
   // its tolerations then); a quantity that asks for none is AIA004's alone.
-  if (!usesProfilePool(context.pod, *profile)) return;
+  const bool aimed = usesProfilePool(context.pod, *profile);
+  if (verdict.relation != PoolRelation::Excludes)
+    checkTermsWithinPool(context, *profile, aimed, out);
+  if (!aimed) return;
   if (const Toleration* taint = firstUntoleratedPoolTaint(member(spec, "tolerations"), pool)) {
-    out.push_back({AIA008, std::string(podSpec) + ".tolerations",
-                   "the GPU pool's taint " + describeToleration(*taint) +
-                       " is not tolerated, so no GPU node can run the Pod",
-                   "add a toleration for it (key " + taint->key + ", operator " + taint->op +
-                       (taint->op == "Exists" ? "" : ", value " + taint->value) +
-                       (taint->effect.empty() ? "" : ", effect " + taint->effect) + ")",
-                   "no toleration for the GPU pool's taint " + describeToleration(*taint)});
+    const std::string described = describeToleration(*taint);
+    out.push_back(
+        {AIA008, std::string(podSpec) + ".tolerations",
+         "the GPU pool's taint " + described + " is not tolerated, so no GPU node can run the Pod",
+         "add a toleration for it (key " + taint->key + ", operator " + taint->op +
+             (taint->op == "Exists" ? "" : ", value " + taint->value) +
+             (taint->effect.empty() ? "" : ", effect " + taint->effect) + ")",
+         "no toleration for the GPU pool's taint " + described});
   }
 }
 

@@ -152,26 +152,6 @@ const std::vector<PodReader::Quantities>& PodReader::quantities() const {
   return quantities_;
 }
 
-void PodReader::forEachResource(const std::function<void(const ResourceEntry&)>& visit) const {
-  const std::vector<Quantities>& all = quantities();
-  for (size_t i = 0; i < containers_.size(); ++i) {
-    const std::pair<std::string_view, const JsonValue*> sections[] = {
-        {"limits", all[i].limits}, {"requests", all[i].requests}};
-    for (const auto& [section, map] : sections) {
-      if (map == nullptr) continue;
-      for (auto it = map->MemberBegin(), end = map->MemberEnd(); it != end; ++it) {
-        visit(ResourceEntry{containers_[i], section, stringOf(&it->name), it->value});
-      }
-    }
-  }
-}
-
-void PodReader::forEachAccelerator(const std::function<void(const ResourceEntry&)>& visit) const {
-  forEachResource([&](const ResourceEntry& entry) {
-    if (isAccelerator(entry.name)) visit(entry);
-  });
-}
-
 std::optional<PodReader::FirstAccelerator> PodReader::firstAccelerator() const {
   std::optional<FirstAccelerator> first;
   forEachAccelerator([&](const ResourceEntry& entry) {

@@ -7,11 +7,11 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "webhook/kube/annotations.h"
@@ -153,9 +153,17 @@ class PodReader {
   // --- Resources.
   bool isAccelerator(std::string_view resourceName) const;
   // Every entry of limits, then requests, of every container in order.
-  void forEachResource(const std::function<void(const ResourceEntry&)>& visit) const;
+  // Templates, not std::function: every rule walks them, and the visit is
+  // then inlined.
+  template <typename Visit>
+  void forEachResource(Visit&& visit) const;
   // The entries whose name is an accelerator.
-  void forEachAccelerator(const std::function<void(const ResourceEntry&)>& visit) const;
+  template <typename Visit>
+  void forEachAccelerator(Visit&& visit) const {
+    forEachResource([&](const ResourceEntry& entry) {
+      if (isAccelerator(entry.name)) visit(entry);
+    });
+  }
   // The first accelerator entry, in container order; nullopt when none.
   struct FirstAccelerator {
     const PodContainer* container;
@@ -249,6 +257,21 @@ class PodReader {
   const std::vector<Quantities>& quantities() const;
   mutable std::vector<Quantities> quantities_;
 };
+
+template <typename Visit>
+void PodReader::forEachResource(Visit&& visit) const {
+  const std::vector<Quantities>& all = quantities();
+  for (size_t i = 0; i < containers_.size(); ++i) {
+    const std::pair<std::string_view, const JsonValue*> sections[] = {
+        {"limits", all[i].limits}, {"requests", all[i].requests}};
+    for (const auto& [section, map] : sections) {
+      if (map == nullptr) continue;
+      for (auto it = map->MemberBegin(), end = map->MemberEnd(); it != end; ++it) {
+        visit(ResourceEntry{containers_[i], section, stringOf(&it->name), it->value});
+      }
+    }
+  }
+}
 
 // kubectl field paths of a container of `view`'s pod reader:
 // "spec.template.spec.containers[0]", "spec.predictor.model"; for a
