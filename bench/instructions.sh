@@ -66,7 +66,8 @@ count() {
   valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file="$work/$name.cg" \
     "$driver" "$repeat" "${inputs[@]}" >"$work/$name.answers" 2>"$work/$name.valgrind" ||
     { cat "$work/$name.valgrind" >&2; exit 1; }
-  for dump in "$work/$name.cg".*; do
+  # In dump order: NAME.cg.10 comes after NAME.cg.9, not after NAME.cg.1.
+  for dump in $(printf '%s\n' "$work/$name.cg".* | sort -V); do
     awk -v repeat="$repeat" '
       /^desc: Trigger: Client Request: / { sub(/^desc: Trigger: Client Request: /, ""); label = $0 }
       /^(summary|totals):/ { total = $2 }

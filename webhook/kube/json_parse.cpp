@@ -190,6 +190,15 @@ class ShortReader {
     return p;
   }
 
+  // `p` at `c`, past any whitespace before it; nullptr when `c` is not next.
+  // The comparison a reader makes anyway comes first, so text without
+  // whitespace pays nothing for it.
+  static char* at(char* p, char c) {
+    if (*p == c) return p;
+    p = skipSpace(p);
+    return *p == c ? p : nullptr;
+  }
+
   // The padding keeps the read in bounds.
   static bool literal(const char* p, const char* word, size_t size) {
     return std::memcmp(p, word, size) == 0;
@@ -210,16 +219,16 @@ class ShortReader {
     // before the next such key or the end, so it is never stale then.
     bool nextOnPath = kFollowsPath && !omitted_.empty();
     bool keyNext = false;  // in an object, after "{" or ","
-    // At the top of the loop `p` is past any whitespace.
+    // At the top of the loop `p` is at a key or a value, or at whitespace
+    // before it.
     for (;;) {
       bool omitted = false;
       if (keyNext) {
         char* key = nullptr;
         rapidjson::SizeType length = 0;
-        if (*p != '"' || (p = string(p, key, length)) == nullptr) return nullptr;
-        p = skipSpace(p);
-        if (*p != ':') return nullptr;
-        p = skipSpace(p + 1);
+        if ((p = at(p, '"')) == nullptr || (p = string(p, key, length)) == nullptr) return nullptr;
+        if ((p = at(p, ':')) == nullptr) return nullptr;
+        ++p;
         if constexpr (kFollowsPath) {
           if (levels[depth - 1].onPath) {
             const bool matched = oneOf(omitted_[depth - 1], key, length);
@@ -237,6 +246,15 @@ class ShortReader {
       bool closing = false;  // `p` is at the end of the innermost container
       if (!omitted) {
         switch (*p) {
+          case ' ':
+          case '\t':
+          case '\n':
+          case '\r':
+            // Whitespace before a value: skipped, and the value read as the
+            // loop's next (with no key before it).
+            p = skipSpace(p);
+            keyNext = false;
+            continue;
           case '"': {
             char* text = nullptr;
             rapidjson::SizeType length = 0;
@@ -293,13 +311,14 @@ class ShortReader {
         Level& level = levels[depth - 1];
         if (!omitted) ++level.count;
         omitted = false;
-        p = skipSpace(p);
+        const char close = level.object ? '}' : ']';
+        if (*p != ',' && *p != close) p = skipSpace(p);
         if (*p == ',') {
-          p = skipSpace(p + 1);
+          ++p;
           keyNext = level.object;
           break;
         }
-        if (*p != (level.object ? '}' : ']')) return nullptr;
+        if (*p != close) return nullptr;
         closing = true;
       }
     }
