@@ -204,7 +204,7 @@ class ShortReader {
     return std::memcmp(p, word, size) == 0;
   }
 
-  // Reads the value at `p` (past any whitespace) into `sink`, nesting at
+  // Reads the value at `p` (or whitespace before it) into `sink`, nesting at
   // most `maxDepth` deep; the position after it, or nullptr to decline. Into
   // the document it follows the path of the omitted members (the top object
   // is on it; a container is when its key is the next step's) and reads each
