@@ -204,7 +204,7 @@ class ShortReader {
     return std::memcmp(p, word, size) == 0;
   }
 
-  // Reads the value at `p` (or whitespace before it) into `sink`, nesting at
+  // Reads the value at `p` (past any whitespace) into `sink`, nesting at
   // most `maxDepth` deep; the position after it, or nullptr to decline. Into
   // the document it follows the path of the omitted members (the top object
   // is on it; a container is when its key is the next step's) and reads each
@@ -219,16 +219,15 @@ class ShortReader {
     // before the next such key or the end, so it is never stale then.
     bool nextOnPath = kFollowsPath && !omitted_.empty();
     bool keyNext = false;  // in an object, after "{" or ","
-    // At the top of the loop `p` is at a key or a value, or at whitespace
-    // before it.
+    // At the top of the loop `p` is past any whitespace.
     for (;;) {
       bool omitted = false;
       if (keyNext) {
         char* key = nullptr;
         rapidjson::SizeType length = 0;
-        if ((p = at(p, '"')) == nullptr || (p = string(p, key, length)) == nullptr) return nullptr;
+        if (*p != '"' || (p = string(p, key, length)) == nullptr) return nullptr;
         if ((p = at(p, ':')) == nullptr) return nullptr;
-        ++p;
+        p = skipSpace(p + 1);
         if constexpr (kFollowsPath) {
           if (levels[depth - 1].onPath) {
             const bool matched = oneOf(omitted_[depth - 1], key, length);
@@ -246,15 +245,6 @@ class ShortReader {
       bool closing = false;  // `p` is at the end of the innermost container
       if (!omitted) {
         switch (*p) {
-          case ' ':
-          case '\t':
-          case '\n':
-          case '\r':
-            // Whitespace before a value: skipped, and the value read as the
-            // loop's next (with no key before it).
-            p = skipSpace(p);
-            keyNext = false;
-            continue;
           case '"': {
             char* text = nullptr;
             rapidjson::SizeType length = 0;
@@ -314,7 +304,7 @@ class ShortReader {
         const char close = level.object ? '}' : ']';
         if (*p != ',' && *p != close) p = skipSpace(p);
         if (*p == ',') {
-          ++p;
+          p = skipSpace(p + 1);
           keyNext = level.object;
           break;
         }
