@@ -390,7 +390,7 @@ class ShortReader {
 
   // An integer of at most 18 digits, sent as RapidJSON sends it.
   template <typename Sink>
-  static char* number(char* p, Sink& document) {
+  static char* number(char* p, Sink& sink) {
     const bool minus = *p == '-';
     if (minus) ++p;
     const char* const digits = p;
@@ -401,14 +401,14 @@ class ShortReader {
     if (*p == '.' || *p == 'e' || *p == 'E') return nullptr;
     if (minus) {
       if (magnitude <= 0x80000000ULL) {
-        document.Int(static_cast<int32_t>(~static_cast<uint32_t>(magnitude) + 1));
+        sink.Int(static_cast<int32_t>(~static_cast<uint32_t>(magnitude) + 1));
       } else {
-        document.Int64(static_cast<int64_t>(~magnitude + 1));
+        sink.Int64(static_cast<int64_t>(~magnitude + 1));
       }
     } else if (magnitude <= std::numeric_limits<uint32_t>::max()) {
-      document.Uint(static_cast<unsigned>(magnitude));
+      sink.Uint(static_cast<unsigned>(magnitude));
     } else {
-      document.Uint64(magnitude);
+      sink.Uint64(magnitude);
     }
     return p;
   }
