@@ -95,7 +95,7 @@ struct RequestMembers {
 bool decodeAdmissionReview(std::string_view body, AdmissionRequest& request, DecodeError& error) {
   if (body.empty())
     return fail(error, "empty body: expected an admission.k8s.io/v1 AdmissionReview");
-  JsonDocument& doc = request.document;
+  PooledJsonDocument& doc = request.document;
   std::string parseError =
       parseJsonCopy(body, kMaxJsonNesting, request.buffer, doc, {kManagedFieldsPath});
   if (!parseError.empty()) return fail(error, std::move(parseError));

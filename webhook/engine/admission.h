@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "webhook/engine/request_memory.h"
 #include "webhook/kube/json.h"
 #include "webhook/kube/warnings.h"
 #include "webhook/kube/workload.h"
@@ -35,8 +36,11 @@ struct AdmissionRequest {
   // holds a Pod's deepest path at once, where RapidJSON's 1 KiB grows by
   // reallocating on every request.
   static constexpr size_t kParseStackBytes = 4096;
-  std::string buffer;  // the body, parsed in place: the document's strings point into it
-  JsonDocument document{nullptr, kParseStackBytes};
+  RequestMemoryLease memory;  // first: it outlives the document
+  // The body, parsed in place: the document's strings point into it.
+  std::string& buffer = memory.memory().buffer();
+  PooledJsonDocument document{&memory.memory().documentAllocator(), kParseStackBytes,
+                              &memory.memory().stackAllocator()};
   std::string_view uid;
   std::string_view name;
   bool dryRun = false;

@@ -14,6 +14,12 @@ namespace aiadmit {
 using JsonValue = rapidjson::Value;
 using JsonDocument = rapidjson::Document;
 using JsonAllocator = rapidjson::Document::AllocatorType;
+// A document whose parse stack is taken from a pool as well (a JsonDocument's
+// is malloc'd and freed by every parse): for one parsed again and again in
+// memory kept from one parse to the next (webhook/engine/request_memory.h).
+// Its values are JsonValues like any document's.
+using PooledJsonDocument =
+    rapidjson::GenericDocument<rapidjson::UTF8<>, JsonAllocator, JsonAllocator>;
 
 // Member of an object, or nullptr when `value` is not an object or lacks `key`.
 const JsonValue* member(const JsonValue* value, std::string_view key);
@@ -147,5 +153,7 @@ struct OmittedMembers {
 // (webhook/kube/json_parse.cpp). Leaves out the `omitted` members.
 std::string parseJsonCopy(std::string_view text, size_t maxDepth, std::string& buffer,
                           JsonDocument& document, const OmittedMembers& omitted = {});
+std::string parseJsonCopy(std::string_view text, size_t maxDepth, std::string& buffer,
+                          PooledJsonDocument& document, const OmittedMembers& omitted = {});
 
 }  // namespace aiadmit

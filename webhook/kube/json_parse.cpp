@@ -164,7 +164,8 @@ class ShortReader {
         maxDepth_(std::min(maxDepth, kMaxLevels)),
         omitted_(omitted.steps) {}
 
-  bool operator()(JsonDocument& document) {
+  template <typename Document>
+  bool operator()(Document& document) {
     char* p = value(skipSpace(text_), document, maxDepth_);
     // Trailing text, or a NUL before the end: RapidJSON's error.
     parsed_ = p != nullptr && skipSpace(p) == end_;
@@ -211,7 +212,7 @@ class ShortReader {
   // of them into a NullSink: checked as strictly, and left out.
   template <typename Sink>
   char* value(char* p, Sink& sink, size_t maxDepth) {
-    constexpr bool kFollowsPath = std::is_same_v<Sink, JsonDocument>;
+    constexpr bool kFollowsPath = !std::is_same_v<Sink, NullSink>;
     std::array<Level, kMaxLevels> levels;
     size_t depth = 0;
     // Whether the next container opened is on the path (the top one is). A
@@ -435,9 +436,8 @@ void eraseOmitted(JsonValue& object, std::span<const std::span<const std::string
   }
 }
 
-}  // namespace
-
-std::string parseJsonInSitu(char* text, size_t size, size_t maxDepth, JsonDocument& document) {
+template <typename Document>
+std::string parseInSitu(char* text, size_t size, size_t maxDepth, Document& document) {
   // InsituStringStream reads up to a NUL; a NUL inside the body must not end it early.
   if (std::char_traits<char>::find(text, size, '\0') != nullptr) {
     return "malformed JSON: NUL byte in body";
@@ -453,8 +453,9 @@ std::string parseJsonInSitu(char* text, size_t size, size_t maxDepth, JsonDocume
   return {};
 }
 
-std::string parseJsonCopy(std::string_view text, size_t maxDepth, std::string& buffer,
-                          JsonDocument& document, const OmittedMembers& omitted) {
+template <typename Document>
+std::string parseCopy(std::string_view text, size_t maxDepth, std::string& buffer,
+                      Document& document, const OmittedMembers& omitted) {
   buffer.reserve(text.size() + kPadding);
   buffer.assign(text.data(), text.size());
   buffer.append(kPadding, '\0');
@@ -465,9 +466,25 @@ std::string parseJsonCopy(std::string_view text, size_t maxDepth, std::string& b
   // unescaped part of this one in place).
   buffer.assign(text.data(), text.size());
   document.SetNull();
-  std::string error = parseJsonInSitu(buffer.data(), buffer.size(), maxDepth, document);
+  std::string error = parseInSitu(buffer.data(), buffer.size(), maxDepth, document);
   if (error.empty()) eraseOmitted(document, omitted.steps);
   return error;
+}
+
+}  // namespace
+
+std::string parseJsonInSitu(char* text, size_t size, size_t maxDepth, JsonDocument& document) {
+  return parseInSitu(text, size, maxDepth, document);
+}
+
+std::string parseJsonCopy(std::string_view text, size_t maxDepth, std::string& buffer,
+                          JsonDocument& document, const OmittedMembers& omitted) {
+  return parseCopy(text, maxDepth, buffer, document, omitted);
+}
+
+std::string parseJsonCopy(std::string_view text, size_t maxDepth, std::string& buffer,
+                          PooledJsonDocument& document, const OmittedMembers& omitted) {
+  return parseCopy(text, maxDepth, buffer, document, omitted);
 }
 
 }  // namespace aiadmit
