@@ -31,6 +31,35 @@ TEST(JsonMember, KeysWithNulAreComparedWhole) {
   EXPECT_EQ(member(&doc, "a"), nullptr);
 }
 
+// Names of every length up to 40, copied (short ones inline in the value)
+// and in place: each is found by itself and by no name of its length that
+// differs in one byte, wherever that byte is.
+TEST(JsonMember, EachNameIsFoundAndNoNameThatDiffersInOneByte) {
+  for (const bool copied : {true, false}) {
+    for (size_t length = 1; length <= 40; ++length) {
+      std::string name;
+      for (size_t n = 0; n < length; ++n) name += static_cast<char>('a' + n % 26);
+      std::string inPlace = name;  // outlives `doc`
+      JsonDocument doc;
+      doc.SetObject();
+      JsonValue key = copied ? JsonValue(name.data(), static_cast<rapidjson::SizeType>(length),
+                                         doc.GetAllocator())
+                             : JsonValue(rapidjson::StringRef(inPlace.data(), length));
+      JsonValue value(static_cast<unsigned>(length));
+      doc.AddMember(key, value, doc.GetAllocator());
+      ASSERT_NE(member(&doc, name), nullptr) << name;
+      EXPECT_EQ(member(&doc, name)->GetUint(), length);
+      for (size_t at = 0; at < length; ++at) {
+        std::string other = name;
+        other[at] = 'Z';
+        EXPECT_EQ(member(&doc, other), nullptr) << other;
+      }
+      EXPECT_EQ(member(&doc, name.substr(0, length - 1)), nullptr);
+      EXPECT_EQ(member(&doc, name + "a"), nullptr);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace aiadmit
 
