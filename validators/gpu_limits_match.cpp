@@ -11,8 +11,8 @@ namespace {
 // server takes for an extended resource, and the accelerators the rules
 // know by their look even when the name is malformed ("gpu"), so that a
 // misspelt GPU is judged here as well as by AIA003.
-bool cannotBeOvercommitted(const PodReader& pod, std::string_view name) {
-  return isExtendedResourceName(name) || pod.isAccelerator(name);
+bool cannotBeOvercommitted(const PodReader& pod, const ResourceEntry& entry) {
+  return isExtendedResourceName(entry.name) || pod.isAccelerator(entry);
 }
 
 Violation requestWithoutLimit(const ValidationContext& context, const ResourceEntry& entry) {
@@ -45,7 +45,7 @@ Violation requestDifferentFromLimit(const ValidationContext& context, const Reso
 void GpuLimitsMatchValidator::check(const ValidationContext& context,
                                     std::vector<Violation>& out) const {
   context.pod.forEachResource([&](const ResourceEntry& entry) {
-    if (entry.section != "requests" || !cannotBeOvercommitted(context.pod, entry.name)) return;
+    if (entry.section != "requests" || !cannotBeOvercommitted(context.pod, entry)) return;
     const auto requested = Quantity::fromJson(entry.value);
     // A quantity that is no number is AIA004's for a GPU and the API
     // server's own error for anything else.

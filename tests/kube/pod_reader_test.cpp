@@ -124,6 +124,34 @@ TEST(PodReader, AcceleratorsByLookAndPositiveAmounts) {
   EXPECT_EQ(entries, 2);
 }
 
+// Each entry is judged once and remembered; more names than the reader
+// remembers are each judged anew, and every walk gives the same answer.
+TEST(PodReader, EveryWalkJudgesTheEntriesAlikeHoweverManyNamesThereAre) {
+  std::string resources;
+  std::vector<std::string> expected;
+  for (int n = 0; n < 12; ++n) {
+    const std::string name = n % 3 == 0 ? "example.com/gpu-" + std::to_string(n)
+                                        : "example.com/disk-" + std::to_string(n);
+    resources += (n == 0 ? "\"" : ",\"") + name + "\":1";
+    if (n % 3 == 0) expected.push_back(name);
+  }
+  const Read read =
+      deployment(R"({"containers":[{"name":"c","resources":{"limits":{)" + resources + "}}}]}");
+  for (int walk = 0; walk < 3; ++walk) {
+    std::vector<std::string> found;
+    read.pod.forEachAccelerator(
+        [&](const ResourceEntry& entry) { found.emplace_back(entry.name); });
+    EXPECT_EQ(found, expected) << "walk " << walk;
+    int judged = 0;
+    read.pod.forEachResource([&](const ResourceEntry& entry) {
+      EXPECT_EQ(read.pod.isAccelerator(entry), read.pod.isAccelerator(entry.name)) << entry.name;
+      ++judged;
+    });
+    EXPECT_EQ(judged, 12);
+  }
+  EXPECT_TRUE(read.pod.asksForAccelerator());
+}
+
 TEST(PodReader, RequestsCountedAsTheSchedulerCountsThem) {
   const Read read = deployment(R"({"initContainers":[
       {"name":"side","restartPolicy":"Always","resources":{"limits":{"nvidia.com/gpu":1}}},

@@ -138,6 +138,21 @@ bool PodReader::isAccelerator(std::string_view resourceName) const {
   return accelerators_->isAccelerator(resourceName);
 }
 
+bool PodReader::judgedName(std::string_view documentName) const {
+  for (size_t i = 0; i < judgedCount_; ++i) {
+    const JudgedName& judged = judged_[i];
+    if (judged.text == documentName.data() && judged.size == documentName.size()) {
+      return judged.accelerator;
+    }
+  }
+  const bool accelerator = accelerators_->isAccelerator(documentName);
+  // Beyond the first few names (a Pod asks for three or four), each is judged anew.
+  if (judgedCount_ < judged_.size()) {
+    judged_[judgedCount_++] = {documentName.data(), documentName.size(), accelerator};
+  }
+  return accelerator;
+}
+
 const std::vector<PodReader::Quantities>& PodReader::quantities() const {
   if (quantities_.size() == containers_.size()) return quantities_;
   quantities_.clear();
@@ -166,7 +181,7 @@ bool PodReader::asksForAccelerator(const PodContainer& container) const {
     const JsonValue* quantities = member(resources, section);
     if (!isObject(quantities)) continue;
     for (auto it = quantities->MemberBegin(); it != quantities->MemberEnd(); ++it) {
-      if (isAccelerator(stringOf(&it->name)) && isPositive(it->value)) return true;
+      if (judgedName(stringOf(&it->name)) && isPositive(it->value)) return true;
     }
   }
   return false;

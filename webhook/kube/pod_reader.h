@@ -5,6 +5,7 @@
 // the aiadmit annotations say and which ports a container serves.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -152,6 +153,8 @@ class PodReader {
 
   // --- Resources.
   bool isAccelerator(std::string_view resourceName) const;
+  // The same for an entry of this Pod's resources, judged once per entry.
+  bool isAccelerator(const ResourceEntry& entry) const { return judgedName(entry.name); }
   // Every entry of limits, then requests, of every container in order.
   // Templates, not std::function: every rule walks them, and the visit is
   // then inlined.
@@ -161,7 +164,7 @@ class PodReader {
   template <typename Visit>
   void forEachAccelerator(Visit&& visit) const {
     forEachResource([&](const ResourceEntry& entry) {
-      if (isAccelerator(entry.name)) visit(entry);
+      if (isAccelerator(entry)) visit(entry);
     });
   }
   // The first accelerator entry, in container order; nullopt when none.
@@ -256,6 +259,18 @@ class PodReader {
   };
   const std::vector<Quantities>& quantities() const;
   mutable std::vector<Quantities> quantities_;
+  // Whether a name of the document is an accelerator's. The names judged so
+  // far are known by where their text is (the document's, which outlives the
+  // reader): every rule walks the same entries, and each judgement matches
+  // the profile's names.
+  bool judgedName(std::string_view documentName) const;
+  struct JudgedName {
+    const char* text;
+    size_t size;
+    bool accelerator;
+  };
+  mutable std::array<JudgedName, 8> judged_;
+  mutable size_t judgedCount_ = 0;
 };
 
 template <typename Visit>
