@@ -1,5 +1,6 @@
 #include "validators/pool_conflict.h"
 
+#include "webhook/kube/text.h"
 #include "webhook/policy/accelerators.h"
 
 namespace aiadmit {
@@ -76,13 +77,15 @@ void PoolConflictValidator::check(const ValidationContext& context,
   if (!aimed) return;
   if (const Toleration* taint = firstUntoleratedPoolTaint(member(spec, "tolerations"), pool)) {
     const std::string described = describeToleration(*taint);
-    out.push_back(
-        {AIA008, std::string(podSpec) + ".tolerations",
-         "the GPU pool's taint " + described + " is not tolerated, so no GPU node can run the Pod",
-         "add a toleration for it (key " + taint->key + ", operator " + taint->op +
-             (taint->op == "Exists" ? "" : ", value " + taint->value) +
-             (taint->effect.empty() ? "" : ", effect " + taint->effect) + ")",
-         "no toleration for the GPU pool's taint " + described});
+    const bool exists = taint->op == "Exists";
+    const std::string_view value = exists ? "" : std::string_view(taint->value);
+    out.push_back({AIA008, concat(podSpec, ".tolerations"),
+                   concat("the GPU pool's taint ", described,
+                          " is not tolerated, so no GPU node can run the Pod"),
+                   concat("add a toleration for it (key ", taint->key, ", operator ", taint->op,
+                          exists ? "" : ", value ", value, taint->effect.empty() ? "" : ", effect ",
+                          taint->effect, ")"),
+                   concat("no toleration for the GPU pool's taint ", described)});
   }
 }
 

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <utility>
 
+#include "webhook/kube/text.h"
+
 namespace aiadmit {
 
 bool tolerationCovers(const JsonValue& existing, const Toleration& wanted) {
@@ -71,10 +73,11 @@ JsonValue requirementToJson(const NodeSelectorRequirement& requirement, JsonAllo
 }
 
 std::string describeToleration(const Toleration& toleration) {
-  std::string out = toleration.key.empty() ? "*" : toleration.key;
-  if (toleration.op != "Exists") out += "=" + toleration.value;
-  if (!toleration.effect.empty()) out += ":" + toleration.effect;
-  return out;
+  const bool exists = toleration.op == "Exists";
+  const std::string_view key = toleration.key.empty() ? "*" : std::string_view(toleration.key);
+  const std::string_view value = exists ? "" : std::string_view(toleration.value);
+  return concat(key, exists ? "" : "=", value, toleration.effect.empty() ? "" : ":",
+                toleration.effect);
 }
 
 // ---------------------------------------------------------------------------

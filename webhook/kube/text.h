@@ -31,6 +31,16 @@ std::string_view plausibleName(std::string_view text,
 // The text in double quotes, as messages name values: "nvidia.com/gpu".
 std::string inQuotes(std::string_view text);
 
+// The pieces one after another, made in one allocation: a chain of `+` makes
+// and frees a string at every step, on the request path for each message.
+template <typename... Pieces>
+std::string concat(const Pieces&... pieces) {
+  std::string out;
+  out.reserve((std::string_view(pieces).size() + ...));
+  (out.append(std::string_view(pieces)), ...);
+  return out;
+}
+
 // `"a", "b" or "c"`.
 std::string quotedList(const std::vector<std::string_view>& names, std::string_view conjunction);
 
