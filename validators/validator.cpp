@@ -1,18 +1,18 @@
 #include "validators/validator.h"
 
+#include "webhook/kube/text.h"
+#include "webhook/kube/warnings.h"
+
 namespace aiadmit {
 
 namespace {
 
-// "[AIA004] <field>: <text>", the form of a denial and of a warning line.
-std::string ruleLine(RuleId rule, std::string_view field, std::string_view text) {
-  std::string out = "[";
-  out += rule.name();
-  out += "] ";
-  out += field;
-  out += ": ";
-  out += text;
-  return out;
+// "[AIA004] <field>: <text>", the form of a denial and of a warning line,
+// made at once with what comes before and after it.
+std::string ruleLine(std::string_view before, RuleId rule, std::string_view field,
+                     std::string_view text, std::string_view separator = "",
+                     std::string_view after = "") {
+  return concat(before, "[", rule.name(), "] ", field, ": ", text, separator, after);
 }
 
 // The field relative to the PodSpec, after the role when there is one.
@@ -33,15 +33,13 @@ std::string shortFieldPath(const Violation& violation) {
 
 // The warning line with the field relative to the PodSpec.
 std::string warningWithField(const Violation& violation) {
-  return warningLine(ruleLine(violation.rule, shortFieldPath(violation), violation.brief));
+  return ruleLine(kWarningPrefix, violation.rule, shortFieldPath(violation), violation.brief);
 }
 
 }  // namespace
 
 std::string Violation::format() const {
-  std::string out = ruleLine(rule, field, problem);
-  if (!fix.empty()) out += "; " + fix;
-  return out;
+  return ruleLine("", rule, field, problem, fix.empty() ? "" : "; ", fix);
 }
 
 bool Violation::warningKeepsField() const {

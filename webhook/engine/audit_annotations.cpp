@@ -4,6 +4,7 @@
 #include <array>
 
 #include "webhook/kube/json_pointer.h"
+#include "webhook/kube/text.h"
 #include "webhook/kube/warnings.h"
 
 namespace aiadmit {
@@ -107,6 +108,7 @@ std::vector<AuditAnnotation> mutationAuditAnnotations(const Evaluation& evaluati
   std::vector<AuditAnnotation> out;
   const std::vector<std::string>& patchPaths = evaluation.patchPaths;
   if (evaluation.workloadClass == WorkloadClass::None && patchPaths.empty()) return out;
+  out.reserve(4);  // at most: class, profile, profile-error, mutated
   out.push_back({std::string(kAuditClass), std::string(className(evaluation.workloadClass))});
   if (!evaluation.profile.empty()) {
     out.push_back({std::string(kAuditProfile), within(evaluation.profile)});
@@ -122,6 +124,7 @@ std::vector<AuditAnnotation> validationAuditAnnotations(const Evaluation& evalua
                                                         RuleAction enforcement) {
   std::vector<AuditAnnotation> out;
   if (evaluation.workloadClass == WorkloadClass::None && evaluation.rules.empty()) return out;
+  out.reserve(6);  // at most: class, profile, profile-error, rules, capped, enforcement
   out.push_back({std::string(kAuditClass), std::string(className(evaluation.workloadClass))});
   if (!evaluation.profile.empty()) {
     out.push_back({std::string(kAuditProfile), within(evaluation.profile)});
@@ -131,9 +134,9 @@ std::vector<AuditAnnotation> validationAuditAnnotations(const Evaluation& evalua
   }
   std::vector<std::string> rules, capped;
   for (const Evaluation::RuleDecision& decision : evaluation.rules) {
-    rules.push_back(decision.rule.name() + "=" + std::string(actionName(decision.applied)));
+    rules.push_back(concat(decision.rule.name(), "=", actionName(decision.applied)));
     if (decision.applied != decision.configured) {
-      capped.push_back(decision.rule.name() + "=" + std::string(actionName(decision.configured)));
+      capped.push_back(concat(decision.rule.name(), "=", actionName(decision.configured)));
     }
   }
   if (!rules.empty()) out.push_back({std::string(kAuditRules), joinWithin(rules)});

@@ -1,5 +1,7 @@
 #include "webhook/kube/warnings.h"
 
+#include "webhook/kube/text.h"
+
 namespace aiadmit {
 
 namespace {
@@ -15,17 +17,11 @@ bool isContinuationByte(char byte) {
 }  // namespace
 
 std::string warningLine(std::string_view text) {
-  std::string line(kWarningPrefix);
-  line += text;
-  return line;
+  return concat(kWarningPrefix, text);
 }
 
 std::string profileWarning(std::string_view line, std::string_view profile) {
-  std::string warning = warningLine(line);
-  warning += kProfileOpen;
-  warning += profile;
-  warning += kProfileClose;
-  return warning;
+  return concat(kWarningPrefix, line, kProfileOpen, profile, kProfileClose);
 }
 
 size_t profileWarningFrame(std::string_view profile) {
