@@ -125,8 +125,17 @@ std::optional<std::string_view> PodReader::objectAnnotation(std::string_view key
 }
 
 std::optional<std::string_view> PodReader::annotation(std::string_view key) const {
-  if (auto onTemplate = templateAnnotation(key)) return onTemplate;
-  return objectAnnotation(key);
+  return annotation(objectMetadata_, templateMetadata_, key);
+}
+
+std::optional<std::string_view> PodReader::annotation(const JsonValue* objectMetadata,
+                                                      const JsonValue* templateMetadata,
+                                                      std::string_view key) {
+  // A Pod's template is the Pod: its metadata is read once.
+  if (templateMetadata != objectMetadata) {
+    if (auto onTemplate = annotationOf(templateMetadata, key)) return onTemplate;
+  }
+  return annotationOf(objectMetadata, key);
 }
 
 AnnotationSite PodReader::annotationSite(std::string_view key) const {

@@ -146,6 +146,10 @@ class PodReader {
   // template's value (the one a controller's Pods carry) before the object's,
   // so that a controller and its Pods always read the same.
   std::optional<std::string_view> annotation(std::string_view key) const;
+  // The same without a reader (and the containers it reads).
+  static std::optional<std::string_view> annotation(const JsonValue* objectMetadata,
+                                                    const JsonValue* templateMetadata,
+                                                    std::string_view key);
   AnnotationSite annotationSite(std::string_view key) const;
   std::optional<std::string_view> templateAnnotation(std::string_view key) const;
   std::optional<std::string_view> objectAnnotation(std::string_view key) const;

@@ -82,7 +82,7 @@ std::string unresolvedClaims(const PodReader& pod) {
 
 std::optional<std::string_view> declaredAnnotation(const PodTemplateView& view,
                                                    std::string_view key) {
-  return PodReader(member(view.object, "metadata"), view.metadata, nullptr).annotation(key);
+  return PodReader::annotation(member(view.object, "metadata"), view.metadata, key);
 }
 
 Classification classify(const PodTemplateView& view) {
