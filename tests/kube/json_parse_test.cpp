@@ -59,30 +59,36 @@ namespace {
   return ::testing::AssertionSuccess();
 }
 
-// The managedFields of a review's objects, as the admission decoder leaves them out.
+// The managedFields of a review's objects and two members of its request, as
+// the admission decoder leaves such members out.
 constexpr std::string_view kRequest[] = {"request"};
 constexpr std::string_view kObjects[] = {"object", "oldObject"};
+constexpr std::string_view kRequestLeftOut[] = {"userInfo", "options"};
 constexpr std::string_view kMetadata[] = {"metadata"};
 constexpr std::string_view kManagedFields[] = {"managedFields"};
-constexpr std::span<const std::string_view> kManagedFieldsPath[] = {kRequest, kObjects, kMetadata,
-                                                                    kManagedFields};
+constexpr OmitStep kManagedFieldsPath[] = {
+    {kRequest, {}}, {kObjects, kRequestLeftOut}, {kMetadata, {}}, {{}, kManagedFields}};
 const OmittedMembers kNoManagedFields{kManagedFieldsPath};
 
 // The reference for a parse that omits: RapidJSON's document with each
 // member at the pointers erased, found the slow way (every key of a name).
-void eraseAt(JsonValue& value, const std::vector<std::vector<std::string>>& steps, size_t step) {
+struct Step {
+  std::vector<std::string> leadOn;
+  std::vector<std::string> leaveOut;
+};
+void eraseAt(JsonValue& value, const std::vector<Step>& steps, size_t step) {
   if (step == steps.size() || !value.IsObject()) return;
   for (auto entry = value.MemberBegin(); entry != value.MemberEnd();) {
     const std::string name(entry->name.GetString(), entry->name.GetStringLength());
-    const auto& keys = steps[step];
-    if (std::find(keys.begin(), keys.end(), name) == keys.end()) {
-      ++entry;
-    } else if (step + 1 == steps.size()) {
+    const auto has = [&](const std::vector<std::string>& keys) {
+      return std::find(keys.begin(), keys.end(), name) != keys.end();
+    };
+    if (has(steps[step].leaveOut)) {
       entry = value.EraseMember(entry);
-    } else {
-      eraseAt(entry->value, steps, step + 1);
-      ++entry;
+      continue;
     }
+    if (has(steps[step].leadOn)) eraseAt(entry->value, steps, step + 1);
+    ++entry;
   }
 }
 
@@ -95,8 +101,11 @@ void eraseAt(JsonValue& value, const std::vector<std::vector<std::string>>& step
   JsonDocument reference;
   const std::string referenceError = parseJsonInSitu(inSitu.data(), inSitu.size(), 200, reference);
   if (referenceError.empty() && !omitted.steps.empty()) {
-    std::vector<std::vector<std::string>> steps;
-    for (const auto& keys : omitted.steps) steps.emplace_back(keys.begin(), keys.end());
+    std::vector<Step> steps;
+    for (const OmitStep& step : omitted.steps) {
+      steps.push_back(
+          {{step.leadOn.begin(), step.leadOn.end()}, {step.leaveOut.begin(), step.leaveOut.end()}});
+    }
     eraseAt(reference, steps, 0);
   }
   if (copyError != referenceError) {
@@ -127,10 +136,14 @@ TEST(JsonParseCopy, OmittedMembersAreLeftOutOfTheDocumentAndNothingElse) {
     std::string buffer;
     JsonDocument document;
     ASSERT_EQ(parseJsonCopy(review, 200, buffer, document, kNoManagedFields), "");
-    const JsonValue* metadata = member(member(member(&document, "request"), "object"), "metadata");
+    const JsonValue* request = member(&document, "request");
+    const JsonValue* metadata = member(member(request, "object"), "metadata");
     ASSERT_NE(metadata, nullptr);
     EXPECT_EQ(member(metadata, "managedFields"), nullptr);
     EXPECT_NE(member(metadata, "name"), nullptr);
+    EXPECT_EQ(member(request, "userInfo"), nullptr);
+    EXPECT_EQ(member(request, "options"), nullptr);
+    EXPECT_NE(member(request, "uid"), nullptr);
   }
   for (
       const char* text : {
@@ -146,6 +159,11 @@ TEST(JsonParseCopy, OmittedMembersAreLeftOutOfTheDocumentAndNothingElse) {
           R"({"request":[{"object":{"metadata":{"managedFields":1}}}]})",
           R"({"request":{"object":"metadata"},"managedFields":{}})",
           R"([{"request":{"object":{"metadata":{"managedFields":1}}}}])",
+          // Members left out on the way: at their step only, before and after what leads on.
+          R"({"request":{"userInfo":{"a":1},"object":{"metadata":{"managedFields":1}},"options":2}})",
+          R"({"userInfo":1,"request":{"object":{"userInfo":2,"metadata":{"options":3}}}})",
+          R"({"request":{"userInfo":{"object":{"metadata":{"managedFields":1}}},"uid":"u"}})",
+          R"({"request":{"userInfo":[1 2]}})",
           // Left out, and still read as strictly: malformed, deep, or declined to RapidJSON.
           R"({"request":{"object":{"metadata":{"managedFields":[1 2]}}}})",
           R"({"request":{"object":{"metadata":{"managedFields":[1.5,"café"]}}}})",

@@ -139,11 +139,16 @@ class DepthLimiter : public ForwardingHandler<Handler> {
 std::string parseJsonInSitu(char* text, size_t size, size_t maxDepth, JsonDocument& document);
 
 // Members a parse leaves out of the document, found by their keys from the
-// top object down: at each step, the keys that lead on (several where paths
-// share the rest); the last step's keys name the members left out. Their
-// values are still read to the end, and malformed ones refused.
+// top object down. At each step: the keys whose objects lead on to the next
+// step (several where paths share the rest), and the keys of the members
+// left out there. Their values are still read to the end, and malformed ones
+// refused.
+struct OmitStep {
+  std::span<const std::string_view> leadOn;
+  std::span<const std::string_view> leaveOut;
+};
 struct OmittedMembers {
-  std::span<const std::span<const std::string_view>> steps;
+  std::span<const OmitStep> steps;
 };
 
 // The same for a copy of `text` made in `buffer`, which the document's

@@ -231,9 +231,9 @@ class ShortReader {
         p = skipSpace(p + 1);
         if constexpr (kFollowsPath) {
           if (levels[depth - 1].onPath) {
-            const bool matched = oneOf(omitted_[depth - 1], key, length);
-            omitted = matched && depth == omitted_.size();
-            nextOnPath = matched && !omitted;
+            const OmitStep& step = omitted_[depth - 1];
+            omitted = oneOf(step.leaveOut, key, length);
+            nextOnPath = !omitted && oneOf(step.leadOn, key, length);
           }
         }
         if (omitted) {
@@ -417,22 +417,22 @@ class ShortReader {
   char* const text_;
   const char* const end_;
   const size_t maxDepth_;
-  const std::span<const std::span<const std::string_view>> omitted_;
+  const std::span<const OmitStep> omitted_;
   bool parsed_ = false;
 };
 
 // What the short reader leaves out, left out of RapidJSON's document.
-void eraseOmitted(JsonValue& object, std::span<const std::span<const std::string_view>> steps) {
+void eraseOmitted(JsonValue& object, std::span<const OmitStep> steps) {
   if (steps.empty() || !object.IsObject()) return;
   for (auto entry = object.MemberBegin(); entry != object.MemberEnd();) {
-    if (!oneOf(steps.front(), entry->name.GetString(), entry->name.GetStringLength())) {
-      ++entry;
-    } else if (steps.size() == 1) {
+    const char* key = entry->name.GetString();
+    const rapidjson::SizeType length = entry->name.GetStringLength();
+    if (oneOf(steps.front().leaveOut, key, length)) {
       entry = object.EraseMember(entry);  // keeps the others' order
-    } else {
-      eraseOmitted(entry->value, steps.subspan(1));
-      ++entry;
+      continue;
     }
+    if (oneOf(steps.front().leadOn, key, length)) eraseOmitted(entry->value, steps.subspan(1));
+    ++entry;
   }
 }
 
