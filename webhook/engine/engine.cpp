@@ -162,9 +162,10 @@ void collectViolations(const JsonValue& object, const Assessment& assessment,
   const ProfileAcceleratorNames accelerators(assessment.selection.profile);
   std::vector<TemplateReading> readings;
   readings.reserve(assessment.views.size());
-  for (const PodTemplateView& view : assessment.views) {
-    readings.push_back({view, PodReader::of(view, accelerators)});
-    readings.back().pod.resolveClaimsIn(cluster, subject.namespaceName);
+  // The assessment's readers, one per view with its claims resolved in the
+  // same view of the cluster, judging accelerators by the profile.
+  for (size_t i = 0; i < assessment.views.size(); ++i) {
+    readings.push_back({assessment.views[i], assessment.pods[i].judgingBy(accelerators)});
   }
   const size_t primary = assessment.workload.primaryTemplate() < readings.size()
                              ? assessment.workload.primaryTemplate()

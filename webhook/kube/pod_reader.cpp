@@ -115,6 +115,13 @@ PodReader PodReader::of(const PodTemplateView& view, const AcceleratorNames& acc
   return reader;
 }
 
+PodReader PodReader::judgingBy(const AcceleratorNames& accelerators) const {
+  PodReader reader = *this;
+  reader.accelerators_ = &accelerators;
+  reader.judgedCount_ = 0;  // judged by the other names
+  return reader;
+}
+
 std::optional<std::string_view> PodReader::templateAnnotation(std::string_view key) const {
   if (!isTemplateOfController()) return std::nullopt;
   return annotationOf(templateMetadata_, key);

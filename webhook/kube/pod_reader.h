@@ -135,6 +135,10 @@ class PodReader {
             const AcceleratorNames& accelerators = AcceleratorNames::byLook());
   static PodReader of(const PodTemplateView& view,
                       const AcceleratorNames& accelerators = AcceleratorNames::byLook());
+  // This reader judging accelerators by `accelerators` (a profile's, where
+  // this one judged by look): the containers and what was read of the claims
+  // come along, without reading them again.
+  PodReader judgingBy(const AcceleratorNames& accelerators) const;
 
   const JsonValue* spec() const { return spec_; }
   // Init containers first, then containers: the order the kubelet starts them.
