@@ -5,6 +5,9 @@
 
 #include <string>
 
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
 #include "tests/support/test_support.h"
 
 namespace aiadmit {
@@ -29,6 +32,38 @@ TEST(JsonMember, KeysWithNulAreComparedWhole) {
   doc.AddMember(key, one, doc.GetAllocator());
   EXPECT_NE(member(&doc, std::string_view("a\0b", 3)), nullptr);
   EXPECT_EQ(member(&doc, "a"), nullptr);
+}
+
+// RapidJSON's writer on the same text: the reference for the escaping.
+std::string writtenByRapidJson(std::string_view text) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  writer.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
+  return {buffer.GetString(), buffer.GetSize()};
+}
+
+// Every byte at every place of texts of every length up to 40 (blocks of 16,
+// words of 8 and what is left) is escaped as RapidJSON's writer escapes it.
+TEST(AppendJsonString, EscapesEveryByteWhereverItIsAsRapidJsonDoes) {
+  for (size_t length = 1; length <= 40; ++length) {
+    for (size_t at = 0; at < length; ++at) {
+      for (int byte = 0; byte < 256; ++byte) {
+        std::string text(length, 'a');
+        text[at] = static_cast<char>(byte);
+        std::string out = "x";
+        appendJsonString(out, text);
+        ASSERT_EQ(out, "x" + writtenByRapidJson(text)) << "byte " << byte << " at " << at;
+      }
+    }
+  }
+  std::string out;
+  appendJsonString(out, "");
+  EXPECT_EQ(out, R"("")");
+  const std::string mixed =
+      "caf\xc3\xa9 \"quoted\"\n\tand\\ a \x01 control, long enough to span blocks";
+  out.clear();
+  appendJsonString(out, mixed);
+  EXPECT_EQ(out, writtenByRapidJson(mixed));
 }
 
 // Names of every length up to 40, copied (short ones inline in the value)

@@ -3,6 +3,10 @@
 #include <cstdint>
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
@@ -171,6 +175,22 @@ bool anyEscaped(uint64_t word) {
           ~backslash & kHighs) != 0;
 }
 
+#if defined(__SSE2__)
+// How many of the 16 bytes at `p` come before the first that needs escaping;
+// 16 when none does. Bytes from 0x80 (UTF-8) need none: the comparison with
+// 0x1F is unsigned.
+size_t plainPrefix16(const char* p) {
+  const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const __m128i quote = _mm_cmpeq_epi8(bytes, _mm_set1_epi8('"'));
+  const __m128i backslash = _mm_cmpeq_epi8(bytes, _mm_set1_epi8('\\'));
+  const __m128i control =
+      _mm_cmpeq_epi8(_mm_subs_epu8(bytes, _mm_set1_epi8(0x1F)), _mm_setzero_si128());
+  const auto stops = static_cast<unsigned>(
+      _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, backslash), control)));
+  return stops == 0 ? 16 : static_cast<size_t>(__builtin_ctz(stops));
+}
+#endif
+
 }  // namespace
 
 void appendJsonString(std::string& out, std::string_view text) {
@@ -179,6 +199,14 @@ void appendJsonString(std::string& out, std::string_view text) {
   size_t plain = 0;  // where the run of bytes not yet copied begins
   size_t i = 0;
   while (i < text.size()) {
+    // A block at a time while one is left, then a word, then byte by byte.
+#if defined(__SSE2__)
+    if (i + 16 <= text.size()) {
+      const size_t run = plainPrefix16(text.data() + i);
+      i += run;
+      if (run == 16) continue;
+    }
+#endif
     if (i + sizeof(uint64_t) <= text.size()) {
       uint64_t word;
       std::memcpy(&word, text.data() + i, sizeof word);
