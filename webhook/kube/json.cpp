@@ -12,36 +12,6 @@
 
 namespace aiadmit {
 
-namespace {
-
-// Whether `size` bytes at `a` and at `b` are the same: the names of members
-// are short, and comparing them in words here leaves member() without a call
-// (and so without saving registers on every lookup).
-bool sameBytes(const char* a, const char* b, size_t size) {
-  for (; size >= 8; a += 8, b += 8, size -= 8) {
-    uint64_t x;
-    uint64_t y;
-    std::memcpy(&x, a, 8);
-    std::memcpy(&y, b, 8);
-    if (x != y) return false;
-  }
-  if (size >= 4) {  // the first four and the last four, which may overlap
-    uint32_t x[2];
-    uint32_t y[2];
-    std::memcpy(&x[0], a, 4);
-    std::memcpy(&y[0], b, 4);
-    std::memcpy(&x[1], a + size - 4, 4);
-    std::memcpy(&y[1], b + size - 4, 4);
-    return x[0] == y[0] && x[1] == y[1];
-  }
-  for (; size > 0; ++a, ++b, --size) {
-    if (*a != *b) return false;
-  }
-  return true;
-}
-
-}  // namespace
-
 const JsonValue* member(const JsonValue* value, std::string_view key) {
   if (value == nullptr || !value->IsObject()) return nullptr;
   // By length, then by the first byte, before comparing the rest: most names

@@ -5,6 +5,7 @@
 #include <rapidjson/document.h>
 
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
 #include <string_view>
@@ -20,6 +21,32 @@ using JsonAllocator = rapidjson::Document::AllocatorType;
 // Its values are JsonValues like any document's.
 using PooledJsonDocument =
     rapidjson::GenericDocument<rapidjson::UTF8<>, JsonAllocator, JsonAllocator>;
+
+// Whether `size` bytes at `a` and at `b` are the same. For names and keys,
+// which are short: compared in words here, the caller makes no call (and so
+// saves no registers on every lookup).
+inline bool sameBytes(const char* a, const char* b, size_t size) {
+  for (; size >= 8; a += 8, b += 8, size -= 8) {
+    uint64_t x;
+    uint64_t y;
+    std::memcpy(&x, a, 8);
+    std::memcpy(&y, b, 8);
+    if (x != y) return false;
+  }
+  if (size >= 4) {  // the first four and the last four, which may overlap
+    uint32_t x[2];
+    uint32_t y[2];
+    std::memcpy(&x[0], a, 4);
+    std::memcpy(&y[0], b, 4);
+    std::memcpy(&x[1], a + size - 4, 4);
+    std::memcpy(&y[1], b + size - 4, 4);
+    return x[0] == y[0] && x[1] == y[1];
+  }
+  for (; size > 0; ++a, ++b, --size) {
+    if (*a != *b) return false;
+  }
+  return true;
+}
 
 // Member of an object, or nullptr when `value` is not an object or lacks `key`.
 const JsonValue* member(const JsonValue* value, std::string_view key);

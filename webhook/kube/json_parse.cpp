@@ -148,9 +148,24 @@ struct NullSink {
 inline bool oneOf(std::span<const std::string_view> keys, const char* key,
                   rapidjson::SizeType length) {
   for (const std::string_view candidate : keys) {
-    if (candidate.size() == length && std::memcmp(candidate.data(), key, length) == 0) return true;
+    if (candidate.size() == length && sameBytes(candidate.data(), key, length)) return true;
   }
   return false;
+}
+
+// The lengths of a step's keys as bits (63: any from 63 on): most keys on the
+// path have none of them, and are passed over with one test.
+uint64_t lengthsOf(const OmitStep& step) {
+  uint64_t lengths = 0;
+  for (const auto keys : {step.leadOn, step.leaveOut}) {
+    for (const std::string_view key : keys)
+      lengths |= uint64_t{1} << std::min<size_t>(key.size(), 63);
+  }
+  return lengths;
+}
+
+inline bool mayBeOneOf(uint64_t lengths, rapidjson::SizeType length) {
+  return (lengths >> std::min<rapidjson::SizeType>(length, 63) & 1) != 0;
 }
 
 // One loop over the text with the open containers on a stack of its own:
@@ -162,7 +177,11 @@ class ShortReader {
       : text_(text),
         end_(text + size),
         maxDepth_(std::min(maxDepth, kMaxLevels)),
-        omitted_(omitted.steps) {}
+        omitted_(omitted.steps) {
+    for (size_t i = 0; i < stepLengths_.size(); ++i) {
+      stepLengths_[i] = i < omitted_.size() ? lengthsOf(omitted_[i]) : ~uint64_t{0};
+    }
+  }
 
   template <typename Document>
   bool operator()(Document& document) {
@@ -231,9 +250,16 @@ class ShortReader {
         p = skipSpace(p + 1);
         if constexpr (kFollowsPath) {
           if (levels[depth - 1].onPath) {
-            const OmitStep& step = omitted_[depth - 1];
-            omitted = oneOf(step.leaveOut, key, length);
-            nextOnPath = !omitted && oneOf(step.leadOn, key, length);
+            // Steps beyond those with lengths are always compared.
+            const uint64_t lengths =
+                depth <= stepLengths_.size() ? stepLengths_[depth - 1] : ~uint64_t{0};
+            if (mayBeOneOf(lengths, length)) {
+              const OmitStep& step = omitted_[depth - 1];
+              omitted = oneOf(step.leaveOut, key, length);
+              nextOnPath = !omitted && oneOf(step.leadOn, key, length);
+            } else {
+              nextOnPath = false;
+            }
           }
         }
         if (omitted) {
@@ -418,6 +444,7 @@ class ShortReader {
   const char* const end_;
   const size_t maxDepth_;
   const std::span<const OmitStep> omitted_;
+  std::array<uint64_t, 8> stepLengths_;
   bool parsed_ = false;
 };
 
