@@ -181,6 +181,26 @@ TEST(JsonParseCopy, OmittedMembersAreLeftOutOfTheDocumentAndNothingElse) {
   }
 }
 
+// Keys of 63 bytes and more share one length class in the reader's quick
+// pass: each is still compared whole.
+TEST(JsonParseCopy, LongKeysOnThePathAreComparedWhole) {
+  static const std::string kLong(70, 'k');
+  static const std::string kOtherLong = std::string(69, 'k') + "x";
+  static const std::string_view kLeftOut[] = {kLong};
+  static const OmitStep kSteps[] = {{{}, kLeftOut}};
+  const OmittedMembers omitted{kSteps};
+  for (const std::string& text :
+       {"{\"" + kLong + "\":1,\"" + kOtherLong + "\":2,\"" + std::string(63, 'k') + "\":3}",
+        "{\"" + kOtherLong + "\":[1],\"" + kLong + "\":{\"" + kLong + "\":2}}"}) {
+    EXPECT_TRUE(parsesAsRapidJson(text, omitted));
+    std::string buffer;
+    JsonDocument document;
+    ASSERT_EQ(parseJsonCopy(text, 200, buffer, document, omitted), "");
+    EXPECT_EQ(member(&document, kLong), nullptr);
+    EXPECT_NE(member(&document, kOtherLong), nullptr);
+  }
+}
+
 TEST(JsonParseCopy, NumbersAreTheTypesRapidJsonMakesThem) {
   for (const char* text : {"0",
                            "-0",
