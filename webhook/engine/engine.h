@@ -154,9 +154,8 @@ ReviewAnswer answerDecoded(std::string_view body, Decide&& decide) {
   try {
     AdmissionRequest request;
     DecodeError error;
-    AdmissionOutcome outcome = AdmissionOutcome::allowed();
-    if (!decodeAdmissionReview(body, request, error)) {
-      outcome = AdmissionOutcome::badRequest(error.message);
+    const bool decoded = decodeAdmissionReview(body, request, error);
+    if (!decoded) {
       answer.uid = error.uid;
     } else {
       answer.uid = std::string(request.uid);
@@ -165,8 +164,10 @@ ReviewAnswer answerDecoded(std::string_view body, Decide&& decide) {
       answer.namespaceName = std::string(request.subject.namespaceName);
       answer.name = std::string(request.name);
       answer.operation = std::string(operationName(request.subject.operation));
-      outcome = decide(static_cast<const AdmissionRequest&>(request), answer.evaluation);
     }
+    const AdmissionOutcome outcome =
+        decoded ? decide(static_cast<const AdmissionRequest&>(request), answer.evaluation)
+                : AdmissionOutcome::badRequest(error.message);
     answer.decision = outcome.decision();
     answer.httpStatus = outcome.httpStatus();
     answer.body = encodeAdmissionResponse(answer.uid, outcome);
