@@ -146,10 +146,11 @@ void runValidator(const Validator& validator, const ValidationContext& context,
 }
 
 // A Pod no controller owns: a refusal reaches whoever made it, and nothing
-// retries it. Everything else is a controller's object.
-RuleTarget ruleTargetOf(const AdmissionSubject& subject, const Assessment& assessment) {
+// retries it. Everything else is a controller's object. (`assessment` is of
+// the subject's object.)
+RuleTarget ruleTargetOf(const Assessment& assessment) {
   return assessment.type != nullptr && assessment.type->objectIsPod &&
-                 !madeByController(*subject.object)
+                 !assessment.madeByController
              ? RuleTarget::BarePod
              : RuleTarget::Controller;
 }
@@ -501,7 +502,7 @@ AdmissionOutcome Engine::validate(const AdmissionSubject& subject, Evaluation* e
   std::vector<Violation> violations;
   // Decided by the kind's row and the object sent, so the same for the old
   // object's violations below.
-  const RuleTarget target = ruleTargetOf(subject, assessment);
+  const RuleTarget target = ruleTargetOf(assessment);
   collectViolations(*subject.object, assessment, subject, *profiles, cluster.get(), target,
                     violations);
 
