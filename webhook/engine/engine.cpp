@@ -121,12 +121,13 @@ void recordDecision(std::vector<Evaluation::RuleDecision>& decisions, RuleId rul
   decisions.insert(at, {rule, applied, configured});
 }
 
-void runValidator(const Validator& validator, const ValidationContext& context,
-                  std::vector<Violation>& out) {
+// `scope` is the validator's.
+void runValidator(const Validator& validator, Validator::Scope scope,
+                  const ValidationContext& context, std::vector<Violation>& out) {
   const size_t before = out.size();
   validator.check(context, out);
   // Several templates, or a custom resource's: say which one it is about.
-  if (validator.scope() == Validator::Scope::Template &&
+  if (scope == Validator::Scope::Template &&
       (context.templates.size() > 1 || context.view.isCustomResource())) {
     for (size_t i = before; i < out.size(); ++i) {
       // The object's own metadata belongs to no template.
@@ -149,8 +150,7 @@ void runValidator(const Validator& validator, const ValidationContext& context,
 // retries it. Everything else is a controller's object. (`assessment` is of
 // the subject's object.)
 RuleTarget ruleTargetOf(const Assessment& assessment) {
-  return assessment.type != nullptr && assessment.type->objectIsPod &&
-                 !assessment.madeByController
+  return assessment.type != nullptr && assessment.type->objectIsPod && !assessment.madeByController
              ? RuleTarget::BarePod
              : RuleTarget::Controller;
 }
@@ -171,20 +171,14 @@ void collectViolations(const JsonValue& object, const Assessment& assessment,
   const size_t primary = assessment.workload.primaryTemplate() < readings.size()
                              ? assessment.workload.primaryTemplate()
                              : 0;
-  auto contextOf = [&](const TemplateReading& reading) {
-    return ValidationContext{object,
-                             reading.view,
-                             reading.pod,
-                             classification,
-                             assessment.selection.profile,
-                             profiles,
-                             assessment.selection,
-                             subject.namespaceName,
-                             subject.operation,
-                             cluster,
-                             readings,
-                             target};
-  };
+  // One context per template, made once for all the validators.
+  std::vector<ValidationContext> contexts;
+  contexts.reserve(readings.size());
+  for (const TemplateReading& reading : readings) {
+    contexts.push_back({object, reading.view, reading.pod, classification,
+                        assessment.selection.profile, profiles, assessment.selection,
+                        subject.namespaceName, subject.operation, cluster, readings, target});
+  }
   // The workload's shape was judged on the workload the developer wrote.
   for (const auto& validator : allValidators()) {
     if (!classification.isAiWorkload() && !validator->appliesToUnclassified()) continue;
@@ -192,12 +186,13 @@ void collectViolations(const JsonValue& object, const Assessment& assessment,
         ruleInfo(validator->rule()).subject == RuleSubject::Workload) {
       continue;
     }
-    if (validator->scope() == Validator::Scope::Workload) {
-      runValidator(*validator, contextOf(readings[primary]), out);
+    const Validator::Scope scope = validator->scope();
+    if (scope == Validator::Scope::Workload) {
+      runValidator(*validator, scope, contexts[primary], out);
       continue;
     }
-    for (const TemplateReading& reading : readings) {
-      runValidator(*validator, contextOf(reading), out);
+    for (const ValidationContext& context : contexts) {
+      runValidator(*validator, scope, context, out);
     }
   }
 }
@@ -308,10 +303,10 @@ AdmissionOutcome decide(std::vector<Violation>& violations, const Profile* profi
     warnings.push_back(violation.warning());
   }
   if (eval.denials.empty()) return AdmissionOutcome::allowed(std::move(warnings));
-  std::string message;
-  for (const Violation& violation : eval.denials) {
-    if (!message.empty()) message += "\n";
-    message += violation.format();
+  std::string message = eval.denials.front().format();
+  for (size_t i = 1; i < eval.denials.size(); ++i) {
+    message += "\n";
+    message += eval.denials[i].format();
   }
   return AdmissionOutcome::denied(std::move(message), std::move(warnings));
 }
