@@ -15,14 +15,17 @@ namespace {
 std::string joinWithin(const std::vector<std::string>& items) {
   std::string out;
   for (size_t i = 0; i < items.size(); ++i) {
-    const std::string more = "+" + std::to_string(items.size() - i) + " more";
-    const size_t room = kMaxAuditAnnotationValue - std::min(kMaxAuditAnnotationValue, more.size());
+    const size_t left = items.size() - i;
     // The last item needs no room for a "+N more" after it.
-    const size_t limit = i + 1 == items.size() ? kMaxAuditAnnotationValue : room;
+    size_t limit = kMaxAuditAnnotationValue;
+    if (left > 1) {
+      const size_t moreSize = std::string_view("+ more").size() + std::to_string(left).size();
+      limit -= std::min(kMaxAuditAnnotationValue, moreSize);
+    }
     const size_t needed = out.size() + (out.empty() ? 0 : 1) + items[i].size();
     if (needed > limit) {
       if (!out.empty()) out += ",";
-      return out + more;
+      return concat(out, "+", std::to_string(left), " more");
     }
     if (!out.empty()) out += ",";
     out += items[i];
