@@ -433,10 +433,11 @@ bool Engine::mutateInto(const AdmissionSubject& subject, JsonDocument& mutated,
 }
 
 AdmissionOutcome Engine::mutate(const AdmissionSubject& subject, Evaluation* evaluation,
-                                JsonDocument* mutatedOut, const ClusterAnswers* answers) const {
+                                JsonDocument* mutatedOut, const ClusterAnswers* answers,
+                                JsonAllocator* scratchMemory) const {
   Evaluation local;
   Evaluation& eval = evaluation != nullptr ? *evaluation : local;
-  JsonDocument scratch;
+  JsonDocument scratch(scratchMemory);
   JsonDocument& mutated = mutatedOut != nullptr ? *mutatedOut : scratch;
   // The caller's copy is its own; a scratch copy shares the request's strings.
   const Copy copy = mutatedOut != nullptr ? Copy::Whole : Copy::SharingStrings;
@@ -537,7 +538,9 @@ ReviewAnswer answerReview(const Engine& engine, Endpoint endpoint, std::string_v
                           const ClusterAnswers* answers) {
   return answerDecoded(body, [&](const AdmissionRequest& request, Evaluation& evaluation) {
     if (endpoint == Endpoint::Mutate) {
-      AdmissionOutcome outcome = engine.mutate(request.subject, &evaluation, nullptr, answers);
+      // The copy lives in the request's memory, as long as the request.
+      AdmissionOutcome outcome = engine.mutate(request.subject, &evaluation, nullptr, answers,
+                                               &request.memory.memory().documentAllocator());
       outcome.setAuditAnnotations(mutationAuditAnnotations(evaluation));
       return outcome;
     }

@@ -97,9 +97,11 @@ class Engine {
   // when the answer is a patch, so that no caller runs the pipeline twice.
   // `answers`, in both: what the API said of objects the view lacks; what it
   // had is decided with as if the view held it.
+  // `scratchMemory`: where the copy that is mutated and diffed lives when
+  // `mutated` is not given (the request's memory); a pool of its own when null.
   AdmissionOutcome mutate(const AdmissionSubject& subject, Evaluation* evaluation,
-                          JsonDocument* mutated = nullptr,
-                          const ClusterAnswers* answers = nullptr) const;
+                          JsonDocument* mutated = nullptr, const ClusterAnswers* answers = nullptr,
+                          JsonAllocator* scratchMemory = nullptr) const;
   // `answers`: what the API said of objects the view lacks; a violation
   // resting on the absence of one it did not answer No for is dropped.
   AdmissionOutcome validate(const AdmissionSubject& subject, Evaluation* evaluation,

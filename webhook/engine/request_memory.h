@@ -54,7 +54,8 @@ class RequestMemoryLease : NonCopyable {
  public:
   RequestMemoryLease();
   ~RequestMemoryLease();
-  RequestMemory& memory() { return *memory_; }
+  // A handle: a const lease still gives the memory to allocate in.
+  RequestMemory& memory() const { return *memory_; }
 
  private:
   std::unique_ptr<RequestMemory> own_;  // when the thread's was leased already
