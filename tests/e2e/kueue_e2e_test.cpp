@@ -110,9 +110,24 @@ bool admitted(const Namespace& ns, const std::string& ownerKind, const std::stri
   return condition.is_object() && condition.value("status", "") == "True";
 }
 
+// Whether aiadmit's view of the cluster holds the namespace's LocalQueue: a
+// Job sent with --dry-run=server draws no AIA018 warning. (A queue just
+// created may reach the view after the next create: aiadmit then warns, as
+// it should, and the first Job's warnings would differ from the second's.)
+bool viewHoldsTheQueue(const Namespace& ns) {
+  const CommandResult dryRun =
+      kubectl({"create", "-n", ns.name(), "--dry-run=server", "-f", "-"}, toText(corpusJob()));
+  if (dryRun.exitCode != 0) return false;
+  for (const std::string& warning : aiadmitWarnings(dryRun.err)) {
+    if (warning.find("[AIA018]") != std::string::npos) return false;
+  }
+  return true;
+}
+
 TEST(E2eKueue, QueuedGpuWorkIsAdmittedWithinQuotaAndWhatIsOverItStaysSuspended) {
   Namespace ns("kueue");
   GpuQueue queue(ns, kGpuQuota);
+  ASSERT_TRUE(waitUntil([&] { return viewHoldsTheQueue(ns); }, std::chrono::seconds(30)));
 
   const CommandResult jobSet =
       kubectl({"create", "-n", ns.name(), "-f", "-"}, toText(queuedJobSet()));
