@@ -277,7 +277,7 @@ class PodReader {
     size_t size;
     bool accelerator;
   };
-  mutable std::array<JudgedName, 8> judged_;
+  mutable std::array<JudgedName, 8> judged_{};
   mutable size_t judgedCount_ = 0;
 };
 
