@@ -95,7 +95,7 @@ void eraseAt(JsonValue& value, const std::vector<Step>& steps, size_t step) {
 ::testing::AssertionResult parsesAsRapidJson(const std::string& text,
                                              const OmittedMembers& omitted = {}) {
   std::string buffer;
-  JsonDocument copied;
+  PooledJsonDocument copied;
   const std::string copyError = parseJsonCopy(text, 200, buffer, copied, omitted);
   std::string inSitu(text);
   JsonDocument reference;
@@ -134,7 +134,7 @@ TEST(JsonParseCopy, OmittedMembersAreLeftOutOfTheDocumentAndNothingElse) {
   for (const std::string& review : referenceReviews()) {
     EXPECT_TRUE(parsesAsRapidJson(review, kNoManagedFields));
     std::string buffer;
-    JsonDocument document;
+    PooledJsonDocument document;
     ASSERT_EQ(parseJsonCopy(review, 200, buffer, document, kNoManagedFields), "");
     const JsonValue* request = member(&document, "request");
     const JsonValue* metadata = member(member(request, "object"), "metadata");
@@ -194,7 +194,7 @@ TEST(JsonParseCopy, LongKeysOnThePathAreComparedWhole) {
         "{\"" + kOtherLong + "\":[1],\"" + kLong + "\":{\"" + kLong + "\":2}}"}) {
     EXPECT_TRUE(parsesAsRapidJson(text, omitted));
     std::string buffer;
-    JsonDocument document;
+    PooledJsonDocument document;
     ASSERT_EQ(parseJsonCopy(text, 200, buffer, document, omitted), "");
     EXPECT_EQ(member(&document, kLong), nullptr);
     EXPECT_NE(member(&document, kOtherLong), nullptr);

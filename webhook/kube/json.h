@@ -184,8 +184,6 @@ struct OmittedMembers {
 // integers), which a shorter reader than RapidJSON's takes
 // (webhook/kube/json_parse.cpp). Leaves out the `omitted` members.
 std::string parseJsonCopy(std::string_view text, size_t maxDepth, std::string& buffer,
-                          JsonDocument& document, const OmittedMembers& omitted = {});
-std::string parseJsonCopy(std::string_view text, size_t maxDepth, std::string& buffer,
                           PooledJsonDocument& document, const OmittedMembers& omitted = {});
 
 }  // namespace aiadmit

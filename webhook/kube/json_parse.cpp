@@ -183,8 +183,7 @@ class ShortReader {
     }
   }
 
-  template <typename Document>
-  bool operator()(Document& document) {
+  bool operator()(PooledJsonDocument& document) {
     char* p = value(skipSpace(text_), document, maxDepth_);
     // Trailing text, or a NUL before the end: RapidJSON's error.
     parsed_ = p != nullptr && skipSpace(p) == end_;
@@ -480,9 +479,14 @@ std::string parseInSitu(char* text, size_t size, size_t maxDepth, Document& docu
   return {};
 }
 
-template <typename Document>
-std::string parseCopy(std::string_view text, size_t maxDepth, std::string& buffer,
-                      Document& document, const OmittedMembers& omitted) {
+}  // namespace
+
+std::string parseJsonInSitu(char* text, size_t size, size_t maxDepth, JsonDocument& document) {
+  return parseInSitu(text, size, maxDepth, document);
+}
+
+std::string parseJsonCopy(std::string_view text, size_t maxDepth, std::string& buffer,
+                          PooledJsonDocument& document, const OmittedMembers& omitted) {
   buffer.reserve(text.size() + kPadding);
   buffer.assign(text.data(), text.size());
   buffer.append(kPadding, '\0');
@@ -496,22 +500,6 @@ std::string parseCopy(std::string_view text, size_t maxDepth, std::string& buffe
   std::string error = parseInSitu(buffer.data(), buffer.size(), maxDepth, document);
   if (error.empty()) eraseOmitted(document, omitted.steps);
   return error;
-}
-
-}  // namespace
-
-std::string parseJsonInSitu(char* text, size_t size, size_t maxDepth, JsonDocument& document) {
-  return parseInSitu(text, size, maxDepth, document);
-}
-
-std::string parseJsonCopy(std::string_view text, size_t maxDepth, std::string& buffer,
-                          JsonDocument& document, const OmittedMembers& omitted) {
-  return parseCopy(text, maxDepth, buffer, document, omitted);
-}
-
-std::string parseJsonCopy(std::string_view text, size_t maxDepth, std::string& buffer,
-                          PooledJsonDocument& document, const OmittedMembers& omitted) {
-  return parseCopy(text, maxDepth, buffer, document, omitted);
 }
 
 }  // namespace aiadmit
