@@ -11,6 +11,11 @@ namespace aiadmit {
 
 namespace {
 
+// What stands for the `left` items that do not fit.
+std::string moreItems(size_t left) {
+  return concat("+", std::to_string(left), " more");
+}
+
 // Items joined by ",", as many as fit in the value budget, then ",+N more".
 std::string joinWithin(const std::vector<std::string>& items) {
   std::string out;
@@ -18,14 +23,11 @@ std::string joinWithin(const std::vector<std::string>& items) {
     const size_t left = items.size() - i;
     // The last item needs no room for a "+N more" after it.
     size_t limit = kMaxAuditAnnotationValue;
-    if (left > 1) {
-      const size_t moreSize = std::string_view("+ more").size() + std::to_string(left).size();
-      limit -= std::min(kMaxAuditAnnotationValue, moreSize);
-    }
+    if (left > 1) limit -= std::min(kMaxAuditAnnotationValue, moreItems(left).size());
     const size_t needed = out.size() + (out.empty() ? 0 : 1) + items[i].size();
     if (needed > limit) {
       if (!out.empty()) out += ",";
-      return concat(out, "+", std::to_string(left), " more");
+      return out + moreItems(left);
     }
     if (!out.empty()) out += ",";
     out += items[i];
