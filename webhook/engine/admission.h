@@ -33,8 +33,9 @@ struct AdmissionSubject {
 // A decoded request. It owns the parsed document; the views point into it.
 struct AdmissionRequest {
   // The parse keeps the open containers' values on the document's stack: 4 KiB
-  // holds a Pod's deepest path at once, where RapidJSON's 1 KiB grows by
-  // reallocating on every request.
+  // holds a Pod's deepest path at once, where RapidJSON's 1 KiB would grow
+  // several times on every request (within the stack's pool, where it is the
+  // last allocation).
   static constexpr size_t kParseStackBytes = 4096;
   RequestMemoryLease memory;  // first: it outlives the document
   // The body, parsed in place: the document's strings point into it.
