@@ -150,10 +150,6 @@ AnnotationSite PodReader::annotationSite(std::string_view key) const {
   return objectAnnotation(key) ? AnnotationSite::Object : AnnotationSite::None;
 }
 
-bool PodReader::isAccelerator(std::string_view resourceName) const {
-  return accelerators_->isAccelerator(resourceName);
-}
-
 bool PodReader::judgedName(std::string_view documentName) const {
   for (size_t i = 0; i < judgedCount_; ++i) {
     const JudgedName& judged = judged_[i];

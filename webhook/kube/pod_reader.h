@@ -160,8 +160,8 @@ class PodReader {
   bool isTemplateOfController() const { return templateMetadata_ != objectMetadata_; }
 
   // --- Resources.
-  bool isAccelerator(std::string_view resourceName) const;
-  // The same for an entry of this Pod's resources, judged once per entry.
+  // Whether an entry of this Pod's resources names an accelerator, by the
+  // reader's names; judged once per entry.
   bool isAccelerator(const ResourceEntry& entry) const { return judgedName(entry.name); }
   // Every entry of limits, then requests, of every container in order.
   // Templates, not std::function: every rule walks them, and the visit is
