@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <tuple>
 
+#include "webhook/kube/accelerator_vendors.h"
 #include "webhook/kube/resources.h"
 #include "webhook/kube/text.h"
+#include "webhook/policy/accelerators.h"
 
 namespace aiadmit {
 
@@ -113,6 +115,22 @@ bool someNodeOffers(const ClusterView* cluster, std::string_view name) {
   return largest && largest->devices > 0;
 }
 
+// Who does not offer the name: the cluster, when its Nodes are known (and
+// none offers it); else the pool of the profile, or the vendor whose name it
+// misspells. Only a view of the cluster says what the cluster offers.
+std::string offeredBy(const ValidationContext& context, std::string_view meant) {
+  if (context.cluster != nullptr && context.cluster->knows(ClusterKind::Node)) {
+    return "any node of this cluster";
+  }
+  if (const AcceleratorVendor* vendor = vendorOfResource(meant);
+      vendor != nullptr && (context.profile == nullptr ||
+                            !placesAccelerator(*context.profile, AcceleratorAsk::ofResource(meant)))) {
+    return std::string(vendor->name) + "'s device plugin";
+  }
+  if (context.profile == nullptr) return "any device plugin";
+  return "the pool of profile " + context.profile->name;
+}
+
 Violation notOffered(const ValidationContext& context, const ResourceEntry& entry,
                      const NameSuggestion& suggestion) {
   const std::string name = inQuotes(entry.name);
@@ -120,10 +138,21 @@ Violation notOffered(const ValidationContext& context, const ResourceEntry& entr
                                                : inQuotes(suggestion.name);
   std::string fix = "did you mean " + meant + "?";
   if (!suggestion.why.empty()) fix += " (" + suggestion.why + ")";
-  return {
-      AIA003, resourcesFieldPath(context.view, entry.container) + "." + std::string(entry.section),
-      name + inContainer(context.pod, entry.container) + " is not a resource this cluster offers",
-      std::move(fix), name + " is not offered; did you mean " + meant + "?"};
+  return {AIA003,
+          resourcesFieldPath(context.view, entry.container) + "." + std::string(entry.section),
+          name + inContainer(context.pod, entry.container) + " is not a resource " +
+              offeredBy(context, suggestion.name) + " offers",
+          std::move(fix), name + " is not offered; did you mean " + meant + "?"};
+}
+
+// A name the selected profile places (its vendor's, a near miss of its
+// names, or one without a domain) that it does not allow: what its pool
+// offers instead. nullopt when the name is not the profile's to judge.
+std::optional<NameSuggestion> profileSuggestion(std::string_view name, const Profile* profile) {
+  if (profile == nullptr || !placesAccelerator(*profile, AcceleratorAsk::ofResource(name))) {
+    return std::nullopt;
+  }
+  return suggestionFor(name, *profile);
 }
 
 }  // namespace
@@ -131,17 +160,27 @@ Violation notOffered(const ValidationContext& context, const ResourceEntry& entr
 void AcceleratorNameValidator::check(const ValidationContext& context,
                                      std::vector<Violation>& out) const {
   const Profile* profile = context.profile;
-  if (profile == nullptr) return;
   std::vector<std::tuple<ContainerList, size_t, std::string_view>> reported;
   context.pod.forEachAccelerator([&](const ResourceEntry& entry) {
-    if (profile->allowsResource(entry.name)) return;
+    if (profile != nullptr && profile->allowsResource(entry.name)) return;
     // A well-formed share of a GPU where sharing is forbidden is AIA013's.
-    if (!profile->gpu.sharingAllowed && isSharedGpuResource(entry.name)) return;
+    if (profile != nullptr && !profile->gpu.sharingAllowed && isSharedGpuResource(entry.name)) {
+      return;
+    }
     const auto key = std::make_tuple(entry.container.list, entry.container.index, entry.name);
     if (std::find(reported.begin(), reported.end(), key) != reported.end()) return;
     reported.push_back(key);
     if (someNodeOffers(context.cluster, entry.name)) return;
-    out.push_back(notOffered(context, entry, suggestionFor(entry.name, *profile)));
+    if (std::optional<NameSuggestion> suggestion = profileSuggestion(entry.name, profile)) {
+      out.push_back(notOffered(context, entry, *suggestion));
+      return;
+    }
+    // Another vendor's name, or no profile places it: only a misspelling of
+    // a name a known vendor offers is reported; a real name of another
+    // vendor is never "corrected" into one of the profile's.
+    if (std::optional<std::string> meant = misspeltAcceleratorName(entry.name)) {
+      out.push_back(notOffered(context, entry, NameSuggestion{*meant, ""}));
+    }
   });
 }
 

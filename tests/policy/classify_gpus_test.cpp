@@ -105,8 +105,8 @@ spec:
 )");
   EXPECT_EQ(grpo.classification().workloadClass, WorkloadClass::Training);
   EXPECT_EQ(grpo.classification().reason,
-            "requests nvidia.com/gpu (spec.trainer.resourcesPerNode) and a TrainJob is a "
-            "training run");
+            "inferred from its kind: it requests nvidia.com/gpu (spec.trainer.resourcesPerNode) "
+            "and a TrainJob is a training run");
   EXPECT_EQ(grpo.workload.acceleratorTemplate, std::optional<size_t>(0));
 }
 
@@ -125,10 +125,11 @@ spec:
   - name: sleep
     image: busybox
 )");
-  EXPECT_EQ(shared.classification().workloadClass, WorkloadClass::Realtime);
+  // A Pod that sleeps serves nothing: batch, whatever its restart policy.
+  EXPECT_EQ(shared.classification().workloadClass, WorkloadClass::Batch);
   EXPECT_EQ(shared.classification().reason,
-            "asks for a GPU share by annotation gpu-fraction=0.5 and a Pod with "
-            "restartPolicy Always is a long-running server");
+            "inferred from its kind: it asks for a GPU share by annotation gpu-fraction=0.5 and a "
+            "Pod whose containers declare no port runs a command, not a server");
 }
 
 const std::string kRayHeadPod = R"(

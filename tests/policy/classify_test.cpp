@@ -145,8 +145,9 @@ std::string deployment(const std::string& objectAnnotations, const std::string& 
 }
 
 std::string pod(const std::string& annotations, const std::string& restartPolicy,
-                const std::string& resources) {
-  std::string spec = R"({"containers":[{"name":"main","image":"x","resources":)" + resources + "}]";
+                const std::string& resources, const std::string& ports = "") {
+  std::string spec = R"({"containers":[{"name":"main","image":"x","resources":)" + resources +
+                     (ports.empty() ? "" : R"(,"ports":)" + ports) + "}]";
   if (!restartPolicy.empty()) spec += R"(,"restartPolicy":")" + restartPolicy + "\"";
   spec += "}";
   return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","annotations":)" + annotations +
@@ -161,14 +162,14 @@ TEST(Classify, AnnotationWinsOverTheKind) {
       classifyJson(deployment(R"({"aiadmit.dev/workload":"training"})", "{}"));
   EXPECT_EQ(result.workloadClass, WorkloadClass::Training);
   EXPECT_EQ(result.basis, ClassBasis::WorkloadAnnotation);
-  EXPECT_EQ(result.reason, "annotation aiadmit.dev/workload=training on the object");
+  EXPECT_EQ(result.reason, "declared by annotation aiadmit.dev/workload=training on the object");
 }
 
 TEST(Classify, AnnotationMakesAnObjectWithoutGpusAnAiWorkload) {
   const Classification result =
       classifyJson(pod(R"({"aiadmit.dev/workload":"batch"})", "", kNoResources));
   EXPECT_EQ(result.workloadClass, WorkloadClass::Batch);
-  EXPECT_EQ(result.reason, "annotation aiadmit.dev/workload=batch");
+  EXPECT_EQ(result.reason, "declared by annotation aiadmit.dev/workload=batch");
 }
 
 TEST(Classify, PodTemplateAnnotationWinsOverTheObjectsSoPodsAgreeWithTheirController) {
@@ -187,8 +188,8 @@ TEST(Classify, UnknownValueIsKeptForAia001AndTheKindDecides) {
   ASSERT_TRUE(result.unknownWorkloadValue.has_value());
   EXPECT_EQ(*result.unknownWorkloadValue, "inference");
   EXPECT_EQ(result.reason,
-            "annotation aiadmit.dev/workload=\"inference\" is not training, batch or realtime, "
-            "so the kind decides: a Deployment is a long-running server");
+            "inferred from its kind, since annotation aiadmit.dev/workload=\"inference\" is not "
+            "training, batch or realtime: a Deployment is a long-running server");
 }
 
 TEST(Classify, UnknownValueOnAnObjectWithoutGpusIsStillReported) {
@@ -199,8 +200,11 @@ TEST(Classify, UnknownValueOnAnObjectWithoutGpusIsStillReported) {
   EXPECT_EQ(*result.unknownWorkloadValue, "Training");
 }
 
+constexpr const char* kServingPort = R"([{"name":"http","containerPort":8000}])";
+
 TEST(Classify, EmptyValueIsAnUnknownValue) {
-  const Classification result = classifyJson(pod(R"({"aiadmit.dev/workload":""})", "", kOneGpu));
+  const Classification result =
+      classifyJson(pod(R"({"aiadmit.dev/workload":""})", "", kOneGpu, kServingPort));
   ASSERT_TRUE(result.unknownWorkloadValue.has_value());
   EXPECT_EQ(*result.unknownWorkloadValue, "");
   EXPECT_EQ(result.workloadClass, WorkloadClass::Realtime);
@@ -244,18 +248,44 @@ TEST(Classify, GpusAnnotationCountsAsAnAcceleratorRequest) {
       classifyJson(pod(R"({"aiadmit.dev/gpus":"2"})", "OnFailure", kNoResources));
   EXPECT_EQ(result.workloadClass, WorkloadClass::Batch);
   EXPECT_EQ(result.reason,
-            "requests GPUs by annotation aiadmit.dev/gpus=2 and a Pod with restartPolicy "
-            "OnFailure runs to completion");
+            "inferred from its kind: it requests GPUs by annotation aiadmit.dev/gpus=2 and a Pod "
+            "with restartPolicy OnFailure runs to completion");
   const Classification none =
       classifyJson(pod(R"({"aiadmit.dev/gpus":"0"})", "OnFailure", kNoResources));
   EXPECT_EQ(none.workloadClass, WorkloadClass::None);
 }
 
-TEST(Classify, BarePodFollowsItsRestartPolicy) {
-  EXPECT_EQ(classifyJson(pod("{}", "", kOneGpu)).workloadClass, WorkloadClass::Realtime);
-  EXPECT_EQ(classifyJson(pod("{}", "Always", kOneGpu)).workloadClass, WorkloadClass::Realtime);
-  EXPECT_EQ(classifyJson(pod("{}", "OnFailure", kOneGpu)).workloadClass, WorkloadClass::Batch);
-  EXPECT_EQ(classifyJson(pod("{}", "Never", kOneGpu)).workloadClass, WorkloadClass::Batch);
+TEST(Classify, BarePodFollowsItsRestartPolicyAndWhetherItServes) {
+  const auto of = [](const char* restartPolicy, const std::string& ports) {
+    return classifyJson(pod("{}", restartPolicy, kOneGpu, ports)).workloadClass;
+  };
+  EXPECT_EQ(of("", kServingPort), WorkloadClass::Realtime);
+  EXPECT_EQ(of("Always", kServingPort), WorkloadClass::Realtime);
+  EXPECT_EQ(of("OnFailure", kServingPort), WorkloadClass::Batch);
+  EXPECT_EQ(of("Never", kServingPort), WorkloadClass::Batch);
+  // `kubectl run --image=cuda -- nvidia-smi`: restartPolicy Always, no port.
+  EXPECT_EQ(of("", ""), WorkloadClass::Batch);
+  EXPECT_EQ(of("Always", ""), WorkloadClass::Batch);
+  EXPECT_EQ(of("Always", "[]"), WorkloadClass::Batch);
+  EXPECT_EQ(classifyJson(pod("{}", "", kOneGpu)).reason,
+            "inferred from its kind: it requests nvidia.com/gpu (container main) and a Pod whose "
+            "containers declare no port runs a command, not a server");
+}
+
+TEST(Classify, OnlyTheAnnotationAndANamedProfileAreDeclared) {
+  const Classification annotated =
+      classifyJson(pod(R"({"aiadmit.dev/workload":"realtime"})", "", kOneGpu));
+  EXPECT_TRUE(annotated.declared());
+  const Classification byKind = classifyJson(pod("{}", "", kOneGpu, kServingPort));
+  EXPECT_EQ(byKind.basis, ClassBasis::Kind);
+  EXPECT_FALSE(byKind.declared());
+  EXPECT_EQ(byKind.reason.rfind("inferred from its kind: ", 0), 0u) << byKind.reason;
+  const Classification stamped =
+      classifyJson(pod(R"({"aiadmit.dev/class":"realtime"})", "Never", kOneGpu));
+  EXPECT_EQ(stamped.basis, ClassBasis::ClassStamp);
+  EXPECT_FALSE(stamped.declared());
+  EXPECT_EQ(stamped.reason.rfind("inferred from annotation aiadmit.dev/class=realtime", 0), 0u)
+      << stamped.reason;
 }
 
 TEST(Classify, MisspeltAcceleratorResourcesStillClassifySoTheyCanBeReported) {
@@ -297,7 +327,7 @@ TEST(Classify, CronJobReadsAnnotationsOnItsJobsPodTemplate) {
       R"({"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"c"},"spec":{"schedule":"@daily","jobTemplate":{"spec":{"template":{"metadata":{"annotations":{"aiadmit.dev/workload":"training"}},"spec":{"containers":[{"name":"m","image":"x"}]}}}}}})";
   const Classification result = classifyJson(json);
   EXPECT_EQ(result.workloadClass, WorkloadClass::Training);
-  EXPECT_EQ(result.reason, "annotation aiadmit.dev/workload=training on the pod template");
+  EXPECT_EQ(result.reason, "declared by annotation aiadmit.dev/workload=training on the pod template");
 }
 
 TEST(Classify, DeclaredAnnotationPrefersThePodTemplate) {

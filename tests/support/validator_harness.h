@@ -64,6 +64,10 @@ spec:
          container + "\n";
 }
 
+// The annotation that declares a workload realtime: the rules whose premise
+// is the class (AIA002, AIA009, AIA014, AIA015) deny only a declared class.
+inline const std::string kDeclaredRealtime = "{aiadmit.dev/workload: realtime}";
+
 // A GPU server that breaks no rule: a port, its own probe and a memory limit.
 inline const std::string kServingContainer =
     R"({name: vllm, image: vllm, ports: [{containerPort: 8000}], readinessProbe: {tcpSocket: {port: 8000}}, resources: {limits: {nvidia.com/gpu: 1, memory: 32Gi}}})";

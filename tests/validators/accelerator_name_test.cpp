@@ -1,8 +1,9 @@
-// AIA003 through the real server over TLS: accelerator resource names the profile does not offer:
-// typos, no vendor domain, another vendor, the removed alpha name, a MIG slice written otherwise,
-// the ".shared" renaming either way; ordinary extended resources are left alone. Manifests
-// that break the rule and near misses that must pass, each under profiles that deny, warn and
-// switch every rule off.
+// AIA003 through the real server over TLS: misspelt accelerator resource names: typos of the
+// profile's names and of other vendors' (amd.com/gpus), no vendor domain, a domain cut short,
+// the removed alpha name, a MIG slice written otherwise, the ".shared" renaming either way.
+// Another vendor's real name is never "corrected" into the profile's, and ordinary extended
+// resources are left alone. Manifests that break the rule and near misses that must pass,
+// each under profiles that deny, warn and switch every rule off.
 #include "tests/support/validator_harness.h"
 
 namespace aiadmit {
@@ -17,8 +18,29 @@ const std::vector<RuleCase> kCases = {
     {"NoVendorDomain", "default", gpuJob("batch", "", "", R"(
       - {name: infer, image: i, resources: {limits: {gpu: 1}}})"),
      "spec.template.spec.containers[0].resources.limits"},
-    {"OtherVendorGpuNotOffered", "default", gpuJob("batch", "", "", R"(
+    // Every vendor's real names run where their vendor's pool is; no
+    // profile of these places them, and none is told it meant nvidia.com/gpu.
+    {"AmdGpuIsAmds", "default", gpuJob("batch", "", "", R"(
       - {name: infer, image: i, resources: {limits: {amd.com/gpu: 1}}})"),
+     ""},
+    {"IntelGpuIsIntels", "default", gpuJob("batch", "", "", R"(
+      - {name: infer, image: i, resources: {limits: {gpu.intel.com/i915: 1}}})"),
+     ""},
+    {"GaudiIsIntelGaudis", "default", gpuJob("batch", "", "", R"(
+      - {name: infer, image: i, resources: {limits: {habana.ai/gaudi: 8}}})"),
+     ""},
+    {"NeuronCoresAreAwss", "default", gpuJob("batch", "", "", R"(
+      - {name: infer, image: i, resources: {limits: {aws.amazon.com/neuroncore: 2}}})"),
+     ""},
+    {"TpuIsGoogles", "default", gpuJob("batch", "", "", R"(
+      - {name: infer, image: i, resources: {limits: {google.com/tpu: 4}}})"),
+     ""},
+    // A misspelling of another vendor's name is one: did you mean its name.
+    {"OtherVendorsPluralTypo", "default", gpuJob("batch", "", "", R"(
+      - {name: infer, image: i, resources: {limits: {amd.com/gpus: 1}}})"),
+     "spec.template.spec.containers[0].resources.limits"},
+    {"VendorDomainCutShort", "default", gpuJob("batch", "", "", R"(
+      - {name: infer, image: i, resources: {limits: {nvidia/gpu: 1}}})"),
      "spec.template.spec.containers[0].resources.limits"},
     {"OrdinaryExtendedResourcesAreLeftAlone", "default", gpuJob("batch", "", "", R"(
       - {name: infer, image: i, resources: {limits: {nvidia.com/gpu: 1, nvidia.com/rdma_shared_device_a: 1, example.com/outputs: 2, hugepages-2Mi: 1Gi}}})"),

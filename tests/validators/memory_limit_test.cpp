@@ -12,9 +12,10 @@ const std::vector<RuleCase> kCases = {
     {"ServerWithoutMemoryLimit", "default",
      realtimeDeployment(
          "",
-         R"({name: vllm, image: vllm, ports: [{containerPort: 8000}], readinessProbe: {tcpSocket: {port: 8000}}, resources: {limits: {nvidia.com/gpu: 1}, requests: {memory: 32Gi}}})"),
+         R"({name: vllm, image: vllm, ports: [{containerPort: 8000}], readinessProbe: {tcpSocket: {port: 8000}}, resources: {limits: {nvidia.com/gpu: 1}, requests: {memory: 32Gi}}})",
+         kDeclaredRealtime),
      "spec.template.spec.containers[0].resources.limits"},
-    {"MemoryLimitSet", "default", realtimeDeployment("", kServingContainer), ""}};
+    {"MemoryLimitSet", "default", realtimeDeployment("", kServingContainer, kDeclaredRealtime), ""}};
 
 AIADMIT_RULE_ACTIONS_TEST(AIA015, kCases);
 

@@ -12,19 +12,22 @@ const std::vector<RuleCase> kCases = {
     {"NoPortToProbe", "default",
      realtimeDeployment(
          "",
-         R"({name: vllm, image: vllm, resources: {limits: {nvidia.com/gpu: 1, memory: 32Gi}}})"),
+         R"({name: vllm, image: vllm, resources: {limits: {nvidia.com/gpu: 1, memory: 32Gi}}})",
+         kDeclaredRealtime),
      "spec.template.spec.containers[0]"},
     {"ProfileWithoutProbes", "noprobe-team",
      realtimeDeployment(
          "",
-         R"({name: vllm, image: vllm, ports: [{containerPort: 8000}], resources: {limits: {nvidia.com/gpu: 1, memory: 32Gi}}})"),
+         R"({name: vllm, image: vllm, ports: [{containerPort: 8000}], resources: {limits: {nvidia.com/gpu: 1, memory: 32Gi}}})",
+         kDeclaredRealtime),
      "spec.template.spec.containers[0]"},
     {"PortLetsAiadmitInjectOne", "default",
      realtimeDeployment(
          "",
-         R"({name: vllm, image: vllm, ports: [{containerPort: 8000}], resources: {limits: {nvidia.com/gpu: 1, memory: 32Gi}}})"),
+         R"({name: vllm, image: vllm, ports: [{containerPort: 8000}], resources: {limits: {nvidia.com/gpu: 1, memory: 32Gi}}})",
+         kDeclaredRealtime),
      ""},
-    {"OwnProbe", "noprobe-team", realtimeDeployment("", kServingContainer), ""}};
+    {"OwnProbe", "noprobe-team", realtimeDeployment("", kServingContainer, kDeclaredRealtime), ""}};
 
 AIADMIT_RULE_ACTIONS_TEST(AIA009, kCases);
 

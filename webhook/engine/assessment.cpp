@@ -15,12 +15,13 @@ const JsonValue* labelsOf(const JsonValue* metadata) {
 }
 
 ProfileSelection selectProfile(const ProfileSet& profiles, const PodTemplateView& view,
-                               WorkloadClass workloadClass, std::string_view namespaceName) {
+                               WorkloadClass workloadClass, std::string_view namespaceName,
+                               const AcceleratorAsk& ask) {
   const JsonValue* labels = labelsOf(member(view.object, "metadata"));
   const JsonValue* templateLabels = labelsOf(view.metadata);
   const std::string_view requested = declaredAnnotation(view, kProfileAnnotation).value_or("");
   ProfileSelection selection =
-      profiles.select(workloadClass, namespaceName, labels, templateLabels, requested);
+      profiles.select(workloadClass, namespaceName, labels, templateLabels, requested, ask);
   // aiadmit writes aiadmit.dev/profile beside aiadmit.dev/class on what it
   // mutates: with a class stamp, the profile is aiadmit's record of its last
   // decision, not the developer's choice. When that record cannot apply (the
@@ -30,7 +31,7 @@ ProfileSelection selectProfile(const ProfileSet& profiles, const PodTemplateView
   const bool recorded = declaredAnnotation(view, kClassAnnotation).has_value();
   if (selection.profile == nullptr && !requested.empty() && recorded) {
     ProfileSelection fresh =
-        profiles.select(workloadClass, namespaceName, labels, templateLabels, "");
+        profiles.select(workloadClass, namespaceName, labels, templateLabels, "", ask);
     if (fresh.profile != nullptr) {
       fresh.reason =
           "recorded profile " + std::string(requested) + " no longer applies; " + fresh.reason;
@@ -100,11 +101,15 @@ Assessment assess(const JsonValue& object, const AdmissionSubject& subject,
                                       !anyAiadmitAnnotation(assessment.pods) &&
                                       madeByTableKind(object, profiles.workloadTypes());
   assessment.workload =
-      classifyWorkload(assessment.views, assessment.pods, assessment.madeByController);
+      classifyWorkload(assessment.views, assessment.pods, assessment.madeByController, &profiles);
   const Classification& classification = assessment.workload.classification;
   if (classification.isAiWorkload()) {
+    const size_t primary = assessment.workload.primaryTemplate();
+    assessment.ask = acceleratorAsk(assessment.pods[primary < assessment.pods.size() ? primary : 0],
+                                    cluster);
     assessment.selection = selectProfile(profiles, *assessment.primary(),
-                                         classification.workloadClass, subject.namespaceName);
+                                         classification.workloadClass, subject.namespaceName,
+                                         assessment.ask);
   }
   return assessment;
 }

@@ -25,6 +25,8 @@ struct Assessment {
   std::vector<PodTemplateView> views;
   std::vector<PodReader> pods;  // by look, one per view, claims resolved in the cluster view
   WorkloadClassification workload;
+  // The accelerator the workload asks for, which places it in its vendor's pool.
+  AcceleratorAsk ask;
   ProfileSelection selection;  // empty for objects that are not AI workloads
   // A controller made the object (madeByController): it is judged and
   // mutated as its controller's, not as a workload of its own.

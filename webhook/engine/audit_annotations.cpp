@@ -96,6 +96,14 @@ std::string shortField(const PointerHead& s) {
   return field;
 }
 
+// The class, and for an AI workload whether it was declared or inferred.
+void pushClass(const Evaluation& evaluation, std::vector<AuditAnnotation>& out) {
+  out.push_back({std::string(kAuditClass), std::string(className(evaluation.workloadClass))});
+  if (evaluation.workloadClass == WorkloadClass::None) return;
+  out.push_back(
+      {std::string(kAuditClassBasis), evaluation.classDeclared ? "declared" : "inferred"});
+}
+
 }  // namespace
 
 std::string mutatedFieldsOf(const std::vector<std::string>& patchPaths) {
@@ -113,8 +121,8 @@ std::vector<AuditAnnotation> mutationAuditAnnotations(const Evaluation& evaluati
   std::vector<AuditAnnotation> out;
   const std::vector<std::string>& patchPaths = evaluation.patchPaths;
   if (evaluation.workloadClass == WorkloadClass::None && patchPaths.empty()) return out;
-  out.reserve(4);  // at most: class, profile, profile-error, mutated
-  out.push_back({std::string(kAuditClass), std::string(className(evaluation.workloadClass))});
+  out.reserve(5);  // at most: class, class-basis, profile, profile-error, mutated
+  pushClass(evaluation, out);
   if (!evaluation.profile.empty()) {
     out.push_back({std::string(kAuditProfile), within(evaluation.profile)});
   }
@@ -129,8 +137,9 @@ std::vector<AuditAnnotation> validationAuditAnnotations(const Evaluation& evalua
                                                         RuleAction enforcement) {
   std::vector<AuditAnnotation> out;
   if (evaluation.workloadClass == WorkloadClass::None && evaluation.rules.empty()) return out;
-  out.reserve(6);  // at most: class, profile, profile-error, rules, capped, enforcement
-  out.push_back({std::string(kAuditClass), std::string(className(evaluation.workloadClass))});
+  out.reserve(7);  // at most: class, class-basis, profile, profile-error, rules, capped,
+                   // enforcement
+  pushClass(evaluation, out);
   if (!evaluation.profile.empty()) {
     out.push_back({std::string(kAuditProfile), within(evaluation.profile)});
   }

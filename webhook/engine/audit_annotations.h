@@ -15,13 +15,16 @@ namespace aiadmit {
 
 // Keys (the API server prefixes each with "<webhook name>/"):
 //   class          training | batch | realtime | none
+//   class-basis    declared (aiadmit.dev/workload or a named profile) | inferred
 //   profile        the selected profile's name
 //   profile-error  why the profile named by aiadmit.dev/profile cannot apply
 //   mutated        the fields the patch sets, short: "tolerations,containers[0].readinessProbe"
 //   rules          each violated rule with the action applied: "AIA009=audit,AIA015=warn"
-//   capped         the rules the enforcement cap lowered, with their profile's action
-//   enforcement    the cap, when it lowered a rule: audit | warn
+//   capped         the rules whose action was lowered (by the enforcement cap, an inferred
+//                  class, an answer that may change), with their profile's action
+//   enforcement    the cap, when a rule was lowered: audit | warn | deny
 inline constexpr std::string_view kAuditClass = "class";
+inline constexpr std::string_view kAuditClassBasis = "class-basis";
 inline constexpr std::string_view kAuditProfile = "profile";
 inline constexpr std::string_view kAuditProfileError = "profile-error";
 inline constexpr std::string_view kAuditMutated = "mutated";

@@ -1,6 +1,7 @@
 #include "webhook/engine/claim_objects.h"
 
 #include "webhook/engine/engine.h"
+#include "webhook/kube/accelerator_vendors.h"
 
 namespace aiadmit {
 
@@ -10,6 +11,23 @@ bool isClaimObject(const AdmissionSubject& subject) {
 }
 
 namespace {
+
+// What the claim asks for: the DeviceClass of its first request for
+// accelerators (a known vendor's class, one whose name looks like an
+// accelerator driver's, or one the cluster view says hands out GPUs).
+AcceleratorAsk claimAsk(const ClaimObject& claim, const ClusterView* cluster) {
+  for (const DeviceRequest& request : claim.spec.requests) {
+    for (const DeviceAlternative& alternative : request.alternatives) {
+      const std::string& name = alternative.deviceClassName;
+      if (name.empty()) continue;
+      if (vendorOfDeviceClass(name) != nullptr || looksLikeAcceleratorDriver(name) ||
+          (cluster != nullptr && cluster->isGpuDeviceClass(name) == Presence::Yes)) {
+        return deviceClassAsk(name, cluster);
+      }
+    }
+  }
+  return {};
+}
 
 // The class whose profile judges the object, and why.
 WorkloadClass claimClass(const JsonValue& object, std::string_view namespaceName,
@@ -30,7 +48,8 @@ WorkloadClass claimClass(const JsonValue& object, std::string_view namespaceName
   }
   for (WorkloadClass candidate :
        {WorkloadClass::Training, WorkloadClass::Batch, WorkloadClass::Realtime}) {
-    if (profiles.select(candidate, namespaceName, labels, nullptr, "").profile != nullptr) {
+    if (profiles.select(candidate, namespaceName, labels, nullptr, "", out.ask).profile !=
+        nullptr) {
       out.classReason = "a " + std::string(claimKindName(out.claim)) + " without " +
                         std::string(kWorkloadAnnotation) + " is judged by the first of training, " +
                         "batch and realtime with a profile for namespace " +
@@ -41,19 +60,39 @@ WorkloadClass claimClass(const JsonValue& object, std::string_view namespaceName
   return WorkloadClass::None;
 }
 
+// Why no class has a profile for the claim when profiles match its scope but
+// none places what it asks for; "" otherwise.
+std::string unplacedByAnyClass(std::string_view namespaceName, const JsonValue* labels,
+                               const ProfileSet& profiles, const AcceleratorAsk& ask) {
+  if (!ask.any()) return "";
+  for (WorkloadClass candidate :
+       {WorkloadClass::Training, WorkloadClass::Batch, WorkloadClass::Realtime}) {
+    std::string unplaced =
+        profiles.select(candidate, namespaceName, labels, nullptr, "", ask).unplaced;
+    if (!unplaced.empty()) return unplaced;
+  }
+  return "";
+}
+
 }  // namespace
 
 ClaimAssessment assessClaim(const JsonValue& object, std::string_view namespaceName,
-                            const ProfileSet& profiles) {
+                            const ProfileSet& profiles, const ClusterView* cluster) {
   ClaimAssessment out;
   out.readable = readClaimObject(object, out.claim, nullptr);
   if (!out.readable) return out;
+  out.ask = claimAsk(out.claim, cluster);
   out.workloadClass = claimClass(object, namespaceName, profiles, out);
-  if (out.workloadClass == WorkloadClass::None) return out;
+  if (out.workloadClass == WorkloadClass::None) {
+    out.unplaced = unplacedByAnyClass(namespaceName, member(member(&object, "metadata"), "labels"),
+                                      profiles, out.ask);
+    return out;
+  }
   const JsonValue* metadata = member(&object, "metadata");
   out.selection =
       profiles.select(out.workloadClass, namespaceName, member(metadata, "labels"), nullptr,
-                      stringMember(member(metadata, "annotations"), kProfileAnnotation));
+                      stringMember(member(metadata, "annotations"), kProfileAnnotation), out.ask);
+  out.unplaced = out.selection.unplaced;
   return out;
 }
 

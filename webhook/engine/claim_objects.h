@@ -27,18 +27,24 @@ struct ClaimAssessment {
   WorkloadClass workloadClass = WorkloadClass::None;
   std::string classReason;
   std::string unknownWorkloadValue;
+  // The accelerator the claim asks for, which picks the profile.
+  AcceleratorAsk ask;
   ProfileSelection selection;
+  // Set when profiles match the claim's scope but none places what it asks
+  // for: what to add, for the warning.
+  std::string unplaced;
 };
 
 // Which profile judges a claim object, in order:
 //  1. aiadmit.dev/workload, when it holds a class: that class;
 //  2. else aiadmit.dev/profile, when it names a profile: that profile's class;
 //  3. else the first of training, batch and realtime that has a profile for
-//     the namespace and the object's labels.
+//     the namespace and the object's labels that places what it asks for.
 // The profile of that class is then selected as for a workload (the
-// object's labels, aiadmit.dev/profile).
+// object's labels, aiadmit.dev/profile, the DeviceClass it asks for).
+// `cluster` reads the drivers of its DeviceClasses; null: none known.
 ClaimAssessment assessClaim(const JsonValue& object, std::string_view namespaceName,
-                            const ProfileSet& profiles);
+                            const ProfileSet& profiles, const ClusterView* cluster = nullptr);
 
 void collectClaimViolations(const ClaimAssessment& assessment, Operation operation,
                             const ClusterView* cluster, std::vector<Violation>& out);

@@ -100,6 +100,7 @@ void describeWorkload(const Assessment& assessment, Evaluation& eval) {
   const Classification& classification = assessment.classification();
   eval.workloadClass = classification.workloadClass;
   eval.classReason = classification.reason;
+  eval.classDeclared = classification.declared();
   if (assessment.type == nullptr) return;
   eval.workloadType = assessment.type->qualifiedKind();
   eval.customResource = assessment.type->customResource;
@@ -253,10 +254,40 @@ void applyAnswers(std::vector<Violation>& violations, const ClusterAnswers* answ
   });
 }
 
+// Whether `violation` rests on a class aiadmit guessed: its rule's premise is
+// the class, the class was inferred, and the profile does not enforce
+// inferred classes. `classification` is null for objects without one.
+bool restsOnInferredClass(const Violation& violation, const Classification* classification,
+                          const Profile* profile) {
+  if (classification == nullptr || !classification->isAiWorkload() ||
+      classification->declared() || ruleInfo(violation.rule).premise != RulePremise::Class) {
+    return false;
+  }
+  return profile == nullptr || !profile->classification.enforceInferred;
+}
+
+// One line for the rules that only warned because the class was inferred:
+// which, and how to declare the class ("inferred class realtime: AIA009,
+// AIA015 only warn; declare it in aiadmit.dev/workload").
+std::string inferredClassNotice(const Classification& classification,
+                                const std::vector<RuleId>& rules) {
+  std::string names;
+  for (const RuleId rule : rules) {
+    if (!names.empty()) names += ", ";
+    names += rule.name();
+  }
+  return "inferred class " + std::string(className(classification.workloadClass)) + ": " + names +
+         (rules.size() == 1 ? " only warns" : " only warn") + "; declare it in " +
+         std::string(kWorkloadAnnotation);
+}
+
 // Sorts violations by the action that applies to them: the profile's action
-// for the rule, capped by the enforcement level.
+// for the rule, capped by the enforcement level, and at warn when it rests
+// on an inferred class.
 void sortByAction(std::vector<Violation>& violations, const Profile* profile, RuleTarget target,
-                  RuleAction enforcement, Evaluation& eval) {
+                  RuleAction enforcement, const Classification* classification,
+                  Evaluation& eval) {
+  std::vector<RuleId> onInferredClass;
   const RuleActions defaults;
   const RuleActions& actions = profile != nullptr ? profile->rules : defaults;
   for (Violation& violation : violations) {
@@ -268,6 +299,15 @@ void sortByAction(std::vector<Violation>& violations, const Profile* profile, Ru
     RuleAction applied = capAction(configured, enforcement);
     if (violation.unconfirmed || violation.mayChange)
       applied = capAction(applied, RuleAction::Warn);
+    if (restsOnInferredClass(violation, classification,
+                             violation.profile != nullptr ? violation.profile : profile) &&
+        actionSeverity(applied) > actionSeverity(RuleAction::Warn)) {
+      applied = RuleAction::Warn;
+      if (std::find(onInferredClass.begin(), onInferredClass.end(), violation.rule) ==
+          onInferredClass.end()) {
+        onInferredClass.push_back(violation.rule);
+      }
+    }
     if (applied != RuleAction::Off) recordDecision(eval.rules, violation.rule, applied, configured);
     switch (applied) {
       case RuleAction::Deny:
@@ -283,14 +323,17 @@ void sortByAction(std::vector<Violation>& violations, const Profile* profile, Ru
         break;
     }
   }
+  if (!onInferredClass.empty()) {
+    eval.notices.push_back(inferredClassNotice(*classification, onInferredClass));
+  }
 }
 
 // The answer to a validation: the violations sorted by action, warnings
 // for those that warn, one message for those that deny.
 AdmissionOutcome decide(std::vector<Violation>& violations, const Profile* profile,
                         RuleTarget target, RuleAction enforcement, const ClusterAnswers* answers,
-                        Evaluation& eval) {
-  sortByAction(violations, profile, target, enforcement, eval);
+                        const Classification* classification, Evaluation& eval) {
+  sortByAction(violations, profile, target, enforcement, classification, eval);
   for (const Violation& violation : eval.denials) {
     if (violation.absent &&
         (answers == nullptr || answers->presence.count(*violation.absent) == 0)) {
@@ -298,7 +341,8 @@ AdmissionOutcome decide(std::vector<Violation>& violations, const Profile* profi
     }
   }
   sortUnique(eval.toConfirm);
-  std::vector<std::string> warnings;
+  // What the engine noted (a claim no profile places) before the rules' lines.
+  std::vector<std::string> warnings = noticeWarnings(eval);
   for (const Violation& violation : eval.warnings) {
     warnings.push_back(violation.warning());
   }
@@ -317,8 +361,10 @@ AdmissionOutcome decide(std::vector<Violation>& violations, const Profile* profi
 AdmissionOutcome validateClaimObject(const AdmissionSubject& subject, const ProfileSet& profiles,
                                      const ClusterView* cluster, const ClusterAnswers* answers,
                                      RuleAction enforcement, Evaluation& eval) {
-  const ClaimAssessment assessment = assessClaim(*subject.object, subject.namespaceName, profiles);
+  const ClaimAssessment assessment =
+      assessClaim(*subject.object, subject.namespaceName, profiles, cluster);
   if (!assessment.readable) return AdmissionOutcome::allowed();
+  if (!assessment.unplaced.empty()) eval.notices.push_back(assessment.unplaced);
   eval.workloadType = std::string(subject.kindName) + ".resource.k8s.io";
   eval.workloadClass = assessment.workloadClass;
   eval.classReason = assessment.classReason;
@@ -333,8 +379,9 @@ AdmissionOutcome validateClaimObject(const AdmissionSubject& subject, const Prof
   if (subject.operation == Operation::Update && subject.oldObject != nullptr &&
       !violations.empty()) {
     std::vector<Violation> existing;
-    collectClaimViolations(assessClaim(*subject.oldObject, subject.namespaceName, profiles),
-                           subject.operation, cluster, existing);
+    collectClaimViolations(
+        assessClaim(*subject.oldObject, subject.namespaceName, profiles, cluster),
+        subject.operation, cluster, existing);
     std::erase_if(violations, [&](const Violation& v) {
       return std::find(existing.begin(), existing.end(), v) != existing.end();
     });
@@ -342,8 +389,8 @@ AdmissionOutcome validateClaimObject(const AdmissionSubject& subject, const Prof
   applyAnswers(violations, answers);
   // A claim object is not a Pod: nothing is refused that a controller's
   // retries would see converge.
-  return decide(violations, profile != nullptr ? profile : assessment.selection.withoutAnnotation,
-                RuleTarget::Controller, enforcement, answers, eval);
+  return decide(violations, assessment.selection.actionsFrom(), RuleTarget::Controller,
+                enforcement, answers, nullptr, eval);
 }
 
 // How the object is copied before the mutators edit it.
@@ -376,9 +423,9 @@ bool mutateCopy(const Engine& engine, const AdmissionSubject& subject, JsonDocum
   if (!classification.isAiWorkload()) return false;
 
   if (selection.profile == nullptr) {
-    eval.profileError = !selection.error.empty()
-                            ? selection.error
-                            : "no profile for class " +
+    eval.profileError = !selection.error.empty()      ? selection.error
+                        : !selection.unplaced.empty() ? selection.unplaced
+                                                      : "no profile for class " +
                                   std::string(className(classification.workloadClass)) +
                                   " in namespace " + std::string(subject.namespaceName);
     return false;
@@ -527,8 +574,8 @@ AdmissionOutcome Engine::validate(const AdmissionSubject& subject, Evaluation* e
       isControllersUpdate(subject, assessment) || assessment.fromUnjudgedController
           ? capAction(enforcement_, RuleAction::Warn)
           : enforcement_;
-  AdmissionOutcome outcome =
-      decide(violations, assessment.selection.profile, target, enforcement, answers, eval);
+  AdmissionOutcome outcome = decide(violations, assessment.selection.actionsFrom(), target,
+                                    enforcement, answers, &assessment.classification(), eval);
   unresolvedClaims(assessment, subject, cluster.get(), answers, eval.toConfirm);
   sortUnique(eval.toConfirm);
   return outcome;

@@ -27,6 +27,9 @@ namespace aiadmit {
 struct Evaluation {
   WorkloadClass workloadClass = WorkloadClass::None;
   std::string classReason;
+  // The developer stated the class (Classification::declared); else aiadmit
+  // inferred it, and the rules whose premise it is warn at most.
+  bool classDeclared = false;
   std::string profile;
   std::string profileReason;
   std::string profileError;  // why no profile applies to an AI workload

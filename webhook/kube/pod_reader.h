@@ -194,6 +194,8 @@ class PodReader {
   // cluster view of `serve` or `check` (null: none) and the namespace the
   // object is admitted in. Without a view only KEP-5004 names resolve.
   PodReader& resolveClaimsIn(const ClusterView* cluster, std::string_view namespaceName);
+  // The view the claims are resolved in; null when none.
+  const ClusterView* clusterView() const { return cluster_; }
   // The Pod's claims resolved against that view. Read on first use.
   const ClaimedDevices& claimedDevices() const;
   // Whether a claim of the Pod resolves to GPU devices.

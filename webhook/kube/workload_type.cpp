@@ -57,8 +57,32 @@ bool WorkloadType::servesVersion(std::string_view version) const {
   return versions.empty() || std::find(versions.begin(), versions.end(), version) != versions.end();
 }
 
+namespace {
+
+// Whether a regular container of the object's first template declares a
+// containerPort.
+bool declaresAnyPort(const WorkloadType& type, const JsonValue& object) {
+  if (type.templates.empty()) return false;
+  const JsonValue* containers = member(valueAt(object, type.templates.front().spec), "containers");
+  if (containers == nullptr || !containers->IsArray()) return false;
+  for (const JsonValue& container : containers->GetArray()) {
+    const JsonValue* ports = member(&container, "ports");
+    if (ports == nullptr || !ports->IsArray()) continue;
+    for (const JsonValue& port : ports->GetArray()) {
+      if (member(&port, "containerPort") != nullptr) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 DefaultClass defaultClassOf(const WorkloadType& type, const JsonValue& object) {
   for (const ClassCondition& condition : type.classConditions) {
+    if (condition.noPortDeclared) {
+      if (!declaresAnyPort(type, object)) return {condition.workloadClass, condition.reason};
+      continue;
+    }
     const JsonValue* value = valueAt(object, condition.pointer);
     const bool absent = value == nullptr || value->IsNull();
     const bool holds =

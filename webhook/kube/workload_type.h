@@ -137,11 +137,15 @@ enum class Lifecycle { RunsToCompletion, LongRunning, Either };
 std::string_view lifecycleName(Lifecycle lifecycle);
 
 // The class when the workload carries no aiadmit.dev/workload annotation: the
-// first condition that holds, else `workloadClass`.
+// first condition that holds, else `workloadClass`. A condition holds when
+// the field at `pointer` has one of `values` (or is absent, with
+// `whenAbsent`); or, with `noPortDeclared`, when no container of the object's
+// first template declares a port: what serves nothing is not a server.
 struct ClassCondition {
   std::string pointer;              // absolute
   std::vector<std::string> values;  // the string values that make it hold
   bool whenAbsent = false;          // whether an absent field holds too
+  bool noPortDeclared = false;
   WorkloadClass workloadClass = WorkloadClass::None;
   std::string reason;
 };

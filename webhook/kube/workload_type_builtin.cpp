@@ -183,18 +183,29 @@ WorkloadType podRow() {
   pod.spec = "/spec";
   pod.metadata = "/metadata";
   pod.replicas = Factors{};
-  WorkloadType type = kubernetesKind(row("", "Pod", {"v1"}, "pods", WorkloadClass::Realtime,
-                                         "a Pod with restartPolicy Always is a long-running server",
-                                         Lifecycle::Either, {pod}));
+  WorkloadType type = kubernetesKind(
+      row("", "Pod", {"v1"}, "pods", WorkloadClass::Realtime,
+          "a Pod with restartPolicy Always that declares a port is a long-running server",
+          Lifecycle::Either, {pod}));
   type.objectIsPod = true;
   for (const char* policy : {"OnFailure", "Never"}) {
     type.classConditions.push_back(
         {"/spec/restartPolicy",
          {policy},
          false,
+         false,
          WorkloadClass::Batch,
          "a Pod with restartPolicy " + std::string(policy) + " runs to completion"});
   }
+  // `kubectl run`, a GPU operator's test Pod, a debug Pod: restartPolicy
+  // Always by default, and nothing to serve.
+  type.classConditions.push_back(
+      {"",
+       {},
+       false,
+       true,
+       WorkloadClass::Batch,
+       "a Pod whose containers declare no port runs a command, not a server"});
   // A Pod's spec is settled at creation (the few fields that may change are
   // not aiadmit's to write), and so is all aiadmit edits of it.
   type.updates.immutable = {"/spec"};

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "webhook/kube/accelerator_vendors.h"
 #include "webhook/kube/quantity.h"
 #include "webhook/kube/resources.h"
 #include "webhook/kube/text.h"
@@ -22,7 +23,102 @@ bool nearAllowedName(std::string_view name, const Profile& profile) {
                      [&](const std::string& allowed) { return near(allowed); });
 }
 
+// The families (webhook/kube/accelerator_vendors.h) of the names a profile
+// lists: its vendors, or the domains of names of no known vendor.
+std::vector<std::string> familiesOf(const Profile& profile) {
+  std::vector<std::string> families{acceleratorFamily(profile.gpu.resourceName)};
+  for (const std::string& allowed : profile.gpu.allowedResources) {
+    std::string family = acceleratorFamily(allowed);
+    if (std::find(families.begin(), families.end(), family) == families.end()) {
+      families.push_back(std::move(family));
+    }
+  }
+  return families;
+}
+
+bool listed(const std::vector<std::string>& names, std::string_view name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+bool placesResource(const Profile& profile, std::string_view name) {
+  if (profile.allowsResource(name)) return true;
+  const std::string family = acceleratorFamily(name);
+  // A name without a domain could be anyone's: the API server refuses it in
+  // a container, and the profile's rules say what was meant.
+  if (family.empty() || listed(familiesOf(profile), family)) return true;
+  return nearAllowedName(name, profile);
+}
+
+// A DeviceClass the profile lists, a class of a driver it lists, or a near
+// miss of a listed name that is no known vendor's class (a typo the profile's
+// rules report rather than a pool it does not know).
+bool placesDeviceClass(const Profile& profile, const AcceleratorAsk& ask) {
+  const std::vector<std::string>& classes = profile.gpu.deviceClasses;
+  if (listed(classes, ask.deviceClass)) return true;
+  for (const std::string& driver : ask.drivers) {
+    if (listed(classes, driver)) return true;
+  }
+  if (vendorOfDeviceClass(ask.deviceClass) != nullptr) return false;
+  return std::any_of(classes.begin(), classes.end(), [&](const std::string& listedClass) {
+    return editDistance(listedClass, ask.deviceClass) <= 2;
+  });
+}
+
 }  // namespace
+
+std::string AcceleratorAsk::describe() const {
+  return !resourceName.empty() ? resourceName : "DeviceClass " + deviceClass;
+}
+
+AcceleratorAsk acceleratorAsk(const PodReader& pod, const ClusterView* cluster) {
+  AcceleratorAsk ask;
+  pod.forEachAccelerator([&](const ResourceEntry& entry) {
+    if (!ask.resourceName.empty()) return;
+    const auto quantity = Quantity::fromJson(entry.value);
+    if (quantity && !quantity->isZero() && !quantity->isNegative()) {
+      ask.resourceName = std::string(entry.name);
+    }
+  });
+  if (ask.any()) return ask;
+  const std::vector<GpuClaim>& gpus = pod.claimedDevices().gpus;
+  if (!gpus.empty()) return deviceClassAsk(gpus.front().deviceClassName, cluster);
+  return ask;
+}
+
+AcceleratorAsk deviceClassAsk(std::string_view deviceClass, const ClusterView* cluster) {
+  AcceleratorAsk ask;
+  ask.deviceClass = std::string(deviceClass);
+  if (cluster == nullptr) return ask;
+  if (const DeviceClassRecord* record = cluster->deviceClass(deviceClass)) {
+    ask.drivers = record->drivers;
+  }
+  return ask;
+}
+
+bool placesAccelerator(const Profile& profile, const AcceleratorAsk& ask) {
+  if (!ask.resourceName.empty()) return placesResource(profile, ask.resourceName);
+  if (!ask.deviceClass.empty()) return placesDeviceClass(profile, ask);
+  return true;
+}
+
+bool placeSameAccelerator(const Profile& a, const Profile& b) {
+  const std::vector<std::string> familiesOfB = familiesOf(b);
+  for (const std::string& family : familiesOf(a)) {
+    if (listed(familiesOfB, family)) return true;
+  }
+  return std::any_of(a.gpu.deviceClasses.begin(), a.gpu.deviceClasses.end(),
+                     [&](const std::string& name) { return listed(b.gpu.deviceClasses, name); });
+}
+
+std::string describePlaced(const Profile& profile) {
+  std::vector<std::string_view> names(profile.gpu.allowedResources.begin(),
+                                      profile.gpu.allowedResources.end());
+  std::string text = quotedList(names, "and");
+  if (profile.gpu.deviceClasses.empty()) return text;
+  const std::vector<std::string_view> classes(profile.gpu.deviceClasses.begin(),
+                                              profile.gpu.deviceClasses.end());
+  return text + " and DeviceClasses " + quotedList(classes, "and");
+}
 
 bool ProfileAcceleratorNames::isAccelerator(std::string_view name) const {
   if (profile_ != nullptr && profile_->allowsResource(name)) return true;
@@ -39,7 +135,11 @@ bool usesProfilePool(const PodReader& pod, const Profile& profile) {
   });
   // The resources first: most GPU Pods ask for them, and the claims cost a
   // read of their own. A KAI share is a part of the GPUs the pool's nodes hold.
-  return uses || pod.claimsGpus() || pod.asksForGpuShare();
+  if (uses || pod.asksForGpuShare()) return true;
+  const std::vector<GpuClaim>& gpus = pod.claimedDevices().gpus;
+  return std::any_of(gpus.begin(), gpus.end(), [&](const GpuClaim& claim) {
+    return placesAccelerator(profile, deviceClassAsk(claim.deviceClassName, pod.clusterView()));
+  });
 }
 
 }  // namespace aiadmit

@@ -4,6 +4,7 @@
 
 #include "webhook/kube/enum_table.h"
 #include "webhook/kube/text.h"
+#include "webhook/policy/profile_set.h"
 
 namespace aiadmit {
 
@@ -112,7 +113,29 @@ bool stampApplies(const PodReader& pod, bool madeByController) {
 
 }  // namespace
 
-Classification classify(const PodTemplateView& view, const PodReader& pod, bool madeByController) {
+namespace {
+
+// 2. The profile the developer named, whose class it chose with it. Beside
+// aiadmit's class stamp the name is aiadmit's own record of its last
+// decision (the stamp mutator writes both), not the developer's choice.
+std::optional<Classification> namedProfileClass(const PodReader& pod, const ProfileSet* profiles) {
+  if (profiles == nullptr || pod.annotation(kClassAnnotation)) return std::nullopt;
+  const auto named = pod.annotation(kProfileAnnotation);
+  if (!named || named->empty()) return std::nullopt;
+  const Profile* profile = profiles->find(*named);
+  if (profile == nullptr) return std::nullopt;
+  Classification result;
+  result.workloadClass = profile->workloadClass;
+  result.basis = ClassBasis::ProfileAnnotation;
+  result.reason = "declared by annotation " + annotationSetting(kProfileAnnotation, *named) +
+                  ", a " + std::string(className(profile->workloadClass)) + " profile";
+  return result;
+}
+
+}  // namespace
+
+Classification classify(const PodTemplateView& view, const PodReader& pod, bool madeByController,
+                        const ProfileSet* profiles) {
   Classification result;
   if (view.type == nullptr) return result;
 
@@ -127,7 +150,7 @@ Classification classify(const PodTemplateView& view, const PodReader& pod, bool 
       if (result.isAiWorkload()) continue;
       result.workloadClass = *parsed;
       result.basis = ClassBasis::WorkloadAnnotation;
-      result.reason = "annotation " + annotationSetting(kWorkloadAnnotation, *value);
+      result.reason = "declared by annotation " + annotationSetting(kWorkloadAnnotation, *value);
       if (isController) result.reason += std::string(" ") + where;
     } else if (!result.unknownWorkloadValue) {
       result.unknownWorkloadValue = std::string(*value);
@@ -140,17 +163,22 @@ Classification classify(const PodTemplateView& view, const PodReader& pod, bool 
   }
   if (result.isAiWorkload()) return result;
 
+  if (std::optional<Classification> named = namedProfileClass(pod, profiles)) {
+    named->unknownWorkloadValue = std::move(result.unknownWorkloadValue);
+    return std::move(*named);
+  }
+
   std::string why;
   if (result.unknownWorkloadValue) {
     result.workloadClass = classOfKind(view, &why);
     result.basis = ClassBasis::Kind;
-    result.reason = "annotation " +
+    result.reason = "inferred from its kind, since annotation " +
                     annotationSetting(kWorkloadAnnotation, inQuotes(*result.unknownWorkloadValue)) +
-                    " is not training, batch or realtime, so the kind decides: " + why;
+                    " is not training, batch or realtime: " + why;
     return result;
   }
 
-  // 2. The class aiadmit stamped on the controller that created this object.
+  // 3. The class aiadmit stamped on the controller that created this object.
   std::optional<std::string_view> ignoredStamp;
   for (const auto& value :
        {pod.templateAnnotation(kClassAnnotation), pod.objectAnnotation(kClassAnnotation)}) {
@@ -162,13 +190,13 @@ Classification classify(const PodTemplateView& view, const PodReader& pod, bool 
     if (auto parsed = parseClass(*value)) {
       result.workloadClass = *parsed;
       result.basis = ClassBasis::ClassStamp;
-      result.reason = "annotation " + annotationSetting(kClassAnnotation, *value) +
+      result.reason = "inferred from annotation " + annotationSetting(kClassAnnotation, *value) +
                       ", stamped by aiadmit on the workload that created it";
       return result;
     }
   }
 
-  // 3. The kind, for objects that ask for an accelerator: by extended
+  // 4. The kind, for objects that ask for an accelerator: by extended
   // resource, by a DRA claim of a GPU class, by a KAI share, or by annotation.
   std::string request = acceleratorRequest(view, pod);
   if (!request.empty()) request = "requests " + request;
@@ -188,7 +216,7 @@ Classification classify(const PodTemplateView& view, const PodReader& pod, bool 
   }
   result.workloadClass = classOfKind(view, &why);
   result.basis = ClassBasis::Kind;
-  result.reason = request + " and " + why;
+  result.reason = "inferred from its kind: it " + request + " and " + why;
   return result;
 }
 
@@ -198,10 +226,12 @@ namespace aiadmit {
 
 namespace {
 
-// Which basis wins when templates disagree: the developer's annotation, then
-// aiadmit's own stamp, then the kind.
-constexpr EnumEntry<ClassBasis, int> kBasisRanks[] = {
-    {ClassBasis::WorkloadAnnotation, 3}, {ClassBasis::ClassStamp, 2}, {ClassBasis::Kind, 1}};
+// Which basis wins when templates disagree: the developer's annotation, the
+// profile the developer named, then aiadmit's own stamp, then the kind.
+constexpr EnumEntry<ClassBasis, int> kBasisRanks[] = {{ClassBasis::WorkloadAnnotation, 4},
+                                                      {ClassBasis::ProfileAnnotation, 3},
+                                                      {ClassBasis::ClassStamp, 2},
+                                                      {ClassBasis::Kind, 1}};
 
 int basisRank(ClassBasis basis) {
   return valueIn(kBasisRanks, basis, 0);
@@ -214,10 +244,11 @@ size_t WorkloadClassification::primaryTemplate() const {
 }
 
 WorkloadClassification classifyWorkload(std::span<const PodTemplateView> templates,
-                                        std::span<const PodReader> pods, bool madeByController) {
+                                        std::span<const PodReader> pods, bool madeByController,
+                                        const ProfileSet* profiles) {
   WorkloadClassification result;
   for (size_t i = 0; i < templates.size() && i < pods.size(); ++i) {
-    Classification one = classify(templates[i], pods[i], madeByController);
+    Classification one = classify(templates[i], pods[i], madeByController, profiles);
     if (!result.classification.unknownWorkloadValue && one.unknownWorkloadValue) {
       result.classification.unknownWorkloadValue = one.unknownWorkloadValue;
     }

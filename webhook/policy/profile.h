@@ -38,7 +38,9 @@ struct GpuPool {
   // Namespaces (globs) where GPUs may be requested; empty: every namespace (AIA012).
   std::vector<std::string> allowedNamespaces;
   // DRA DeviceClasses whose devices a ResourceClaim or ResourceClaimTemplate
-  // may request, in order of preference for "did you mean" (AIA020).
+  // may request, in order of preference for "did you mean" (AIA020), and
+  // that the profile places. The loader gives a pool of another vendor's
+  // resourceName that vendor's classes (webhook/kube/accelerator_vendors.h).
   std::vector<std::string> deviceClasses = {"gpu.nvidia.com", "mig.nvidia.com"};
 };
 
@@ -112,6 +114,13 @@ struct MutationSwitches {
   bool on(std::string_view key) const { return !off.contains(key); }
 };
 
+// How the rules whose premise is the class (AIA002, AIA009, AIA014, AIA015)
+// treat a class aiadmit inferred from the kind rather than one the developer
+// declared: by default they warn at most, since a guess is not a statement.
+struct ClassificationPolicy {
+  bool enforceInferred = false;
+};
+
 struct ProfileScope {
   // Exact names or globs (* and ?); empty: every namespace.
   std::vector<std::string> namespaces;
@@ -142,6 +151,7 @@ struct Profile {
   SharedMemory sharedMemory;
   MutationSwitches mutations;
   RuleActions rules;
+  ClassificationPolicy classification;
 
   bool allowsResource(std::string_view resourceName) const;
   bool allowsPriorityClass(std::string_view priorityClass) const;

@@ -411,4 +411,11 @@ const Fields<SharedMemory>& sharedMemoryFields() {
   return fields;
 }
 
+const Fields<ClassificationPolicy>& classificationFields() {
+  static const Fields<ClassificationPolicy> fields = {
+      {"enforceInferred", boolean(&ClassificationPolicy::enforceInferred)},
+  };
+  return fields;
+}
+
 }  // namespace aiadmit

@@ -18,6 +18,7 @@ const yaml_fields::Fields<Scheduling>& schedulingFields();
 const yaml_fields::Fields<Probes>& probesFields();
 const yaml_fields::Fields<JobDefaults>& jobDefaultsFields();
 const yaml_fields::Fields<SharedMemory>& sharedMemoryFields();
+const yaml_fields::Fields<ClassificationPolicy>& classificationFields();
 
 // What the pool's fields say together (a default count or an autoscaled
 // node beyond the largest node, shared GPUs the pool does not allow), once

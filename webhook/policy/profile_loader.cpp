@@ -1,6 +1,7 @@
 #include "webhook/policy/profile_loader.h"
 
 #include "webhook/kube/yaml_load.h"
+#include "webhook/policy/accelerators.h"
 #include "webhook/policy/profile_reader.h"
 #include "webhook/policy/workload_type_loader.h"
 #include "webhook/policy/yaml_fields.h"
@@ -64,15 +65,24 @@ void checkTies(const std::vector<Profile>& profiles, std::vector<ProfileError>& 
     const Profile& a = profiles[first];
     const Profile& b = profiles[second];
     if (a.name == b.name) return;  // reported as a duplicate
+    // Profiles that place no accelerator in common select different
+    // workloads, but for one that names none, which both would give GPUs.
+    const bool sameAccelerator = placeSameAccelerator(a, b);
+    if (!sameAccelerator && (a.gpu.defaultCount == 0 || b.gpu.defaultCount == 0)) return;
     const auto tie = findScopeTie(a.scope, b.scope);
     if (!tie) return;
+    const std::string workload =
+        sameAccelerator ? std::string(className(a.workloadClass)) + " workload"
+                        : std::string(className(a.workloadClass)) +
+                              " workload that names no accelerator, to which both give GPUs by "
+                              "default,";
+    const std::string remedy =
+        sameAccelerator ? "make one scope more specific, or the scopes disjoint"
+                        : "set gpu.defaultCount: 0 on one, or make the scopes disjoint";
     errors.push_back({b.sourceFile, b.scopeLocation.line, b.scopeLocation.column, "spec.scope",
                       "profiles " + inQuotes(a.name) + " (" + where(a) + ") and " +
-                          inQuotes(b.name) + " both select a " +
-                          std::string(className(a.workloadClass)) + " workload in " +
-                          tie->describe() +
-                          " with equal precedence; make one scope more specific, or the scopes "
-                          "disjoint"});
+                          inQuotes(b.name) + " both select a " + workload + " in " +
+                          tie->describe() + " with equal precedence; " + remedy});
   };
   for (WorkloadClass workloadClass :
        {WorkloadClass::Training, WorkloadClass::Batch, WorkloadClass::Realtime}) {

@@ -8,6 +8,7 @@
 #include <limits>
 #include <set>
 
+#include "webhook/kube/accelerator_vendors.h"
 #include "webhook/kube/text.h"
 #include "webhook/policy/field_table.h"
 #include "webhook/policy/profile_fields.h"
@@ -122,6 +123,7 @@ Fields<Profile> specFields(std::span<const MutationSwitch> switches) {
          readMutations(reader, value, field, switches, profile.mutations);
        }},
       {"rules", readRules},
+      {"classification", section(&Profile::classification, classificationFields)},
   };
 }
 
@@ -156,6 +158,17 @@ void readSpec(Reader& reader, const YAML::Node& spec, std::span<const MutationSw
   if (anyJobDefault && profile.workloadClass == WorkloadClass::Realtime) {
     reader.error(spec["jobDefaults"], "spec.jobDefaults",
                  "only applies to classes training and batch (realtime work is not a Job)");
+  }
+
+  // A pool's DeviceClasses default to those of its resource's vendor: the
+  // member's initializer is NVIDIA's, the default resource's.
+  const YAML::Node gpu = spec["gpu"];
+  if (!gpu.IsDefined() || !gpu.IsMap() || !gpu["deviceClasses"].IsDefined()) {
+    const AcceleratorVendor* vendor = vendorOfResource(profile.gpu.resourceName);
+    profile.gpu.deviceClasses.clear();
+    if (vendor != nullptr) {
+      profile.gpu.deviceClasses.assign(vendor->deviceClasses.begin(), vendor->deviceClasses.end());
+    }
   }
 
   // The pool's own resource is always allowed; one sorted list keeps lookups simple.

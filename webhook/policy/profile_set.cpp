@@ -59,6 +59,12 @@ std::string describeLabels(const std::map<std::string, std::string>& labels) {
   return out;
 }
 
+// The profile field that names what `ask` asks for.
+std::string placingFieldOf(const AcceleratorAsk& ask) {
+  return ask.resourceName.empty() ? "gpu.deviceClasses: [" + ask.deviceClass + "]"
+                                  : "gpu.resourceName: " + ask.resourceName;
+}
+
 std::string describeHit(const Profile& profile, const ScopeHit& hit, std::string_view ns) {
   std::string out;
   switch (hit.precedence.byNamespace) {
@@ -253,40 +259,50 @@ bool ProfileSet::admitsNamespace(const Profile& profile, std::string_view ns) {
                      [&](const std::string& pattern) { return globMatch(pattern, ns); });
 }
 
-std::string ProfileSet::describeChoices(WorkloadClass workloadClass, std::string_view ns) const {
+std::string ProfileSet::describeChoices(WorkloadClass workloadClass, std::string_view ns,
+                                       const AcceleratorAsk& ask) const {
   std::string names;
   for (const Profile& profile : profiles_) {
-    if (profile.workloadClass != workloadClass || !admitsNamespace(profile, ns)) continue;
+    if (profile.workloadClass != workloadClass || !admitsNamespace(profile, ns) ||
+        !placesAccelerator(profile, ask)) {
+      continue;
+    }
     names += (names.empty() ? "" : ", ") + profile.name;
   }
   const std::string cls(className(workloadClass));
+  const std::string placing = ask.any() ? " that places " + ask.describe() : "";
   if (names.empty())
-    return "no profile of class " + cls + " applies to namespace " + std::string(ns);
-  return "profiles of class " + cls + " for namespace " + std::string(ns) + ": " + names;
+    return "no profile of class " + cls + placing + " applies to namespace " + std::string(ns);
+  return "profiles of class " + cls + placing + " for namespace " + std::string(ns) + ": " + names;
 }
 
 ProfileSelection ProfileSet::select(WorkloadClass workloadClass, std::string_view ns,
                                     const JsonValue* labels, const JsonValue* templateLabels,
-                                    std::string_view requestedName) const {
+                                    std::string_view requestedName,
+                                    const AcceleratorAsk& ask) const {
   ProfileSelection selection;
   if (!requestedName.empty()) {
     const std::string quoted = "profile \"" + std::string(requestedName) + "\"";
     const Profile* requested = find(requestedName);
     if (requested == nullptr) {
-      selection.error = quoted + " does not exist (" + describeChoices(workloadClass, ns) + ")";
+      selection.error = quoted + " does not exist (" + describeChoices(workloadClass, ns, ask) + ")";
     } else if (requested->workloadClass != workloadClass) {
       selection.error =
           quoted + " is for class " + std::string(className(requested->workloadClass)) + ", not " +
-          std::string(className(workloadClass)) + " (" + describeChoices(workloadClass, ns) + ")";
+          std::string(className(workloadClass)) + " (" + describeChoices(workloadClass, ns, ask) + ")";
     } else if (!admitsNamespace(*requested, ns)) {
       selection.error = quoted + " is not allowed in namespace " + std::string(ns) + " (" +
-                        describeChoices(workloadClass, ns) + ")";
+                        describeChoices(workloadClass, ns, ask) + ")";
+    } else if (!placesAccelerator(*requested, ask)) {
+      selection.error = quoted + " places " + describePlaced(*requested) + ", not " +
+                        ask.describe() + " (" + describeChoices(workloadClass, ns, ask) + ")";
     } else {
       selection.profile = requested;
       selection.reason = "annotation " + annotationSetting(kProfileAnnotation, requested->name);
     }
     if (!selection.error.empty()) {
-      selection.withoutAnnotation = select(workloadClass, ns, labels, templateLabels, "").profile;
+      selection.withoutAnnotation =
+          select(workloadClass, ns, labels, templateLabels, "", ask).profile;
     }
     return selection;
   }
@@ -294,13 +310,25 @@ ProfileSelection ProfileSet::select(WorkloadClass workloadClass, std::string_vie
   const ClassIndex& index = byClass_[classIndex(workloadClass)];
   const Profile* best = nullptr;
   ScopeHit bestHit;
+  bool unplaced = false;
+  // Among equal scopes, a workload that names no accelerator goes to the
+  // profile that gives GPUs by default.
+  auto givesByDefault = [&](const Profile* profile) {
+    return !ask.any() && profile->gpu.defaultCount > 0;
+  };
   auto consider = [&](const Profile* candidate) {
     const auto hit = matchScope(*candidate, ns, labels, templateLabels);
     if (!hit) return;
+    if (!placesAccelerator(*candidate, ask)) {
+      unplaced = true;
+      return;
+    }
     // Sets from the loader never tie; a tie in a hand-built set goes to the
     // first name so that the answer is still deterministic.
     if (best == nullptr || hit->precedence > bestHit.precedence ||
-        (hit->precedence == bestHit.precedence && candidate->name < best->name)) {
+        (hit->precedence == bestHit.precedence &&
+         std::pair(!givesByDefault(candidate), candidate->name) <
+             std::pair(!givesByDefault(best), best->name))) {
       best = candidate;
       bestHit = *hit;
     }
@@ -324,6 +352,11 @@ ProfileSelection ProfileSet::select(WorkloadClass workloadClass, std::string_vie
   if (best != nullptr) {
     selection.profile = best;
     selection.reason = describeHit(*best, bestHit, ns);
+  } else if (unplaced) {
+    // Within a warning line: `aiadmit profiles init` and the docs say more.
+    selection.unplaced = "no " + std::string(className(workloadClass)) + " profile places " +
+                         ask.describe() + "; add one with " + placingFieldOf(ask);
+    selection.byScopeAlone = select(workloadClass, ns, labels, templateLabels, "").profile;
   }
   return selection;
 }

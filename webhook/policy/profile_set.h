@@ -5,14 +5,20 @@
 //     the workload's class and its scope.namespaces admit the namespace
 //     (matchLabels are not required: naming a profile is the explicit choice).
 //     Otherwise the selection fails with an error, and nothing else is tried.
+//     A profile that does not place the accelerator the workload asks for
+//     (placesAccelerator) cannot apply either.
 //  2. Otherwise, among the profiles of the workload's class whose scope
-//     matches, the one with the highest precedence: first by how the
-//     namespace matched (an exact name beats a glob, which beats a profile
-//     with no namespace scope), then by the number of matchLabels (more
-//     beats fewer).
+//     matches and that place the accelerator the workload asks for (each
+//     workload goes to its own vendor's pool), the one with the highest
+//     precedence: first by how the namespace matched (an exact name beats a
+//     glob, which beats a profile with no namespace scope), then by the
+//     number of matchLabels (more beats fewer). For a workload that names no
+//     accelerator, among equals, the one that gives GPUs by default
+//     (gpu.defaultCount > 0), then the first by name.
 //  3. No matching profile: no profile; the workload is admitted as it is.
-// Two profiles that could match one object with equal precedence are refused
-// when the set is loaded (findScopeTie), so the winner of 2 is unique.
+// Two profiles that could match one object with equal precedence (scopes
+// that tie, and an accelerator both place or GPUs both give by default) are
+// refused when the set is loaded (findScopeTie), so the winner of 2 is unique.
 #pragma once
 
 #include <array>
@@ -28,6 +34,7 @@
 
 #include "webhook/kube/json.h"
 #include "webhook/kube/workload_type.h"
+#include "webhook/policy/accelerators.h"
 #include "webhook/policy/profile.h"
 
 namespace aiadmit {
@@ -51,6 +58,18 @@ struct ProfileSelection {
   // (null when none); its rule actions judge the error, so that a profile
   // that only warns does not start denying over a misspelt name.
   const Profile* withoutAnnotation = nullptr;
+  // Set when profiles of the class match the workload's scope but none
+  // places the accelerator it asks for: what to add, for the warning.
+  std::string unplaced;
+  // Then the profile its scope alone selects: nothing of it is injected or
+  // judged, but its rule actions are the platform team's for the namespace.
+  const Profile* byScopeAlone = nullptr;
+  // The profile whose rule actions apply: the selected one, else the one
+  // the annotation's error or an unplaced accelerator falls back to.
+  const Profile* actionsFrom() const {
+    return profile != nullptr ? profile
+                              : (withoutAnnotation != nullptr ? withoutAnnotation : byScopeAlone);
+  }
 };
 
 // An object that two scopes of the same class would both select with equal
@@ -90,9 +109,11 @@ class ProfileSet {
   const WorkloadTypeTable& workloadTypes() const { return *workloadTypes_; }
 
   // `labels` are the object's labels and `templateLabels` its pod template's;
-  // `requestedName` is the aiadmit.dev/profile annotation ("" when absent).
+  // `requestedName` is the aiadmit.dev/profile annotation ("" when absent);
+  // `ask` the accelerator the workload asks for.
   ProfileSelection select(WorkloadClass workloadClass, std::string_view ns, const JsonValue* labels,
-                          const JsonValue* templateLabels, std::string_view requestedName) const;
+                          const JsonValue* templateLabels, std::string_view requestedName,
+                          const AcceleratorAsk& ask = {}) const;
 
   // Calls `visit` once for each profile, of any class, whose namespace scope
   // may admit `ns`, through the same index as select(): the cost follows the
@@ -122,7 +143,8 @@ class ProfileSet {
     std::vector<const Profile*> unscoped;
   };
 
-  std::string describeChoices(WorkloadClass workloadClass, std::string_view ns) const;
+  std::string describeChoices(WorkloadClass workloadClass, std::string_view ns,
+                              const AcceleratorAsk& ask = {}) const;
 
   std::vector<Profile> profiles_;
   std::string source_;

@@ -42,6 +42,13 @@ enum class RuleTarget { BarePod, Controller };
 // made from it: an operator sets its children's restart policy and probes.
 enum class RuleSubject { Pod, Workload };
 
+// What a rule's verdict rests on besides the object: nothing, or the
+// workload's class. A class is a premise only when the developer declared it
+// (aiadmit.dev/workload, or a profile named by aiadmit.dev/profile); one
+// aiadmit inferred from the kind is a guess, and a rule that rests on it
+// warns at most, unless the profile opts in (spec.classification).
+enum class RulePremise { None, Class };
+
 // The catalogue: every rule once, in ID order, with the action it has when a
 // profile says nothing and the title docs/rules.md gives it (a test holds the
 // docs to this table). A new rule is one row here and one validator.
@@ -52,6 +59,7 @@ struct RuleInfo {
   // The default for controllers' objects, when it is not defaultAction.
   std::optional<RuleAction> controllerDefault = std::nullopt;
   RuleSubject subject = RuleSubject::Pod;
+  RulePremise premise = RulePremise::None;
 
   constexpr RuleAction defaultFor(RuleTarget target) const {
     return target == RuleTarget::Controller && controllerDefault ? *controllerDefault
@@ -62,7 +70,8 @@ struct RuleInfo {
 inline constexpr RuleInfo kRuleCatalogue[] = {
     {AIA001, RuleAction::Deny, "an aiadmit.dev annotation aiadmit cannot use", std::nullopt,
      RuleSubject::Workload},
-    {AIA002, RuleAction::Deny, "shape against kind", std::nullopt, RuleSubject::Workload},
+    {AIA002, RuleAction::Deny, "shape against kind", std::nullopt, RuleSubject::Workload,
+     RulePremise::Class},
     {AIA003, RuleAction::Deny, "accelerator name the cluster does not offer"},
     {AIA004, RuleAction::Deny, "GPU quantity that is not a positive whole number"},
     {AIA005, RuleAction::Deny, "extended-resource requests that differ from limits"},
@@ -71,16 +80,16 @@ inline constexpr RuleInfo kRuleCatalogue[] = {
      RuleSubject::Workload},
     {AIA008, RuleAction::Deny, "selection that contradicts the pool"},
     {AIA009, RuleAction::Deny, "model server without a readiness probe", std::nullopt,
-     RuleSubject::Workload},
+     RuleSubject::Workload, RulePremise::Class},
     {AIA010, RuleAction::Deny, "distributed training without gang scheduling", std::nullopt,
      RuleSubject::Workload},
     {AIA011, RuleAction::Deny, "priority class not allowed", std::nullopt, RuleSubject::Workload},
     {AIA012, RuleAction::Deny, "GPUs in a namespace that may not use them"},
     {AIA013, RuleAction::Deny, "shared GPUs where the profile forbids sharing"},
     {AIA014, RuleAction::Deny, "training or batch Pod that restarts Always", std::nullopt,
-     RuleSubject::Workload},
+     RuleSubject::Workload, RulePremise::Class},
     {AIA015, RuleAction::Warn, "model server without a memory limit", std::nullopt,
-     RuleSubject::Workload},
+     RuleSubject::Workload, RulePremise::Class},
     // Rules on the cluster view: they act only on what the cluster is known
     // to hold (webhook/kube/cluster_view.h) and say nothing without one. What
     // does not exist yet may exist a moment later (one `kubectl apply` of a
