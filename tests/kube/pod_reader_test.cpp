@@ -114,14 +114,44 @@ TEST(PodReader, AcceleratorsByLookAndPositiveAmounts) {
       {"name":"rdma","resources":{"limits":{"rdma/ib":1}}}]})");
   const auto first = read.pod.firstAccelerator();
   ASSERT_TRUE(first);
-  EXPECT_EQ(first->container->name, "zero");
+  EXPECT_EQ(first->container->name, "typo") << "0 asks for nothing";
   EXPECT_FALSE(read.pod.asksForAccelerator(read.pod.containers()[0])) << "0 asks for nothing";
   EXPECT_TRUE(read.pod.asksForAccelerator(read.pod.containers()[1]));
   EXPECT_FALSE(read.pod.asksForAccelerator(read.pod.containers()[2]));
   EXPECT_EQ(mainName(read.pod), "typo");
   int entries = 0;
   read.pod.forEachAccelerator([&](const ResourceEntry&) { ++entries; });
-  EXPECT_EQ(entries, 2);
+  EXPECT_EQ(entries, 1);
+}
+
+// A 0 in any spelling is a container without the resource, as the API
+// server, kube-scheduler and the device plugin take it: no accelerator is
+// asked for, yet the Pod has named one and said how many it wants. A
+// negative, fractional or unreadable amount is still an entry, for AIA004.
+TEST(PodReader, AZeroInAnySpellingAsksForNoAccelerator) {
+  for (const std::string zero : {"0", "\"0\"", "\"0m\"", "\"-0\"", "\"0e3\""}) {
+    SCOPED_TRACE(zero);
+    const Read read = deployment(R"({"containers":[{"name":"cpu","resources":{"limits":)"
+                                 R"({"nvidia.com/gpu":)" +
+                                 zero + R"(},"requests":{"nvidia.com/gpu":)" + zero + "}}}]}");
+    EXPECT_FALSE(read.pod.firstAccelerator());
+    EXPECT_FALSE(read.pod.asksForAccelerator());
+    EXPECT_FALSE(read.pod.asksForGpus());
+    EXPECT_TRUE(read.pod.namesAccelerator());
+    EXPECT_EQ(read.pod.podRequest("nvidia.com/gpu"), 0);
+  }
+  for (const std::string wrong : {"-1", "\"0.5\"", "\"one\""}) {
+    SCOPED_TRACE(wrong);
+    const Read read = deployment(R"({"containers":[{"name":"c","resources":{"limits":)"
+                                 R"({"nvidia.com/gpu":)" +
+                                 wrong + "}}}]}");
+    int entries = 0;
+    read.pod.forEachAccelerator([&](const ResourceEntry&) { ++entries; });
+    EXPECT_EQ(entries, 1);
+    EXPECT_TRUE(read.pod.firstAccelerator());
+  }
+  EXPECT_FALSE(deployment(R"({"containers":[{"name":"c","resources":{"limits":{"cpu":0}}}]})")
+                   .pod.namesAccelerator());
 }
 
 // Each entry is judged once and remembered; more names than the reader

@@ -187,6 +187,12 @@ std::optional<PodReader::FirstAccelerator> PodReader::firstAccelerator() const {
   return first;
 }
 
+bool PodReader::namesAccelerator() const {
+  bool names = false;
+  forEachResource([&](const ResourceEntry& entry) { names = names || isAccelerator(entry); });
+  return names;
+}
+
 bool PodReader::asksForAccelerator(const PodContainer& container) const {
   const JsonValue* resources = container.resources();
   for (std::string_view section : {"limits", "requests"}) {

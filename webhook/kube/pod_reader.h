@@ -19,6 +19,7 @@
 #include "webhook/kube/cluster_view.h"
 #include "webhook/kube/dra.h"
 #include "webhook/kube/json.h"
+#include "webhook/kube/quantity.h"
 #include "webhook/kube/scheduling.h"
 #include "webhook/kube/workload.h"
 
@@ -168,19 +169,25 @@ class PodReader {
   // then inlined.
   template <typename Visit>
   void forEachResource(Visit&& visit) const;
-  // The entries whose name is an accelerator.
+  // The entries whose name is an accelerator, but for those of 0: a
+  // quantity of 0 is a container without that resource (how Helm charts
+  // switch a GPU off), for classification and every rule alike. Negative,
+  // fractional and unreadable amounts are visited: AIA004 reports them.
   template <typename Visit>
   void forEachAccelerator(Visit&& visit) const {
     forEachResource([&](const ResourceEntry& entry) {
-      if (isAccelerator(entry)) visit(entry);
+      if (isAccelerator(entry) && !isZeroQuantity(entry.value)) visit(entry);
     });
   }
-  // The first accelerator entry, in container order; nullopt when none.
+  // The first of those entries, in container order; nullopt when none.
   struct FirstAccelerator {
     const PodContainer* container;
     std::string_view name;
   };
   std::optional<FirstAccelerator> firstAccelerator() const;
+  // Whether an entry names an accelerator at all, 0 included: the Pod has
+  // said how many it wants, and no default is added beside it.
+  bool namesAccelerator() const;
   // Whether a container asks for a positive amount of an accelerator.
   bool asksForAccelerator(const PodContainer& container) const;
   bool asksForAccelerator() const;
