@@ -249,6 +249,22 @@ class PodReader {
   // --- Ports: the first TCP containerPort (protocol absent or TCP) in 1..65535.
   static std::optional<int> firstTcpPort(const JsonValue& container);
   static bool declaresPort(const JsonValue& container);
+  // The TCP port a server takes its traffic on, where probes belong: the
+  // first named for HTTP serving (http, https, http1, http2, web, serve,
+  // serving, server, api, openai, inference, predict, rest, or one of them
+  // and a dash: http-openai), else the first named for gRPC (grpc, h2c,
+  // grpc-...), else the first TCP port not named for metrics, else the first
+  // TCP port. Serving stacks name their ports so (Triton, NIM, TGI, KServe,
+  // Ray Serve), while a runtime's own ports (Ray's gcs-server, a launcher's
+  // ssh) or metrics often come first.
+  static std::optional<int> servingPort(const JsonValue& container);
+
+  // --- Ranks: the env var by which a container reads its Pod's ordinal in
+  // its StatefulSet (the Downward API's apps.kubernetes.io/pod-index label),
+  // as `"RANK"` (`"RANK" in container "vllm"` when there are several);
+  // nullopt when none does. Multi-node servers in one StatefulSet start rank
+  // 0 as the server and the others as its workers by it.
+  std::optional<std::string> podIndexReader() const;
 
  private:
   const PodContainer* named(std::string_view name) const;
@@ -317,5 +333,12 @@ JsonValue& ensureResources(const PodContainer& container, JsonAllocator& alloc);
 // ` in container "vllm"` when the Pod has several containers and this one has
 // a name; "" when the field path says enough.
 std::string inContainer(const PodReader& pod, const PodContainer& container);
+
+// How the template's Pods tell the ranks of one multi-node server apart, of
+// which rank 0 alone serves: more than one Pod (or a count the object does
+// not say) that read their ordinal (PodReader::podIndexReader, returned).
+// Such Pods share one template, so a probe on it runs on every rank and never
+// passes on those that do not serve. nullopt for any other template.
+std::optional<std::string> ranksOfOneServer(const PodTemplateView& view, const PodReader& pod);
 
 }  // namespace aiadmit
