@@ -13,12 +13,15 @@ namespace aiadmit {
 namespace {
 
 // A request of an accelerator the profile allows, with no limit and a usable
-// quantity; anything else (a fraction, a typo) is left for validation.
+// quantity; anything else (a fraction, a typo) is left for validation. A
+// request of 0 counts: the API server refuses any extended resource requested
+// without a limit, and a limit of 0 beside it still asks for no GPU.
 bool needsLimitFromRequest(const ResourceEntry& entry, const Profile& profile) {
   if (entry.section != "requests" || !profile.allowsResource(entry.name)) return false;
   const JsonValue* limits = member(entry.container.resources(), "limits");
-  return member(limits, entry.name) == nullptr &&
-         PodReader::containerRequest(entry.container, entry.name) > 0;
+  if (member(limits, entry.name) != nullptr) return false;
+  const auto quantity = Quantity::fromJson(entry.value);
+  return quantity && !quantity->isNegative() && quantity->isWholeNumber();
 }
 
 // "container vllm", or the field of a template that is only a
@@ -61,8 +64,9 @@ bool addWantedGpus(MutationContext& context) {
   if (!context.primaryTemplate) return false;
   const PodReader pod = context.pod();
   // A container that already names an accelerator, even wrongly, has said
-  // what it wants; validation judges it.
-  if (pod.firstAccelerator()) return false;
+  // what it wants; validation judges it. So has one that names it as 0, as
+  // a chart does to run without a GPU: a default would turn that into one.
+  if (pod.namesAccelerator()) return false;
   // Nor does a Pod that gets GPUs through DRA claims: an extended-resource
   // limit on top would ask for a second set of GPUs from the device plugin.
   const ClaimedDevices& claimed = pod.claimedDevices();

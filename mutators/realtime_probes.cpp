@@ -35,19 +35,33 @@ std::string describeProbe(const ProbeSpec& spec, int port) {
   return "tcp on port " + std::to_string(port);
 }
 
+// Whether the template's Pods are the ranks of one multi-node server, where
+// a probe would run on every rank and never pass on those that do not serve:
+// then none is added, and a notice says why and what to add instead.
+bool leftToRanks(MutationContext& context, const JsonValue& container) {
+  const bool lacksOne =
+      isUnset(member(&container, "readinessProbe")) || isUnset(member(&container, "startupProbe"));
+  if (!lacksOne) return false;
+  const std::optional<std::string> ranks = ranksOfOneServer(context.view(), context.pod());
+  if (!ranks) return false;
+  context.notice("no probes added, as its Pods are ranks (" + *ranks +
+                 "): add probes that pass on every rank");
+  return true;
+}
+
 bool addProbes(MutationContext& context) {
   const Profile& profile = context.profile;
   if (!profile.probes.enabled) return false;
   if (context.classification.workloadClass != WorkloadClass::Realtime) return false;
   JsonValue* container = mainContainer(context);
-  if (container == nullptr) return false;
+  if (container == nullptr || leftToRanks(context, *container)) return false;
 
   const Probes& probes = profile.probes;
   const std::string containerName(stringMember(container, "name"));
   bool changed = false;
   if (isUnset(member(container, "readinessProbe"))) {
     const std::optional<int> port =
-        probes.readiness.port ? probes.readiness.port : PodReader::firstTcpPort(*container);
+        probes.readiness.port ? probes.readiness.port : PodReader::servingPort(*container);
     if (port) {
       setMember(
           *container, "readinessProbe",
@@ -60,7 +74,7 @@ bool addProbes(MutationContext& context) {
   }
   if (isUnset(member(container, "startupProbe"))) {
     const std::optional<int> port =
-        probes.startup.port ? probes.startup.port : PodReader::firstTcpPort(*container);
+        probes.startup.port ? probes.startup.port : PodReader::servingPort(*container);
     if (port) {
       const int period = std::max(probes.startup.periodSeconds, 1);
       const int failureThreshold = std::max((probes.startupBudgetSeconds + period - 1) / period, 1);

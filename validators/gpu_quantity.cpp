@@ -25,10 +25,9 @@ std::string offeredSlice(const Profile* profile) {
 void GpuQuantityValidator::check(const ValidationContext& context,
                                  std::vector<Violation>& out) const {
   context.pod.forEachAccelerator([&](const ResourceEntry& entry) {
+    // A 0 never gets here: the reader leaves it out, as a container without GPUs.
     const auto quantity = Quantity::fromJson(entry.value);
-    if (quantity && !quantity->isNegative() && !quantity->isZero() && quantity->isWholeNumber()) {
-      return;
-    }
+    if (quantity && !quantity->isNegative() && quantity->isWholeNumber()) return;
     if (entry.section == "requests") {
       // The same amount in limits was reported already.
       const JsonValue* limit = member(member(entry.container.resources(), "limits"), entry.name);
@@ -47,12 +46,8 @@ void GpuQuantityValidator::check(const ValidationContext& context,
     std::string brief = amount + "; ask for a whole number, such as 1";
     if (!quantity) {
       problem += ", which is not a quantity";
-    } else if (quantity->isZero()) {
-      problem += ", which asks for no GPU";
-      fix = "remove it if the container needs no GPU, or ask for 1 or more";
-      brief = amount + "; remove it or ask for 1 or more";
     } else if (quantity->isNegative()) {
-      problem += ", but GPUs must be a positive whole number";
+      problem += ", but GPUs cannot be negative";
     } else {
       problem += ", but GPUs cannot be split into fractions";
       brief = amount + "; GPUs are whole, ask for 1 or more";

@@ -5,18 +5,23 @@ namespace aiadmit {
 void ReadinessProbeValidator::check(const ValidationContext& context,
                                     std::vector<Violation>& out) const {
   if (context.classification.workloadClass != WorkloadClass::Realtime) return;
+  // A 0 of a GPU asks for none: such a Pod is no GPU server.
   if (!context.pod.asksForAccelerator()) return;
   // Where the operator owns the Pods' readiness (KubeRay, KServe) or they
   // serve no traffic (an LWS group's workers), aiadmit does not ask for one.
   if (!context.view.allows(kInjectProbes)) return;
   const PodContainer* serving = context.pod.mainContainer().container;
   if (serving == nullptr || isObject(member(serving->json, "readinessProbe"))) return;
+  // Nor where the template's Pods are the ranks of one multi-node server:
+  // only one of them serves, and a probe on the template would never pass
+  // on the others (the probes mutator leaves a notice instead).
+  if (ranksOfOneServer(context.view, context.pod)) return;
   // Where the probes mutator can add one, /mutate has (or will have) done so.
   const Profile* profile = context.profile;
   const bool probesOn =
       profile != nullptr && profile->probes.enabled && profile->mutations.on("probes");
-  // The probes mutator probes the first TCP port (a UDP-only server gets none).
-  const bool portKnown = PodReader::firstTcpPort(*serving->json).has_value() ||
+  // The probes mutator probes the port it serves on (a UDP-only server gets none).
+  const bool portKnown = PodReader::servingPort(*serving->json).has_value() ||
                          (profile != nullptr && profile->probes.readiness.port);
   if (probesOn && portKnown) return;
 

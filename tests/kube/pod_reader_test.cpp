@@ -114,14 +114,44 @@ TEST(PodReader, AcceleratorsByLookAndPositiveAmounts) {
       {"name":"rdma","resources":{"limits":{"rdma/ib":1}}}]})");
   const auto first = read.pod.firstAccelerator();
   ASSERT_TRUE(first);
-  EXPECT_EQ(first->container->name, "zero");
+  EXPECT_EQ(first->container->name, "typo") << "0 asks for nothing";
   EXPECT_FALSE(read.pod.asksForAccelerator(read.pod.containers()[0])) << "0 asks for nothing";
   EXPECT_TRUE(read.pod.asksForAccelerator(read.pod.containers()[1]));
   EXPECT_FALSE(read.pod.asksForAccelerator(read.pod.containers()[2]));
   EXPECT_EQ(mainName(read.pod), "typo");
   int entries = 0;
   read.pod.forEachAccelerator([&](const ResourceEntry&) { ++entries; });
-  EXPECT_EQ(entries, 2);
+  EXPECT_EQ(entries, 1);
+}
+
+// A 0 in any spelling is a container without the resource, as the API
+// server, kube-scheduler and the device plugin take it: no accelerator is
+// asked for, yet the Pod has named one and said how many it wants. A
+// negative, fractional or unreadable amount is still an entry, for AIA004.
+TEST(PodReader, AZeroInAnySpellingAsksForNoAccelerator) {
+  for (const std::string zero : {"0", "\"0\"", "\"0m\"", "\"-0\"", "\"0e3\""}) {
+    SCOPED_TRACE(zero);
+    const Read read = deployment(R"({"containers":[{"name":"cpu","resources":{"limits":)"
+                                 R"({"nvidia.com/gpu":)" +
+                                 zero + R"(},"requests":{"nvidia.com/gpu":)" + zero + "}}}]}");
+    EXPECT_FALSE(read.pod.firstAccelerator());
+    EXPECT_FALSE(read.pod.asksForAccelerator());
+    EXPECT_FALSE(read.pod.asksForGpus());
+    EXPECT_TRUE(read.pod.namesAccelerator());
+    EXPECT_EQ(read.pod.podRequest("nvidia.com/gpu"), 0);
+  }
+  for (const std::string wrong : {"-1", "\"0.5\"", "\"one\""}) {
+    SCOPED_TRACE(wrong);
+    const Read read = deployment(R"({"containers":[{"name":"c","resources":{"limits":)"
+                                 R"({"nvidia.com/gpu":)" +
+                                 wrong + "}}}]}");
+    int entries = 0;
+    read.pod.forEachAccelerator([&](const ResourceEntry&) { ++entries; });
+    EXPECT_EQ(entries, 1);
+    EXPECT_TRUE(read.pod.firstAccelerator());
+  }
+  EXPECT_FALSE(deployment(R"({"containers":[{"name":"c","resources":{"limits":{"cpu":0}}}]})")
+                   .pod.namesAccelerator());
 }
 
 // Each entry is judged once and remembered; more names than the reader
@@ -179,6 +209,92 @@ TEST(PodReader, OnlyTcpPortsCanBeProbed) {
   EXPECT_EQ(PodReader::firstTcpPort(*mixed).value_or(0), 8000);
   const auto bad = parseJson(R"({"ports":[{"containerPort":70000},{"containerPort":"80"}]})");
   EXPECT_FALSE(PodReader::firstTcpPort(*bad));
+}
+
+// Probes go where the server serves: a port named for HTTP serving before
+// one named for gRPC, both before the first port, which is often a
+// runtime's own (Ray's GCS) or one for metrics. The ports as the charts and
+// operators' samples name them.
+TEST(PodReader, TheServingPortIsTheOneNamedForServing) {
+  struct Case {
+    const char* what;
+    const char* ports;
+    int port;
+  };
+  const Case cases[] = {
+      {"KubeRay's head",
+       R"([{"containerPort":6379,"name":"gcs-server"},)"
+       R"({"containerPort":8265,"name":"dashboard"},)"
+       R"({"containerPort":10001,"name":"client"},)"
+       R"({"containerPort":8000,"name":"serve"}])",
+       8000},
+      {"NIM",
+       R"([{"containerPort":8001,"name":"grpc"},{"containerPort":8000,"name":"http-openai"}])",
+       8000},
+      {"Triton",
+       R"([{"containerPort":8002,"name":"metrics"},{"containerPort":8001,"name":"grpc"},)"
+       R"({"containerPort":8000,"name":"http"}])",
+       8000},
+      {"TGI", R"([{"containerPort":8000,"name":"web"}])", 8000},
+      {"KServe's gRPC runtime",
+       R"([{"containerPort":9091,"name":"mpi"},)"
+       R"({"containerPort":9000,"name":"h2c"}])",
+       9000},
+      {"metrics before an unnamed port",
+       R"([{"containerPort":9090,"name":"http-metrics"},)"
+       R"({"containerPort":8080}])",
+       8080},
+      {"no name for serving",
+       R"([{"containerPort":6379,"name":"gcs-server"},{"containerPort":8000}])", 6379},
+      {"only metrics", R"([{"containerPort":9090,"name":"metrics"}])", 9090},
+      {"a name that only begins so",
+       R"([{"containerPort":22,"name":"apiary"},)"
+       R"({"containerPort":7000,"name":"httpd"},)"
+       R"({"containerPort":8000,"name":"api-server"}])",
+       8000},
+      {"a UDP port named http",
+       R"([{"containerPort":53,"name":"http","protocol":"UDP"},)"
+       R"({"containerPort":8000}])",
+       8000},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    const auto container = parseJson(std::string(R"({"ports":)") + c.ports + "}");
+    EXPECT_EQ(PodReader::servingPort(*container).value_or(0), c.port);
+  }
+  EXPECT_FALSE(
+      PodReader::servingPort(*parseJson(R"({"ports":[{"containerPort":53,"protocol":"UDP"}]})")));
+  EXPECT_FALSE(PodReader::servingPort(*parseJson(R"({"name":"c"})")));
+}
+
+// The ranks of a multi-node server in one StatefulSet tell themselves apart
+// by their ordinal, read through the Downward API; several Pods that do are
+// the ranks of one server, a Pod alone or Pods that do not are not.
+TEST(PodReader, PodsThatReadTheirOrdinalAreRanksOfOneServer) {
+  // Whether a StatefulSet of `replicas` whose container reads `fieldPath`
+  // (beside `more` containers) is the ranks of one server, and how it says so.
+  auto ranks = [](int replicas, const std::string& fieldPath, const std::string& more = "") {
+    const auto object = testing::parseJson(
+        R"({"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"s"},)"
+        R"("spec":{"replicas":)" +
+        std::to_string(replicas) + R"(,"template":{"spec":{"containers":[)" + more +
+        R"({"name":"vllm","env":[{"name":"HOST","valueFrom":{"fieldRef":{"fieldPath":"status.podIP"}}},)"
+        R"({"name":"RANK","valueFrom":{"fieldRef":{"fieldPath":")" +
+        fieldPath + R"("}}}]}]}}}})");
+    const WorkloadType& type = *kubernetesKindOf("apps", "StatefulSet");
+    const Resolution resolution = resolveTemplates(type, *object);
+    EXPECT_EQ(resolution.templates.size(), 1u);
+    const PodTemplateView view = PodTemplateView::at(*object, type, resolution.templates.at(0));
+    const PodReader pod = PodReader::of(view);
+    EXPECT_TRUE(pod.podIndexReader().has_value() ||
+                fieldPath != "metadata.labels['apps.kubernetes.io/pod-index']");
+    return ranksOfOneServer(view, pod).value_or("<none>");
+  };
+  const std::string ordinal = "metadata.labels['apps.kubernetes.io/pod-index']";
+  EXPECT_EQ(ranks(2, ordinal), "\"RANK\"");
+  EXPECT_EQ(ranks(3, ordinal, R"({"name":"proxy"},)"), "\"RANK\" in container \"vllm\"");
+  EXPECT_EQ(ranks(1, ordinal), "<none>") << "a Pod alone serves itself";
+  EXPECT_EQ(ranks(2, "metadata.name"), "<none>");
 }
 
 TEST(PodReader, PlacementIsWhereThePodMayLandNeverNarrower) {

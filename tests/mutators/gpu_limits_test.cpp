@@ -272,6 +272,41 @@ spec:
   EXPECT_FALSE(run.changed) << run.patch();
 }
 
+// A GPU count of 0 (how a Helm chart switches its GPU off) is a container
+// without GPUs. Given as a limit, the API server defaults the request to it
+// and nothing is added: neither a request nor the profile's default count,
+// which would turn the 0 into a GPU. Given as a request alone, the API server
+// refuses it ("Limit must be set for non overcommitable resources") as it does
+// any extended resource: the limit of 0 is added, still no GPU.
+TEST(GpuLimitsMutator, AZeroStaysNoGpuAndGetsTheLimitTheApiServerRequires) {
+  auto job = [](const std::string& resources) {
+    return R"(
+apiVersion: batch/v1
+kind: Job
+metadata: {name: cpu-run, annotations: {aiadmit.dev/workload: training}}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - {name: trainer, image: trainer:1, resources: )" +
+           resources + "}\n";
+  };
+  ASSERT_GT(training().gpu.defaultCount, 0);
+  const MutationRun untouched =
+      runMutator(kMutator, job("{limits: {nvidia.com/gpu: 0}}"), training());
+  EXPECT_FALSE(untouched.changed) << untouched.patch();
+
+  const MutationRun run =
+      runMutator(kMutator, job(R"({requests: {nvidia.com/gpu: "0"}})"), training());
+  EXPECT_EQ(run.patch(),
+            R"([{"op":"add","path":"/spec/template/spec/containers/0/resources/limits",)"
+            R"("value":{"nvidia.com/gpu":"0"}}])");
+  EXPECT_EQ(run.changes, (std::vector<std::string>{"added limit nvidia.com/gpu=0 to container "
+                                                   "trainer to match its request"}));
+  expectAppliedAndIdempotent(kMutator, run, training());
+}
+
 TEST(GpuLimitsMutator, ProfileTurnsItOff) {
   const auto profiles = profilesFromYaml(R"(
 apiVersion: aiadmit.dev/v1

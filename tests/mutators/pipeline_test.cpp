@@ -300,16 +300,18 @@ spec:
   EXPECT_TRUE(response.warnings.empty());
 }
 
-// A template that names the GPU as 0 beside one that names none: the first
-// is the main template however the class is decided, so aiadmit's stamps
-// on the second look do not make the other one the main template and give
-// it gpu.defaultCount.
-TEST(MutatorPipeline, AGpuCountOfZeroKeepsTheSameMainTemplateOnTheSecondLook) {
+// A GPU count of 0 is no GPU (how Helm charts switch one off): a Volcano
+// Job whose only GPU entry is 0 is no AI workload and passes untouched.
+// Declared training, it is one, and the 0 is what its worker asked for:
+// neither look gives a template gpu.defaultCount, nor takes the other one for
+// the main template on the second look because of aiadmit's own stamps.
+TEST(MutatorPipeline, AGpuCountOfZeroGetsNoDefaultGpuOnEitherLook) {
   WebhookServer server;
-  const std::string job = json(R"(
+  const std::string job = R"(
 apiVersion: batch.volcano.sh/v1alpha1
 kind: Job
-metadata: {name: mindspore}
+metadata: {name: mindspore)";
+  const std::string spec = R"(}
 spec:
   minAvailable: 3
   schedulerName: volcano
@@ -318,12 +320,21 @@ spec:
       containers: [{name: master, image: m}]}}}
   - {replicas: 2, name: worker, template: {spec: {restartPolicy: OnFailure,
       containers: [{name: worker, image: w, resources: {limits: {nvidia.com/gpu: "0"}}}]}}}
-)");
-  const ReviewResponse first = mutate(server, job);
+)";
+  const ReviewResponse untouched = mutate(server, json(job + spec));
+  EXPECT_TRUE(untouched.allowed);
+  EXPECT_EQ(untouched.patch, "") << "a Job that asks for no GPU got a patch";
+
+  const std::string declared = json(job + ", annotations: {aiadmit.dev/workload: training}" + spec);
+  const ReviewResponse first = mutate(server, declared);
   EXPECT_TRUE(first.allowed);
-  const std::string mutated = applyAndResend(server, job, first);
-  EXPECT_EQ(mutated.find("\"nvidia.com/gpu\":\"1\""), std::string::npos)
-      << "a default GPU nobody asked for: " << mutated;
+  const auto mutated = parseJson(applyAndResend(server, declared, first));
+  EXPECT_EQ(at(*mutated, "/spec/tasks/0/template/spec/containers/0/resources"), nullptr)
+      << "a default GPU nobody asked for: " << toJson(*mutated);
+  const JsonValue* zero =
+      at(*mutated, "/spec/tasks/1/template/spec/containers/0/resources/limits/nvidia.com~1gpu");
+  ASSERT_NE(zero, nullptr);
+  EXPECT_EQ(toJson(*zero), "\"0\"");
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Realtime probes: readiness and startup probes on the serving container when
-// it has none, on its first TCP port or the profile's, with the startup budget.
+// it has none, on the port it serves on or the profile's, with the startup
+// budget; none on the ranks of one multi-node server.
 #include "mutators/realtime_probes.h"
 #include "tests/support/mutator_harness.h"
 
@@ -140,6 +141,89 @@ TEST(RealtimeProbesMutator, TheGpuContainerIsProbedWhenASidecarComesFirst) {
       at(*run.after, "/spec/template/spec/containers/1/startupProbe/tcpSocket/port")->GetInt(),
       8000);
   expectAppliedAndIdempotent(kMutator, run, realtime());
+}
+
+// A Ray head that serves too: its runtime's ports (GCS, dashboard, client)
+// come first, as KubeRay's samples list them, and the probes go on the port
+// named for serving; so they do on the HTTP port of a server whose gRPC port
+// comes first (NIM), where an HTTP GET needs HTTP.
+TEST(RealtimeProbesMutator, ThePortNamedForServingIsProbedBeforeTheFirstOne) {
+  const MutationRun run = runMutator(
+      kMutator,
+      server("[{name: ray-head, image: vllm, ports: [{containerPort: 6379, name: gcs-server}, "
+             "{containerPort: 8265, name: dashboard}, {containerPort: 10001, name: client}, "
+             "{containerPort: 8000, name: serve}], resources: {limits: {nvidia.com/gpu: 1}}}]"),
+      realtime());
+  EXPECT_EQ(run.changes,
+            (std::vector<std::string>{
+                "added readiness probe tcp on port 8000 to container ray-head",
+                "added startup probe tcp on port 8000 to container ray-head, 1800s to start",
+            }));
+  expectAppliedAndIdempotent(kMutator, run, realtime());
+
+  const auto profiles = profilesFromYaml(R"(
+apiVersion: aiadmit.dev/v1
+kind: Profile
+metadata: {name: http}
+spec:
+  class: realtime
+  probes: {readiness: {httpGet: {path: /v1/health/ready}}, startup: {httpGet: {path: /v1/health/live}}}
+)");
+  const Profile& http = *profiles->find("http");
+  const MutationRun nim = runMutator(
+      kMutator,
+      server(
+          "[{name: nim, image: nim, ports: [{containerPort: 8001, name: grpc}, "
+          "{containerPort: 8000, name: http-openai}], resources: {limits: {nvidia.com/gpu: 1}}}]"),
+      http);
+  EXPECT_EQ(toJson(*at(*nim.after, "/spec/template/spec/containers/0/readinessProbe/httpGet")),
+            R"({"path":"/v1/health/ready","port":8000,"scheme":"HTTP"})");
+  expectAppliedAndIdempotent(kMutator, nim, http);
+}
+
+// A vLLM server over several nodes in one StatefulSet: its ranks read their
+// ordinal, rank 0 serves and the others join it. A probe on the template
+// would never pass on those others, so none is added and a notice says what
+// to add. Beside it, the same StatefulSet whose Pods do not read their
+// ordinal: each serves, and each is probed.
+TEST(RealtimeProbesMutator, TheRanksOfOneServerGetANoticeInsteadOfProbes) {
+  auto statefulSet = [](const std::string& rankLabel) {
+    return R"(
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: vllm, annotations: {aiadmit.dev/workload: realtime}}
+spec:
+  replicas: 2
+  serviceName: vllm
+  selector: {matchLabels: {app: vllm}}
+  template:
+    metadata: {labels: {app: vllm}}
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai
+        env: [{name: RANK, valueFrom: {fieldRef: {fieldPath: "metadata.labels[')" +
+           rankLabel + R"(']"}}}]
+        ports: [{containerPort: 6379, name: gcs-server}, {containerPort: 8000, name: http}]
+        resources: {limits: {nvidia.com/gpu: 8}}
+)";
+  };
+  const MutationRun run =
+      runMutator(kMutator, statefulSet("apps.kubernetes.io/pod-index"), realtime());
+  EXPECT_FALSE(run.changed) << run.patch();
+  EXPECT_EQ(run.notices, (std::vector<std::string>{"no probes added, as its Pods are ranks "
+                                                   "(\"RANK\"): add probes that pass on every "
+                                                   "rank"}));
+  expectAppliedAndIdempotent(kMutator, run, realtime());
+
+  const MutationRun each =
+      runMutator(kMutator, statefulSet("statefulset.kubernetes.io/pod-name"), realtime());
+  EXPECT_EQ(each.changes.size(), 2u);
+  EXPECT_TRUE(each.notices.empty());
+  EXPECT_EQ(
+      at(*each.after, "/spec/template/spec/containers/0/readinessProbe/tcpSocket/port")->GetInt(),
+      8000);
+  expectAppliedAndIdempotent(kMutator, each, realtime());
 }
 
 TEST(RealtimeProbesMutator, AUdpOnlyServerGetsNoProbe) {

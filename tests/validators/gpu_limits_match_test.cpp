@@ -29,6 +29,15 @@ const std::vector<RuleCase> kCases = {
       - {name: stage, image: s, resources: {requests: {example.com/dongle: 1}}})",
             kOneGpu),
      "spec.template.spec.initContainers[0].resources.limits"},
+    // 0 is a container without the GPU, and still an extended resource to the API server: a
+    // request of 0 needs its limit of 0, and a request of 0 below a limit of 1 is refused.
+    {"ZeroRequestedAndLimited", "default", gpuJob("batch", "", "", R"(
+      - {name: infer, image: i, resources: {limits: {nvidia.com/gpu: 1}}}
+      - {name: helper, image: h, resources: {requests: {nvidia.com/gpu: "0"}, limits: {nvidia.com/gpu: 0}}})"),
+     ""},
+    {"ZeroRequestBelowALimit", "default", gpuJob("batch", "", "", R"(
+      - {name: infer, image: i, resources: {requests: {nvidia.com/gpu: 0}, limits: {nvidia.com/gpu: 1}}})"),
+     "spec.template.spec.containers[0].resources.requests"},
     // Native resources may be overcommitted: memory and CPU requests below their limits.
     {"NativeResourcesMayDiffer", "default", gpuJob("training", "", "", R"(
       - {name: train, image: t, resources: {requests: {cpu: 4, memory: 16Gi, rdma/hca_shared_devices_a: 1}, limits: {cpu: 8, memory: 32Gi, nvidia.com/gpu: 1, rdma/hca_shared_devices_a: 1}}})"),

@@ -12,6 +12,18 @@ const std::vector<RuleCase> kCases = {
     {"NamespaceWithoutGpus", "restricted-web", gpuJob("batch", "", "", kOneGpu),
      "metadata.namespace"},
     {"AllowedNamespace", "restricted-gpu", gpuJob("batch", "", "", kOneGpu), ""},
+    // 0 is no GPU: a chart's CPU-only run in a namespace without GPUs, off the pool.
+    {"ZeroGpusInANamespaceWithoutGpus", "restricted-web", R"(apiVersion: batch/v1
+kind: Job
+metadata: {name: cpu-run, annotations: {aiadmit.dev/workload: batch}}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - {name: run, image: r, resources: {limits: {nvidia.com/gpu: 0}}}
+)",
+     ""},
     {"AllowedByPattern", "restricted-lab-7", gpuJob("batch", "", "", kOneGpu), ""}};
 
 AIADMIT_RULE_ACTIONS_TEST(AIA012, kCases);

@@ -20,10 +20,24 @@ const std::vector<RuleCase> kCases = {{"Half", "default", gpuJob("batch", "", ""
       - {name: warm, image: w, resources: {limits: {nvidia.com/gpu: -1}}})",
                                               kOneGpu),
                                        "spec.template.spec.initContainers[0].resources.limits"},
-                                      {"Zero", "default", gpuJob("batch", "", "", R"(
+                                      {"FractionBesideZero", "default", gpuJob("batch", "", "", R"(
+      - {name: infer, image: i, resources: {limits: {nvidia.com/gpu: 0.5}}}
+      - {name: helper, image: h, resources: {limits: {nvidia.com/gpu: 0}}})"),
+                                       "spec.template.spec.containers[0].resources.limits"},
+                                      // 0 is a container without GPUs, as the API server,
+                                      // kube-scheduler and the device plugin take it.
+                                      {"ZeroBesideAGpu", "default", gpuJob("batch", "", "", R"(
       - {name: infer, image: i, resources: {limits: {nvidia.com/gpu: 1}}}
       - {name: helper, image: h, resources: {limits: {nvidia.com/gpu: 0}}})"),
-                                       "spec.template.spec.containers[1].resources.limits"},
+                                       ""},
+                                      {"ZeroInEverySpelling", "default",
+                                       gpuJob("batch", "", R"(
+      initContainers:
+      - {name: warm, image: w, resources: {limits: {nvidia.com/gpu: "0"}, requests: {nvidia.com/gpu: 0m}}})",
+                                              R"(
+      - {name: infer, image: i, resources: {limits: {nvidia.com/gpu: 1}}}
+      - {name: helper, image: h, resources: {limits: {nvidia.com/gpu: "0e0"}}})"),
+                                       ""},
                                       {"WholeNumbersInEveryForm", "default",
                                        gpuJob("batch", "", R"(
       initContainers:
@@ -35,12 +49,12 @@ const std::vector<RuleCase> kCases = {{"Half", "default", gpuJob("batch", "", ""
 
 AIADMIT_RULE_ACTIONS_TEST(AIA004, kCases);
 
-// A GPU count that is not a positive whole number is AIA004's alone: such a
-// Pod asks for no GPU, so it is not aimed at the pool and needs no toleration.
+// A GPU count that is not a whole number is AIA004's alone: such a Pod asks
+// for no GPU, so it is not aimed at the pool and needs no toleration.
 TEST(RuleEdges, ABadGpuQuantityIsReportedOnce) {
   WebhookServer server;
   int index = 0;
-  for (const std::string quantity : {"\"0\"", "\"-1\"", "\"one\"", "0", "-1"}) {
+  for (const std::string quantity : {"\"-1\"", "\"one\"", "-1"}) {
     SCOPED_TRACE(quantity);
     const std::string job = yamlToJson(R"(apiVersion: batch/v1
 kind: Job

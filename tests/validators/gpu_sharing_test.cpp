@@ -20,6 +20,10 @@ const std::vector<RuleCase> kCases = {
               "nodeSelector: {accelerator: nvidia, "
               "cloud.google.com/gke-gpu-sharing-strategy: time-sharing}"),
      "spec.template.spec.nodeSelector"},
+    // A slice asked for as 0 is no slice: a chart that switched it off.
+    {"NoMigSliceForTraining", "default", gpuJob("training", "", "", R"(
+      - {name: train, image: t, resources: {limits: {nvidia.com/gpu: 1, nvidia.com/mig-1g.10gb: 0}}})"),
+     ""},
     {"MigSliceForBatch", "default", gpuJob("batch", "", "", R"(
       - {name: infer, image: i, resources: {limits: {nvidia.com/mig-1g.10gb: 1}}})"),
      ""}};

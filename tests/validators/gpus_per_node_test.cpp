@@ -23,6 +23,14 @@ const std::vector<RuleCase> kCases = {
     {"OneContainerTooBig", "default", gpuJob("training", "", "", R"(
       - {name: a, image: i, resources: {limits: {nvidia.com/gpu: 16}}})"),
      "spec.template.spec.containers[0].resources.limits"},
+    {"ZeroAddsNothing", "default", gpuJob("batch", "", "", R"(
+      - {name: a, image: i, resources: {limits: {nvidia.com/gpu: 8}}}
+      - {name: b, image: i, resources: {limits: {nvidia.com/gpu: 0}}})"),
+     ""},
+    {"OneMoreThanANode", "default", gpuJob("batch", "", "", R"(
+      - {name: a, image: i, resources: {limits: {nvidia.com/gpu: 8}}}
+      - {name: b, image: i, resources: {limits: {nvidia.com/gpu: 1}}})"),
+     "spec.template.spec.containers"},
     {"InitContainerRunsAlone", "default",
      gpuJob("batch", "", R"(
       initContainers:

@@ -8,6 +8,7 @@
 #include "webhook/kube/json_pointer.h"
 #include "webhook/kube/quantity.h"
 #include "webhook/kube/resources.h"
+#include "webhook/kube/text.h"
 
 namespace aiadmit {
 
@@ -185,6 +186,12 @@ std::optional<PodReader::FirstAccelerator> PodReader::firstAccelerator() const {
     if (!first) first = FirstAccelerator{&entry.container, entry.name};
   });
   return first;
+}
+
+bool PodReader::namesAccelerator() const {
+  bool names = false;
+  forEachResource([&](const ResourceEntry& entry) { names = names || isAccelerator(entry); });
+  return names;
 }
 
 bool PodReader::asksForAccelerator(const PodContainer& container) const {
@@ -467,15 +474,75 @@ std::optional<std::string_view> PodReader::unknownGpuContainer() const {
   return wanted;
 }
 
+namespace {
+
+// How a port's name ranks as the one a server serves on: 3 for HTTP, 2 for
+// gRPC (an HTTP GET probe needs the first), 1 for any other name, 0 for
+// metrics, which a server may answer long before its model is loaded.
+int servingRank(std::string_view name) {
+  if (name.find("metrics") != std::string_view::npos) return 0;
+  auto named = [&](std::string_view word) {
+    return name == word ||
+           (name.size() > word.size() && name.starts_with(word) && name[word.size()] == '-');
+  };
+  for (std::string_view word : {"http", "https", "http1", "http2", "web", "serve", "serving",
+                                "server", "api", "openai", "inference", "predict", "rest"}) {
+    if (named(word)) return 3;
+  }
+  for (std::string_view word : {"grpc", "h2c"}) {
+    if (named(word)) return 2;
+  }
+  return 1;
+}
+
+std::optional<int> tcpPortNumber(const JsonValue& port) {
+  const std::string_view protocol = stringMember(&port, "protocol");
+  if (!protocol.empty() && protocol != "TCP") return std::nullopt;
+  const JsonValue* number = member(&port, "containerPort");
+  if (number == nullptr || !number->IsInt() || number->GetInt() <= 0 || number->GetInt() > 65535) {
+    return std::nullopt;
+  }
+  return number->GetInt();
+}
+
+constexpr std::string_view kPodIndexFieldPath = "metadata.labels['apps.kubernetes.io/pod-index']";
+
+}  // namespace
+
 std::optional<int> PodReader::firstTcpPort(const JsonValue& container) {
   const JsonValue* ports = member(&container, "ports");
   if (!isArray(ports)) return std::nullopt;
   for (const JsonValue& port : ports->GetArray()) {
-    const std::string_view protocol = stringMember(&port, "protocol");
-    if (!protocol.empty() && protocol != "TCP") continue;
-    const JsonValue* number = member(&port, "containerPort");
-    if (number != nullptr && number->IsInt() && number->GetInt() > 0 && number->GetInt() <= 65535) {
-      return number->GetInt();
+    if (const std::optional<int> number = tcpPortNumber(port)) return number;
+  }
+  return std::nullopt;
+}
+
+std::optional<int> PodReader::servingPort(const JsonValue& container) {
+  const JsonValue* ports = member(&container, "ports");
+  if (!isArray(ports)) return std::nullopt;
+  std::optional<int> best;
+  int bestRank = -1;
+  for (const JsonValue& port : ports->GetArray()) {
+    const std::optional<int> number = tcpPortNumber(port);
+    if (!number) continue;
+    const int rank = servingRank(stringMember(&port, "name"));
+    if (rank > bestRank) {
+      best = number;
+      bestRank = rank;
+    }
+  }
+  return best;
+}
+
+std::optional<std::string> PodReader::podIndexReader() const {
+  for (const PodContainer& container : containers_) {
+    const JsonValue* env = member(container.json, "env");
+    if (!isArray(env)) continue;
+    for (const JsonValue& variable : env->GetArray()) {
+      const JsonValue* fieldRef = member(member(&variable, "valueFrom"), "fieldRef");
+      if (stringMember(fieldRef, "fieldPath") != kPodIndexFieldPath) continue;
+      return inQuotes(stringMember(&variable, "name")) + inContainer(*this, container);
     }
   }
   return std::nullopt;
@@ -514,6 +581,12 @@ JsonValue& ensureResources(const PodContainer& container, JsonAllocator& alloc) 
 std::string inContainer(const PodReader& pod, const PodContainer& container) {
   if (!pod.hasSeveralContainers() || container.name.empty()) return {};
   return " in container \"" + std::string(container.name) + "\"";
+}
+
+std::optional<std::string> ranksOfOneServer(const PodTemplateView& view, const PodReader& pod) {
+  const bool onePod = view.place != nullptr && view.place->replicas == 1;
+  if (onePod) return std::nullopt;
+  return pod.podIndexReader();
 }
 
 }  // namespace aiadmit

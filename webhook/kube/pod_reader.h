@@ -19,6 +19,7 @@
 #include "webhook/kube/cluster_view.h"
 #include "webhook/kube/dra.h"
 #include "webhook/kube/json.h"
+#include "webhook/kube/quantity.h"
 #include "webhook/kube/scheduling.h"
 #include "webhook/kube/workload.h"
 
@@ -168,19 +169,25 @@ class PodReader {
   // then inlined.
   template <typename Visit>
   void forEachResource(Visit&& visit) const;
-  // The entries whose name is an accelerator.
+  // The entries whose name is an accelerator, but for those of 0: a
+  // quantity of 0 is a container without that resource (how Helm charts
+  // switch a GPU off), for classification and every rule alike. Negative,
+  // fractional and unreadable amounts are visited: AIA004 reports them.
   template <typename Visit>
   void forEachAccelerator(Visit&& visit) const {
     forEachResource([&](const ResourceEntry& entry) {
-      if (isAccelerator(entry)) visit(entry);
+      if (isAccelerator(entry) && !isZeroQuantity(entry.value)) visit(entry);
     });
   }
-  // The first accelerator entry, in container order; nullopt when none.
+  // The first of those entries, in container order; nullopt when none.
   struct FirstAccelerator {
     const PodContainer* container;
     std::string_view name;
   };
   std::optional<FirstAccelerator> firstAccelerator() const;
+  // Whether an entry names an accelerator at all, 0 included: the Pod has
+  // said how many it wants, and no default is added beside it.
+  bool namesAccelerator() const;
   // Whether a container asks for a positive amount of an accelerator.
   bool asksForAccelerator(const PodContainer& container) const;
   bool asksForAccelerator() const;
@@ -244,6 +251,22 @@ class PodReader {
   // --- Ports: the first TCP containerPort (protocol absent or TCP) in 1..65535.
   static std::optional<int> firstTcpPort(const JsonValue& container);
   static bool declaresPort(const JsonValue& container);
+  // The TCP port a server takes its traffic on, where probes belong: the
+  // first named for HTTP serving (http, https, http1, http2, web, serve,
+  // serving, server, api, openai, inference, predict, rest, or one of them
+  // and a dash: http-openai), else the first named for gRPC (grpc, h2c,
+  // grpc-...), else the first TCP port not named for metrics, else the first
+  // TCP port. Serving stacks name their ports so (Triton, NIM, TGI, KServe,
+  // Ray Serve), while a runtime's own ports (Ray's gcs-server, a launcher's
+  // ssh) or metrics often come first.
+  static std::optional<int> servingPort(const JsonValue& container);
+
+  // --- Ranks: the env var by which a container reads its Pod's ordinal in
+  // its StatefulSet (the Downward API's apps.kubernetes.io/pod-index label),
+  // as `"RANK"` (`"RANK" in container "vllm"` when there are several);
+  // nullopt when none does. Multi-node servers in one StatefulSet start rank
+  // 0 as the server and the others as its workers by it.
+  std::optional<std::string> podIndexReader() const;
 
  private:
   const PodContainer* named(std::string_view name) const;
@@ -312,5 +335,12 @@ JsonValue& ensureResources(const PodContainer& container, JsonAllocator& alloc);
 // ` in container "vllm"` when the Pod has several containers and this one has
 // a name; "" when the field path says enough.
 std::string inContainer(const PodReader& pod, const PodContainer& container);
+
+// How the template's Pods tell the ranks of one multi-node server apart, of
+// which rank 0 alone serves: more than one Pod (or a count the object does
+// not say) that read their ordinal (PodReader::podIndexReader, returned).
+// Such Pods share one template, so a probe on it runs on every rank and never
+// passes on those that do not serve. nullopt for any other template.
+std::optional<std::string> ranksOfOneServer(const PodTemplateView& view, const PodReader& pod);
 
 }  // namespace aiadmit

@@ -195,6 +195,11 @@ bool Quantity::sameValue(const Quantity& other) const {
   return std::fabs(a - b) <= 1e-12 * std::max(std::fabs(a), std::fabs(b));
 }
 
+bool isZeroQuantity(const JsonValue& value) {
+  const auto quantity = Quantity::fromJson(value);
+  return quantity && quantity->isZero();
+}
+
 std::string quantityText(const JsonValue& value) {
   if (value.IsString()) return {value.GetString(), value.GetStringLength()};
   if (value.IsNumber()) return toJson(value);

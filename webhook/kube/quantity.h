@@ -39,6 +39,12 @@ class Quantity {
   bool droppedFraction_ = false;
 };
 
+// Whether `value` is a quantity of exactly 0, whatever its spelling (0, "0",
+// "0m", "0Gi", "-0"). Of an extended resource it asks for none: the API
+// server accepts it, and kube-scheduler and the kubelet's device manager skip
+// it, so the container runs as one without that resource.
+bool isZeroQuantity(const JsonValue& value);
+
 // The text of a quantity as the manifest wrote it, for messages.
 std::string quantityText(const JsonValue& value);
 

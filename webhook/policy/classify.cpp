@@ -274,7 +274,7 @@ WorkloadClassification classifyWorkload(std::span<const PodTemplateView> templat
     }
   }
   for (size_t i = 0; i < pods.size(); ++i) {
-    if (pods[i].firstAccelerator()) {
+    if (pods[i].namesAccelerator()) {
       result.acceleratorTemplate = i;
       break;
     }

@@ -66,7 +66,7 @@ struct ProbeSpec {
   Handler handler = Handler::HttpGet;
   std::string path = "/health";
   std::string scheme = "HTTP";
-  std::optional<int> port;  // default: the serving container's first port
+  std::optional<int> port;  // default: the port the container serves on (PodReader::servingPort)
   int periodSeconds = 10;
   int timeoutSeconds = 1;
   int failureThreshold = 3;
