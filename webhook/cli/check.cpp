@@ -39,7 +39,8 @@ Shows what the webhook would do with each object in the files, without a
 cluster: its class and why, its profile, what would be injected, and every
 warning and denial as kubectl would print them. Files hold YAML documents
 (separated by ---) or JSON objects, and List objects stand for their items;
-a directory means its .yaml, .yml and .json files; - reads stdin. Objects
+a directory means its .yaml, .yml and .json files; - reads stdin. A key set
+twice is read as kubectl applies it (the last value), with a warning. Objects
 of a kind that no row of the workload-type table describes (Services,
 ConfigMaps, kinds of an operator nobody added) are skipped and counted;
 Pods, their controllers and the AI operators' custom resources are checked.
@@ -272,33 +273,115 @@ bool isList(const JsonValue& object) {
          isArray(member(&object, "items"));
 }
 
+// What the input holds: its objects, and what cannot be used or is read
+// otherwise than written.
+struct Input {
+  std::vector<InputObject> objects;
+  std::vector<InputError> errors;
+  std::vector<InputWarning> warnings;
+};
+
+// Where in a document a key was set twice, for the object it belongs to.
+struct DuplicatesOf {
+  const std::string& file;
+  int index;
+  int item;  // -1, or the List item the keys are in
+  std::vector<DuplicateKey> keys;
+};
+
+std::string duplicateMessage(const DuplicateKey& key) {
+  const std::string before = " (first at line " + std::to_string(key.firstLine) + ")";
+  switch (key.kind) {
+    case DuplicateKey::Kind::Merged:
+      return "the << merge here replaces " + key.path + " (written at line " +
+             std::to_string(key.firstLine) + ")" +
+             ": kubectl lets a merge override the keys written before it, and applies the "
+             "merged value without a warning; checked as applied";
+    case DuplicateKey::Kind::Ambiguous:
+      return "duplicate key " + key.path + before + ", written as two keys that are both \"" +
+             key.key +
+             "\" in JSON: kubectl keeps one of them at random, so what it applies cannot be "
+             "told; write the key once";
+    case DuplicateKey::Kind::Repeated:
+      break;
+  }
+  return "duplicate key " + key.path + before +
+         ": kubectl applies the value written here and drops the earlier one without a "
+         "warning; checked as applied";
+}
+
+// Warns of each key set twice; false, with an error, when what kubectl
+// makes of one cannot be told (the object is then not checked).
+bool noteDuplicates(const DuplicatesOf& duplicates, Input& input) {
+  const std::string where =
+      duplicates.item < 0 ? "" : "item " + std::to_string(duplicates.item) + " of the List: ";
+  bool usable = true;
+  for (const DuplicateKey& key : duplicates.keys) {
+    const std::string message = where + duplicateMessage(key);
+    if (key.kind == DuplicateKey::Kind::Ambiguous) {
+      input.errors.push_back({duplicates.file, key.line, key.column, message});
+      usable = false;
+    } else {
+      input.warnings.push_back({duplicates.file, duplicates.index, duplicates.item, key.line,
+                                key.column, key.path, message});
+    }
+  }
+  return usable;
+}
+
+// The List item a key's path is in ("items[3].metadata.name"), with the
+// path made the item's own; nullopt for a key of the List itself.
+std::optional<size_t> listItemOf(DuplicateKey& key, size_t items) {
+  constexpr std::string_view kItems = "items[";
+  if (key.path.rfind(kItems, 0) != 0) return std::nullopt;
+  const size_t close = key.path.find(']');
+  const size_t item = std::strtoul(key.path.c_str() + kItems.size(), nullptr, 10);
+  // Keys of an `items` list that a later `items` replaced stay the List's.
+  if (close == std::string::npos || item >= items) return std::nullopt;
+  size_t rest = close + 1;
+  if (rest < key.path.size() && key.path[rest] == '.') ++rest;
+  key.path.erase(0, rest);
+  return item;
+}
+
 // One document's objects; a List stands for its items, as kubectl applies them.
 void addObjects(const std::string& file, int index, int item, int line,
-                const std::shared_ptr<JsonDocument>& document, std::vector<InputObject>& objects,
-                std::vector<InputError>& errors) {
+                const std::shared_ptr<JsonDocument>& document, std::vector<DuplicateKey> duplicates,
+                Input& input) {
   const std::string where = item < 0 ? "" : "item " + std::to_string(item) + " of the List: ";
   if (!document->IsObject()) {
-    errors.push_back({file, line, 0,
-                      where + "a manifest is an object with apiVersion and kind, not " +
-                          std::string(jsonTypeName(*document))});
+    input.errors.push_back({file, line, 0,
+                            where + "a manifest is an object with apiVersion and kind, not " +
+                                std::string(jsonTypeName(*document))});
     return;
   }
   if (item < 0 && isList(*document)) {
+    const JsonValue& items = (*document)["items"];
+    std::vector<std::vector<DuplicateKey>> ofItems(items.Size());
+    DuplicatesOf ofList{file, index, -1, {}};
+    for (DuplicateKey& key : duplicates) {
+      const std::optional<size_t> at = listItemOf(key, items.Size());
+      (at ? ofItems[*at] : ofList.keys).push_back(std::move(key));
+    }
+    // A key of the List that cannot be told leaves none of its items known.
+    if (!noteDuplicates(ofList, input)) return;
     int position = 0;
-    for (const JsonValue& value : (*document)["items"].GetArray()) {
+    for (const JsonValue& value : items.GetArray()) {
       auto copy = std::make_shared<JsonDocument>();
       copy->CopyFrom(value, copy->GetAllocator());
-      addObjects(file, index, position++, line, copy, objects, errors);
+      addObjects(file, index, position, line, copy, std::move(ofItems[position]), input);
+      ++position;
     }
     return;
   }
+  if (!noteDuplicates({file, index, item, std::move(duplicates)}, input)) return;
   const bool hasApiVersion = !stringMember(document.get(), "apiVersion").empty();
   const bool hasKind = !stringMember(document.get(), "kind").empty();
   if (!hasApiVersion || !hasKind) {
-    errors.push_back({file, line, 0,
-                      where + (hasKind         ? "apiVersion not set"
-                               : hasApiVersion ? "kind not set"
-                                               : "apiVersion not set, kind not set")});
+    input.errors.push_back({file, line, 0,
+                            where + (hasKind         ? "apiVersion not set"
+                                     : hasApiVersion ? "kind not set"
+                                                     : "apiVersion not set, kind not set")});
     return;
   }
   InputObject object;
@@ -312,25 +395,27 @@ void addObjects(const std::string& file, int index, int item, int line,
                        stringMember(document.get(), "kind"));
   if (object.kubernetesKind != nullptr && nameOf(*document).empty() &&
       generateNameOf(*document).empty()) {
-    errors.push_back({file, line, 0,
-                      where + std::string(stringMember(document.get(), "kind")) +
-                          " has neither metadata.name nor metadata.generateName"});
+    input.errors.push_back({file, line, 0,
+                            where + std::string(stringMember(document.get(), "kind")) +
+                                " has neither metadata.name nor metadata.generateName"});
     return;
   }
-  objects.push_back(std::move(object));
+  input.objects.push_back(std::move(object));
 }
 
-void parseSource(const Source& source, std::vector<InputObject>& objects,
-                 std::vector<InputError>& errors) {
+// kubectl reads a key set twice as go-yaml and Go's JSON decoder do, and so
+// does check, with a warning: each object is checked as kubectl applies it.
+void parseSource(const Source& source, Input& input) {
   std::vector<ManifestDocument> documents;
   ManifestError error;
-  if (!parseManifests(source.text, documents, error)) {
-    errors.push_back({source.name, error.line, error.column, error.message});
+  if (!parseManifests(source.text, documents, error, DuplicateKeys::Keep)) {
+    input.errors.push_back({source.name, error.line, error.column, error.message});
     return;
   }
   int index = 0;
-  for (const ManifestDocument& document : documents) {
-    addObjects(source.name, index++, -1, document.line, document.json, objects, errors);
+  for (ManifestDocument& document : documents) {
+    addObjects(source.name, index++, -1, document.line, document.json,
+               std::move(document.duplicateKeys), input);
   }
 }
 
@@ -465,23 +550,23 @@ bool loadCrds(const CheckOptions& options, CrdDefaults::Builder& crds) {
   return true;
 }
 
-std::vector<InputObject> readInput(const CheckOptions& options, std::vector<InputError>& errors) {
+Input readInput(const CheckOptions& options) {
   std::vector<Source> sources;
   for (const std::string& path : options.paths) {
     collectSources(path, options.recursive, sources);
   }
-  std::vector<InputObject> objects;
+  Input input;
   for (const Source& source : sources) {
     if (source.unreadable) {
-      errors.push_back(*source.unreadable);
+      input.errors.push_back(*source.unreadable);
     } else {
-      parseSource(source, objects, errors);
+      parseSource(source, input);
     }
   }
-  if (objects.empty() && errors.empty()) {
-    errors.push_back({"", 0, 0, "no objects in the input"});
+  if (input.objects.empty() && input.errors.empty()) {
+    input.errors.push_back({"", 0, 0, "no objects in the input"});
   }
-  return objects;
+  return input;
 }
 
 // Every object the webhooks would see, decided; the rest counted as skipped.
@@ -536,8 +621,9 @@ int checkCommand(const Arguments& args) {
   if (!loadCrds(options, crds)) return 2;
   Engine engine(loaded.set, options.enforcement);
 
-  std::vector<InputError> errors;
-  std::vector<InputObject> objects = readInput(options, errors);
+  Input input = readInput(options);
+  std::vector<InputObject>& objects = input.objects;
+  std::vector<InputError>& errors = input.errors;
   // The API server defaults a custom resource before any webhook sees it.
   addInputCrds(objects, crds, errors);
   applyCrdDefaults(*std::move(crds).build(), objects, errors);
@@ -546,12 +632,16 @@ int checkCommand(const Arguments& args) {
   Summary summary;
   const std::vector<Record> records = decideAll(engine, objects, options, errors, summary);
   summary.errors = errors.size();
+  summary.warnings = input.warnings.size();
+  for (const InputWarning& warning : input.warnings) {
+    std::cerr << "warning: " << warning.format() << "\n";
+  }
   for (const InputError& error : errors) std::cerr << "error: " << error.format() << "\n";
 
   if (options.summary) {
     printReport(objects, records, options);
   } else {
-    printRecords(objects, records, errors, summary, options.format);
+    printRecords(objects, records, errors, input.warnings, summary, options.format);
   }
   if (!errors.empty()) return 2;
   return summary.denied > 0 ? 1 : 0;

@@ -31,6 +31,10 @@ std::string Summary::line() const {
   if (errors > 0) {
     text += "; " + std::to_string(errors) + (errors == 1 ? " input error" : " input errors");
   }
+  if (warnings > 0) {
+    text +=
+        "; " + std::to_string(warnings) + (warnings == 1 ? " input warning" : " input warnings");
+  }
   return text;
 }
 
@@ -165,16 +169,21 @@ void writeOptionalField(JsonWriter& w, std::string_view key, std::string_view va
   }
 }
 
+void writeIntField(JsonWriter& w, std::string_view key, int value) {
+  w.Key(key.data(), static_cast<rapidjson::SizeType>(key.size()));
+  w.Int(value);
+}
+
+// The document of a file an object comes from, and its item in a List.
+void writeDocument(JsonWriter& w, const std::string& file, int index, int item) {
+  writeField(w, "file", file);
+  writeIntField(w, "index", index);
+  if (item >= 0) writeIntField(w, "item", item);
+}
+
 void writePosition(JsonWriter& w, const InputObject& input) {
-  writeField(w, "file", input.file);
-  w.Key("index");
-  w.Int(input.index);
-  if (input.item >= 0) {
-    w.Key("item");
-    w.Int(input.item);
-  }
-  w.Key("line");
-  w.Int(input.line);
+  writeDocument(w, input.file, input.index, input.item);
+  writeIntField(w, "line", input.line);
   writeField(w, "apiVersion", stringMember(input.json.get(), "apiVersion"));
   writeField(w, "kind", stringMember(input.json.get(), "kind"));
   writeField(w, "name", nameOf(*input.json));
@@ -233,8 +242,24 @@ void writeRecord(JsonWriter& w, const Record& record) {
   w.EndObject();
 }
 
+void writeInputWarnings(JsonWriter& w, const std::vector<InputWarning>& warnings) {
+  w.Key("inputWarnings");
+  w.StartArray();
+  for (const InputWarning& warning : warnings) {
+    w.StartObject();
+    writeDocument(w, warning.file, warning.index, warning.item);
+    writeIntField(w, "line", warning.line);
+    writeIntField(w, "column", warning.column);
+    writeField(w, "field", warning.field);
+    writeField(w, "message", warning.message);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
 void printJson(const std::vector<InputObject>& objects, const std::vector<Record>& records,
-               const std::vector<InputError>& errors, const Summary& summary) {
+               const std::vector<InputError>& errors, const std::vector<InputWarning>& warnings,
+               const Summary& summary) {
   rapidjson::StringBuffer buffer;
   JsonWriter w(buffer);
   w.SetIndent(' ', 2);
@@ -265,12 +290,14 @@ void printJson(const std::vector<InputObject>& objects, const std::vector<Record
     w.EndObject();
   }
   w.EndArray();
+  writeInputWarnings(w, warnings);
   w.Key("summary");
   w.StartObject();
   for (const auto& [key, count] :
        {std::pair{"objects", summary.objects}, std::pair{"admitted", summary.admitted},
         std::pair{"mutated", summary.mutated}, std::pair{"denied", summary.denied},
-        std::pair{"skipped", summary.skipped}, std::pair{"errors", summary.errors}}) {
+        std::pair{"skipped", summary.skipped}, std::pair{"errors", summary.errors},
+        std::pair{"inputWarnings", summary.warnings}}) {
     w.Key(key);
     w.Uint64(count);
   }
@@ -299,7 +326,8 @@ void printYaml(const std::vector<InputObject>& objects, const std::vector<Record
 }  // namespace
 
 void printRecords(const std::vector<InputObject>& objects, const std::vector<Record>& records,
-                  const std::vector<InputError>& errors, const Summary& summary, Format format) {
+                  const std::vector<InputError>& errors, const std::vector<InputWarning>& warnings,
+                  const Summary& summary, Format format) {
   switch (format) {
     case Format::Text: {
       const Style style(colourWanted());
@@ -308,7 +336,7 @@ void printRecords(const std::vector<InputObject>& objects, const std::vector<Rec
       break;
     }
     case Format::Json:
-      printJson(objects, records, errors, summary);
+      printJson(objects, records, errors, warnings, summary);
       break;
     case Format::Yaml:
       // A partial set applied by a pipeline is worse than none.

@@ -32,6 +32,21 @@ struct InputError {
     return text + ": " + message;
   }
 };
+
+// Input that kubectl reads otherwise than it is written, and that check reads
+// as kubectl does: a key set twice in a mapping.
+struct InputWarning {
+  std::string file;
+  int index = 0;  // the document, as InputObject counts them
+  int item = -1;  // the item of a List, or -1
+  int line = 0;
+  int column = 0;
+  std::string field;  // the key's path in its object
+  std::string message;
+
+  std::string format() const { return InputError{file, line, column, message}.format(); }
+};
+
 // One object of the input, in the order kubectl would apply them.
 struct InputObject {
   std::string file;
@@ -69,12 +84,14 @@ struct Summary {
   size_t denied = 0;
   size_t skipped = 0;
   size_t errors = 0;
+  size_t warnings = 0;  // InputWarnings
 
   std::string line() const;
 };
 
 // Every record in `format`, then the summary line (text, YAML on stderr).
 void printRecords(const std::vector<InputObject>& objects, const std::vector<Record>& records,
-                  const std::vector<InputError>& errors, const Summary& summary, Format format);
+                  const std::vector<InputError>& errors, const std::vector<InputWarning>& warnings,
+                  const Summary& summary, Format format);
 
 }  // namespace aiadmit::check_cli

@@ -1,5 +1,6 @@
 #include "webhook/kube/yaml_json.h"
 
+#include "webhook/kube/yaml_json_keys.h"
 #include "webhook/kube/yaml_scalars.h"
 
 #include <rapidjson/error/en.h>
@@ -16,6 +17,7 @@
 #include <map>
 #include <optional>
 #include <sstream>
+#include <unordered_map>
 #include <utility>
 
 namespace aiadmit {
@@ -39,6 +41,12 @@ struct StopParsing {
   ManifestError error;
 };
 
+// A scalar as it may serve as a key: its text, and whether it is plain.
+struct KeyText {
+  std::string text;
+  bool plain = true;
+};
+
 // Builds JSON documents from yaml-cpp's parse events. Working on events
 // rather than on YAML::Node lets it bound what a text can cost: yaml-cpp 0.7
 // never returns on some invalid input (a stray `,` at the top level: `[],`,
@@ -46,8 +54,9 @@ struct StopParsing {
 // aliases can stand for billions of nodes.
 class JsonBuilder : public YAML::EventHandler {
  public:
-  JsonBuilder(std::vector<ManifestDocument>& out, size_t textSize)
+  JsonBuilder(std::vector<ManifestDocument>& out, size_t textSize, DuplicateKeys duplicates)
       : out_(out),
+        duplicates_(duplicates),
         // A document cannot have more nodes than characters but for
         // aliases, which are allowed ten times that.
         nodeBudget_(10000 + 10 * textSize) {}
@@ -57,13 +66,14 @@ class JsonBuilder : public YAML::EventHandler {
     document_ = std::make_shared<JsonDocument>();
     anchors_.clear();
     stack_.clear();
+    found_.clear();
     rootLine_ = 0;
   }
 
   void OnDocumentEnd() override {
     countUnmarked();
     if (document_ && rootLine_ > 0 && !document_->IsNull()) {
-      out_.push_back({std::move(document_), rootLine_});
+      out_.push_back({std::move(document_), rootLine_, std::move(found_)});
     }
     document_.reset();
   }
@@ -81,7 +91,7 @@ class JsonBuilder : public YAML::EventHandler {
     // Aliases are shared nodes: a few lines can stand for billions of them.
     spend(mark, it->second.nodes);
     JsonValue copy(it->second.value, allocator());
-    add(mark, std::move(copy), it->second.nodes, YAML::NullAnchor, it->second.scalar, false);
+    add(mark, std::move(copy), it->second.nodes, YAML::NullAnchor, it->second.key, false);
   }
 
   void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
@@ -90,10 +100,11 @@ class JsonBuilder : public YAML::EventHandler {
     spend(mark, 1);
     if (hasNoncharacter(value)) fail(mark, kNoncharacters);
     // Quoted scalars ("8", 'true') carry the non-specific tag "!": always strings.
-    JsonValue json = tag == "!" || tag == kStringTag ? makeString(value, allocator())
-                                                     : resolvePlainScalar(value, allocator());
+    const bool plain = tag != "!" && tag != kStringTag;
+    JsonValue json =
+        plain ? resolvePlainScalar(value, allocator()) : makeString(value, allocator());
     const bool mergeKey = value == kMergeKey && (tag == "?" || tag == kMergeTag);
-    add(mark, std::move(json), 1, anchor, value, mergeKey);
+    add(mark, std::move(json), 1, anchor, KeyText{value, plain}, mergeKey);
   }
 
   void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
@@ -109,10 +120,19 @@ class JsonBuilder : public YAML::EventHandler {
   void OnMapEnd() override { close(); }
 
  private:
+  static constexpr rapidjson::SizeType kNoMember = ~rapidjson::SizeType{0};
+
   struct Anchored {
     JsonValue value;
     size_t nodes = 0;
-    std::optional<std::string> scalar;  // the text of a scalar, for use as a key
+    std::optional<KeyText> key;  // a scalar's text, for use as a key
+  };
+
+  // A key of a mapping: where it was written, and its member.
+  struct KeySet {
+    std::string identity;  // as go-yaml compares keys; "" when only a merge set it
+    int line = 0;          // where first written; 0 when only a merge set it
+    rapidjson::SizeType member = kNoMember;
   };
 
   struct Collection {
@@ -122,10 +142,10 @@ class JsonBuilder : public YAML::EventHandler {
     size_t nodes = 1;
     // Mappings alternate key and value.
     bool expectingKey = true;
-    std::string key;
+    std::string key;  // the JSON key whose value comes next
     bool keyIsMerge = false;
-    std::vector<std::pair<std::string, int>> keyLines;
-    std::vector<std::pair<JsonValue, YAML::Mark>> merges;
+    YAML::Mark keyMark;
+    std::unordered_map<std::string, KeySet> keys;  // by JSON key
   };
 
   JsonAllocator& allocator() { return document_->GetAllocator(); }
@@ -178,43 +198,94 @@ class JsonBuilder : public YAML::EventHandler {
     countUnmarked();
     Collection collection = std::move(stack_.back());
     stack_.pop_back();
-    if (collection.value.IsObject()) merge(collection);
     add(collection.mark, std::move(collection.value), collection.nodes, collection.anchor,
         std::nullopt, false);
   }
 
-  // Keys written in the mapping win over merged ones; earlier merged
-  // mappings win over later ones.
-  void merge(Collection& map) {
-    for (auto& [value, mark] : map.merges) {
-      std::vector<JsonValue*> sources;
-      if (value.IsObject()) {
-        sources.push_back(&value);
-      } else if (value.IsArray()) {
-        for (JsonValue& item : value.GetArray()) sources.push_back(&item);
+  // The field path of `key` in the mapping on top of the stack.
+  std::string pathTo(std::string_view key) const {
+    std::string path;
+    for (size_t i = 0; i + 1 < stack_.size(); ++i) {
+      const Collection& outer = stack_[i];
+      if (outer.value.IsArray()) {
+        appendFieldIndex(path, outer.value.Size());
+      } else {
+        appendFieldKey(path, outer.key);
       }
-      if (sources.empty() && !value.IsArray()) {
-        fail(mark, "<< merges a mapping or a list of mappings");
-      }
-      for (JsonValue* source : sources) {
-        if (!source->IsObject()) fail(mark, "<< merges a mapping or a list of mappings");
-        for (rapidjson::SizeType i = 0; i < source->MemberCount(); ++i) {
-          auto& [name, item] = *(source->MemberBegin() + i);
-          if (member(&map.value, stringOf(&name)) == nullptr) {
-            map.value.AddMember(name, item, allocator());
-          }
+    }
+    appendFieldKey(path, key);
+    return path;
+  }
+
+  void duplicate(DuplicateKey::Kind kind, const YAML::Mark& mark, int firstLine,
+                 const std::string& key) {
+    if (duplicates_ == DuplicateKeys::Keep) {
+      found_.push_back({kind, mark.line + 1, mark.column + 1, firstLine, key, pathTo(key)});
+    } else if (kind != DuplicateKey::Kind::Merged) {  // a merge is no duplicate in YAML
+      fail(mark, "duplicate key \"" + key + "\" (first at line " + std::to_string(firstLine) + ")");
+    }
+  }
+
+  // A key written in the mapping: go-yaml v2 sets it again if it was set,
+  // and sigs.k8s.io/yaml then gives one JSON key for keys go-yaml tells apart.
+  void writeKey(Collection& map, const YamlKey& key, const YAML::Mark& mark) {
+    map.key = key.json;
+    KeySet& set = map.keys[key.json];
+    if (set.line > 0) {
+      duplicate(set.identity == key.identity ? DuplicateKey::Kind::Repeated
+                                             : DuplicateKey::Kind::Ambiguous,
+                mark, set.line, key.json);
+    } else {
+      set.line = mark.line + 1;
+    }
+    set.identity = key.identity;
+  }
+
+  void setMember(Collection& map, const std::string& key, JsonValue value) {
+    KeySet& set = map.keys[key];
+    if (set.member != kNoMember) {
+      (map.value.MemberBegin() + set.member)->value = std::move(value);
+      return;
+    }
+    set.member = map.value.MemberCount();
+    map.value.AddMember(makeString(key, allocator()), value, allocator());
+  }
+
+  // go-yaml v2 sets the keys of a merge where the `<<` stands: over those
+  // written before it, under those written after it; of a list of mappings,
+  // the last first, so that the earlier win.
+  void merge(Collection& map, JsonValue& value, const YAML::Mark& mark) {
+    std::vector<JsonValue*> sources;
+    if (value.IsObject()) {
+      sources.push_back(&value);
+    } else if (value.IsArray()) {
+      for (JsonValue& item : value.GetArray()) sources.push_back(&item);
+    }
+    if (sources.empty() && !value.IsArray()) {
+      fail(mark, "<< merges a mapping or a list of mappings");
+    }
+    std::unordered_map<std::string, bool> overridden;
+    for (auto source = sources.rbegin(); source != sources.rend(); ++source) {
+      if (!(*source)->IsObject()) fail(mark, "<< merges a mapping or a list of mappings");
+      for (auto& [name, item] : (*source)->GetObject()) {
+        const std::string key(name.GetString(), name.GetStringLength());
+        const auto written = map.keys.find(key);
+        if (written != map.keys.end() && written->second.line > 0 && !overridden[key]) {
+          overridden[key] = true;
+          duplicate(DuplicateKey::Kind::Merged, map.keyMark, written->second.line, key);
         }
+        setMember(map, key, JsonValue(item, allocator()));
       }
     }
   }
 
   void add(const YAML::Mark& mark, JsonValue value, size_t nodes, YAML::anchor_t anchor,
-           const std::optional<std::string>& scalar, bool mergeKey) {
+           const std::optional<KeyText>& keyText, bool mergeKey) {
     if (anchor != YAML::NullAnchor) {
       Anchored& anchored = anchors_[anchor];
       anchored.value.CopyFrom(value, allocator());
       anchored.nodes = nodes;
-      anchored.scalar = scalar;
+      anchored.key = keyText;
     }
     if (stack_.empty()) {
       static_cast<JsonValue&>(*document_) = std::move(value);
@@ -228,33 +299,37 @@ class JsonBuilder : public YAML::EventHandler {
       return;
     }
     if (top.expectingKey) {
-      if (!scalar) fail(mark, "a mapping key must be a string");
+      if (!keyText && value.IsNull()) fail(mark, kNullKey);
+      if (!keyText) fail(mark, "a mapping key must be a string");
       top.expectingKey = false;
       top.keyIsMerge = mergeKey;
-      top.key = *scalar;
-      if (mergeKey) return;
-      for (const auto& [seen, line] : top.keyLines) {
-        if (seen == top.key) {
-          fail(mark, "duplicate key \"" + seen + "\" (first at line " + std::to_string(line) + ")");
-        }
+      top.keyMark = mark;
+      if (mergeKey) {
+        top.key = std::string(kMergeKey);
+        return;
       }
-      top.keyLines.emplace_back(top.key, mark.line + 1);
+      std::string why;
+      const std::optional<YamlKey> key = resolveYamlKey(keyText->text, keyText->plain, why);
+      if (!key) fail(mark, why);
+      writeKey(top, *key, mark);
       return;
     }
     top.expectingKey = true;
     if (top.keyIsMerge) {
-      top.merges.emplace_back(std::move(value), mark);
+      merge(top, value, mark);
     } else {
-      top.value.AddMember(makeString(top.key, allocator()), value, allocator());
+      setMember(top, top.key, std::move(value));
     }
   }
 
   std::vector<ManifestDocument>& out_;
+  DuplicateKeys duplicates_;
   size_t nodeBudget_;  // shared by the documents of one text
   int furthest_ = -1;  // the furthest place an event started at
   size_t sinceProgress_ = 0;
   std::shared_ptr<JsonDocument> document_;
   int rootLine_ = 0;
+  std::vector<DuplicateKey> found_;
   std::map<YAML::anchor_t, Anchored> anchors_;
   std::vector<Collection> stack_;
   YAML::Mark last_;
@@ -316,7 +391,8 @@ size_t unreadableByte(std::string_view text, std::string& why) {
   return std::string_view::npos;
 }
 
-bool parseYaml(std::string_view text, std::vector<ManifestDocument>& out, ManifestError& error) {
+bool parseYaml(std::string_view text, std::vector<ManifestDocument>& out, ManifestError& error,
+               DuplicateKeys duplicates) {
   std::string why;
   if (const size_t bad = unreadableByte(text, why); bad != std::string_view::npos) {
     locate(text, bad, error);
@@ -327,7 +403,7 @@ bool parseYaml(std::string_view text, std::vector<ManifestDocument>& out, Manife
   try {
     std::istringstream stream{std::string(text)};
     YAML::Parser parser(stream);
-    JsonBuilder builder(documents, text.size());
+    JsonBuilder builder(documents, text.size(), duplicates);
     while (parser.HandleNextDocument(builder)) {
     }
   } catch (const StopParsing& stop) {
@@ -346,16 +422,17 @@ bool isJsonSpace(char c) {
   return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
-// Forwards SAX events to a document, refusing duplicate keys and deep
-// nesting, and remembering where it stopped.
+// Forwards SAX events to a document, refusing deep nesting and, unless
+// they are kept, duplicate keys, and remembering where it stopped.
 template <typename Handler>
 class StrictJsonHandler : public DepthLimiter<Handler> {
   using Base = DepthLimiter<Handler>;
   using Base::handler_;
 
  public:
-  StrictJsonHandler(Handler& handler, const rapidjson::StringStream& stream)
-      : Base(handler, static_cast<size_t>(kMaxDepth)), stream_(stream) {}
+  StrictJsonHandler(Handler& handler, const rapidjson::StringStream& stream,
+                    DuplicateKeys duplicates)
+      : Base(handler, static_cast<size_t>(kMaxDepth)), stream_(stream), duplicates_(duplicates) {}
 
   bool String(const char* s, rapidjson::SizeType n, bool copy) {
     if (hasNoncharacter({s, n})) return stop(kNoncharacters);
@@ -363,12 +440,12 @@ class StrictJsonHandler : public DepthLimiter<Handler> {
   }
   bool Key(const char* s, rapidjson::SizeType n, bool copy) {
     if (hasNoncharacter({s, n})) return stop(kNoncharacters);
-    std::vector<std::string>& keys = keys_.back();
-    const std::string_view key(s, n);
-    for (const std::string& seen : keys) {
-      if (seen == key) return stop("duplicate key \"" + seen + "\"");
+    const auto [seen, added] = keys_.back().try_emplace(std::string(s, n), stream_.Tell());
+    if (!added) {
+      if (duplicates_ == DuplicateKeys::Refuse)
+        return stop("duplicate key \"" + seen->first + "\"");
+      repeated_.emplace_back(stream_.Tell(), seen->second);
     }
-    keys.emplace_back(key);
     return handler_.Key(s, n, copy);
   }
   bool StartObject() {
@@ -383,6 +460,8 @@ class StrictJsonHandler : public DepthLimiter<Handler> {
   bool StartArray() { return Base::StartArray() || refused(); }
 
   const std::string& problem() const { return problem_; }
+  // Where each repeated key is and where it was first, in reading order.
+  const std::vector<std::pair<size_t, size_t>>& repeated() const { return repeated_; }
   size_t problemOffset() const { return problemOffset_; }
 
  private:
@@ -396,7 +475,9 @@ class StrictJsonHandler : public DepthLimiter<Handler> {
     return false;
   }
   const rapidjson::StringStream& stream_;
-  std::vector<std::vector<std::string>> keys_;
+  DuplicateKeys duplicates_;
+  std::vector<std::unordered_map<std::string, size_t>> keys_;  // each key's offset
+  std::vector<std::pair<size_t, size_t>> repeated_;
   std::string problem_;
   size_t problemOffset_ = 0;
 };
@@ -404,13 +485,15 @@ class StrictJsonHandler : public DepthLimiter<Handler> {
 // One JSON value from `stream`, fed to a document by Populate.
 struct JsonValueParse {
   rapidjson::StringStream& stream;
+  DuplicateKeys duplicates;
   rapidjson::ParseResult result;
   std::string problem;
   size_t problemOffset = 0;
+  std::vector<std::pair<size_t, size_t>> repeated;
 
   template <typename Handler>
   bool operator()(Handler& handler) {
-    StrictJsonHandler<Handler> strict(handler, stream);
+    StrictJsonHandler<Handler> strict(handler, stream, duplicates);
     rapidjson::Reader reader;
     // Iterative: hostile nesting is stopped by the handler, not by our stack.
     result =
@@ -418,13 +501,34 @@ struct JsonValueParse {
                      rapidjson::kParseIterativeFlag>(stream, strict);
     problem = strict.problem();
     problemOffset = strict.problemOffset();
+    repeated = strict.repeated();
     return !result.IsError();
   }
 };
 
 // A stream of JSON values, as kubectl's decoder reads a file that starts with `{`.
+// Go's decoder keeps the last of a repeated member; the object read here
+// holds them all until then.
+void keepLastAsKubectl(const std::vector<size_t>& lineStarts, size_t offset,
+                       const JsonValueParse& parse, ManifestDocument& document) {
+  // The 1-based line and column of an offset of the text.
+  auto position = [&](size_t at) {
+    const auto next = std::upper_bound(lineStarts.begin(), lineStarts.end(), offset + at);
+    const size_t line = static_cast<size_t>(next - lineStarts.begin());
+    return std::pair{static_cast<int>(line), static_cast<int>(offset + at - next[-1]) + 1};
+  };
+  const std::vector<RepeatedMember> members = keepLastMembers(*document.json);
+  // Both lists are in reading order, one entry per repeated key.
+  for (size_t i = 0; i < members.size() && i < parse.repeated.size(); ++i) {
+    const auto [line, column] = position(parse.repeated[i].first);
+    document.duplicateKeys.push_back({DuplicateKey::Kind::Repeated, line, column,
+                                      position(parse.repeated[i].second).first, members[i].key,
+                                      members[i].path});
+  }
+}
+
 bool parseJsonStream(std::string_view text, size_t start, std::vector<ManifestDocument>& out,
-                     ManifestError& error) {
+                     ManifestError& error, DuplicateKeys duplicates) {
   if (const size_t nul = text.find('\0'); nul != std::string_view::npos) {
     locate(text, nul, error);
     error.message = "NUL byte in the text";
@@ -436,11 +540,12 @@ bool parseJsonStream(std::string_view text, size_t start, std::vector<ManifestDo
   const std::string buffer = std::string(text) + std::string(4, '\0');
   const size_t end = text.size();
   size_t offset = start;
+  std::vector<size_t> lineStarts;  // made once a document repeats a key
   while (true) {
     while (offset < end && isJsonSpace(buffer[offset])) ++offset;
     if (offset >= end) return true;
     rapidjson::StringStream stream(buffer.c_str() + offset);
-    JsonValueParse parse{stream, {}, {}, 0};
+    JsonValueParse parse{stream, duplicates, {}, {}, 0, {}};
     ManifestDocument document;
     document.json = std::make_shared<JsonDocument>();
     document.json->Populate(parse);
@@ -458,6 +563,15 @@ bool parseJsonStream(std::string_view text, size_t start, std::vector<ManifestDo
     ManifestError position;
     locate(text, offset, position);
     document.line = position.line;
+    if (!parse.repeated.empty()) {
+      if (lineStarts.empty()) {
+        lineStarts.push_back(0);
+        for (size_t i = 0; i < end; ++i) {
+          if (text[i] == '\n') lineStarts.push_back(i + 1);
+        }
+      }
+      keepLastAsKubectl(lineStarts, offset, parse, document);
+    }
     offset += stream.Tell();
     if (!document.json->IsNull()) out.push_back(std::move(document));
   }
@@ -473,13 +587,13 @@ size_t jsonStart(std::string_view text) {
 
 }  // namespace
 
-bool parseManifests(std::string_view text, std::vector<ManifestDocument>& out,
-                    ManifestError& error) {
+bool parseManifests(std::string_view text, std::vector<ManifestDocument>& out, ManifestError& error,
+                    DuplicateKeys duplicates) {
   const size_t start = jsonStart(text);
-  if (start == std::string_view::npos) return parseYaml(text, out, error);
+  if (start == std::string_view::npos) return parseYaml(text, out, error, duplicates);
   // kubectl decides by the first character too: such text is JSON or nothing,
   // never flow-style YAML that would read `"b": }` as null.
-  return parseJsonStream(text, start, out, error);
+  return parseJsonStream(text, start, out, error, duplicates);
 }
 
 bool parseManifests(std::string_view text, std::vector<ManifestDocument>& out, std::string* error) {
