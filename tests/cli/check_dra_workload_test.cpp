@@ -363,7 +363,8 @@ TEST(CheckDraWorkload, APodNamingAClaimOfTheInputIsAGpuWorkload) {
   const CheckRun run = checkJson(dir, std::string(kSharedClaim) + "---\n" + kPodNamingTheClaim);
   const JsonValue* pod = recordOf(*run.report, "Pod");
   ASSERT_NE(pod, nullptr) << run.result.out;
-  EXPECT_EQ(stringMember(pod, "class"), "realtime") << run.result.out;
+  // A notebook that declares no port is not taken for a server.
+  EXPECT_EQ(stringMember(pod, "class"), "batch") << run.result.out;
   EXPECT_NE(stringMember(pod, "reason")
                 .find("claims 2 gpu.nvidia.com devices (claim gpus of container jupyter)"),
             std::string_view::npos)

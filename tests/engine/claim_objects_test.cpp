@@ -108,13 +108,49 @@ TEST_F(ClaimObjectsOverTls, MisspeltClassIsDeniedWithDidYouMean) {
   EXPECT_NE(response.message.find("did you mean \"gpu.nvidia.com\"?"), std::string::npos);
 }
 
-TEST_F(ClaimObjectsOverTls, AcceleratorClassOutsideTheProfileIsDeniedWithTheAllowedOnes) {
-  const ReviewResponse response = validate(v1Template(exactly("gpu.amd.com", 1)));
-  EXPECT_FALSE(response.allowed);
-  EXPECT_NE(response.message.find("name one of \"gpu.nvidia.com\" or \"mig.nvidia.com\""),
-            std::string::npos)
-      << response.message;
-  EXPECT_EQ(response.message.find("did you mean"), std::string::npos) << response.message;
+// Another vendor's GPUs have their own pool: no shipped profile places
+// gpu.amd.com or gpu.intel.com, so nothing judges the claim by the NVIDIA
+// pool; a warning names what to add.
+TEST_F(ClaimObjectsOverTls, AnotherVendorsClassIsAdmittedWithWhatToAdd) {
+  for (const char* deviceClass : {"gpu.amd.com", "gpu.intel.com", "tpu.google.com"}) {
+    const ReviewResponse response = validate(v1Template(exactly(deviceClass, 1)));
+    EXPECT_TRUE(response.allowed) << response.message;
+    ASSERT_EQ(response.warnings.size(), 1u) << deviceClass;
+    EXPECT_NE(response.warnings[0].find("profile places DeviceClass " + std::string(deviceClass) +
+                                        "; add one with gpu.deviceClasses: [" + deviceClass + "]"),
+              std::string::npos)
+        << response.warnings[0];
+  }
+}
+
+// A profile that places the vendor's class judges the claim by its pool.
+TEST(ClaimObjectsVendors, AProfileOfTheVendorJudgesItsClaims) {
+  TempDir dir;
+  WebhookServer::Options options;
+  options.profilesDir = shippedProfilesWith(dir, {{"training-amd.yaml", R"(
+apiVersion: aiadmit.dev/v1
+kind: Profile
+metadata: {name: training-amd}
+spec:
+  class: training
+  gpu: {resourceName: amd.com/gpu, gpusPerNode: 8}
+)"}});
+  WebhookServer server(options);
+  const auto post = [&](const std::string& deviceClass, int count) {
+    return parseReviewResponse(
+        server.post("/validate", makeReview(v1Template(exactly(deviceClass, count)), "CREATE", "u"))
+            .body);
+  };
+  const ReviewResponse placed = post("gpu.amd.com", 2);
+  EXPECT_TRUE(placed.allowed) << placed.message;
+  EXPECT_TRUE(placed.warnings.empty()) << placed.warnings.front();
+  EXPECT_EQ(placed.auditAnnotations.at("profile"), "training-amd");
+  const ReviewResponse tooMany = post("gpu.amd.com", 16);
+  EXPECT_FALSE(tooMany.allowed);
+  EXPECT_NE(tooMany.message.find("[AIA020]"), std::string::npos) << tooMany.message;
+  // The NVIDIA class is still the shipped training profile's.
+  const ReviewResponse nvidia = post("gpu.nvidia.com", 2);
+  EXPECT_EQ(nvidia.auditAnnotations.at("profile"), "training");
 }
 
 TEST_F(ClaimObjectsOverTls, ClassesOfOtherDevicesAreNotTheProfilesToJudge) {

@@ -450,10 +450,17 @@ TEST(WorkloadTypeResolve, DefaultClassFollowsTheKindAndAPodsRestartPolicy) {
   const auto pod = yamlObject("apiVersion: v1\nkind: Pod\nspec: {restartPolicy: Never}\n");
   const WorkloadType& podType = *table().findForObject(*pod);
   EXPECT_EQ(defaultClassOf(podType, *pod).workloadClass, WorkloadClass::Batch);
-  const auto server = yamlObject("apiVersion: v1\nkind: Pod\nspec: {}\n");
+  const auto server = yamlObject(
+      "apiVersion: v1\nkind: Pod\nspec: {containers: [{name: s, ports: [{containerPort: "
+      "8000}]}]}\n");
   EXPECT_EQ(defaultClassOf(podType, *server).workloadClass, WorkloadClass::Realtime);
   EXPECT_EQ(defaultClassOf(podType, *server).reason,
-            "a Pod with restartPolicy Always is a long-running server");
+            "a Pod with restartPolicy Always that declares a port is a long-running server");
+  const auto command = yamlObject(
+      "apiVersion: v1\nkind: Pod\nspec: {containers: [{name: smi, command: [nvidia-smi]}]}\n");
+  EXPECT_EQ(defaultClassOf(podType, *command).workloadClass, WorkloadClass::Batch);
+  EXPECT_EQ(defaultClassOf(podType, *command).reason,
+            "a Pod whose containers declare no port runs a command, not a server");
   const std::map<std::string, std::string> expected = {
       {"PyTorchJob.kubeflow.org", "training"},
       {"MPIJob.kubeflow.org", "training"},

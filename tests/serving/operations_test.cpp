@@ -91,12 +91,12 @@ TEST(Metrics, CountRequestsDecisionsRulesReloadsAndCertificateExpiry) {
   const std::string& text = http.body;
   EXPECT_NE(
       text.find(
-          R"(aiadmit_requests_total{endpoint="mutate",kind="Pod",class="realtime",decision="patched"} 1)"),
+          R"(aiadmit_requests_total{endpoint="mutate",kind="Pod",class="batch",decision="patched"} 1)"),
       std::string::npos)
       << text;
   EXPECT_NE(
       text.find(
-          R"(aiadmit_requests_total{endpoint="validate",kind="Pod",class="realtime",decision="denied"} 1)"),
+          R"(aiadmit_requests_total{endpoint="validate",kind="Pod",class="batch",decision="denied"} 1)"),
       std::string::npos);
   EXPECT_NE(
       text.find(

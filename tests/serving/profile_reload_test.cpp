@@ -280,7 +280,8 @@ TEST(ProfileSelectionServer, NamespaceScopeAndAnnotationChooseTheProfile) {
   EXPECT_EQ(denied.statusCode, 403);
   EXPECT_NE(denied.message.find("metadata.annotations[aiadmit.dev/profile]: profile "
                                 "\"realtime-serving\" is not allowed in namespace default "
-                                "(profiles of class realtime for namespace default: realtime)"),
+                                "(profiles of class realtime that place nvidia.com/gpu for "
+                                "namespace default: realtime)"),
             std::string::npos)
       << denied.message;
 }

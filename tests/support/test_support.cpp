@@ -577,6 +577,17 @@ std::string profilesAllowingDeviceClasses(const TempDir& dir,
   return profiles;
 }
 
+std::string shippedProfilesWith(const TempDir& dir,
+                                const std::map<std::string, std::string>& extra) {
+  const std::string profiles = dir.file("profiles");
+  std::filesystem::create_directories(profiles);
+  for (const char* name : {"batch.yaml", "realtime.yaml", "training.yaml"}) {
+    writeFile(profiles + "/" + name, readFile(sourceDir() + "/profiles/" + name));
+  }
+  for (const auto& [name, text] : extra) writeFile(profiles + "/" + name, text);
+  return profiles;
+}
+
 std::string sharedCrds() {
   return corpusDir() + "/../crds";
 }

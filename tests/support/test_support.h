@@ -90,6 +90,11 @@ std::map<std::string, std::string> validateCustomResources(const std::vector<std
 std::string profilesAllowingDeviceClasses(const TempDir& dir,
                                           const std::vector<std::string>& deviceClasses);
 
+// The shipped profiles and `extra` (file name -> text) beside them, written
+// into `dir`; returns the directory to pass as --profiles.
+std::string shippedProfilesWith(const TempDir& dir,
+                                const std::map<std::string, std::string>& extra);
+
 // A development CA and serving certificate made by certs/gen-dev-certs.sh,
 // once per test process: ca.crt, tls.crt, tls.key.
 const TempDir& devCertificates();

@@ -15,13 +15,15 @@ using namespace testing;
 
 // A Deployment stored before the rules existed: a priority class the
 // realtime profile does not allow (AIA011), no port to probe (AIA009) and no
-// memory limit (AIA015, a warning).
+// memory limit (AIA015, a warning). It declares itself realtime, so AIA009
+// would deny it.
 const std::string kOldDeployment = R"(apiVersion: apps/v1
 kind: Deployment
 metadata:
   name: vllm
   namespace: ml
   labels: {team: search}
+  annotations: {aiadmit.dev/workload: realtime}
 spec:
   replicas: 1
   selector: {matchLabels: {app: vllm}}

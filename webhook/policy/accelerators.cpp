@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "webhook/kube/accelerator_vendors.h"
+#include "webhook/kube/dra.h"
 #include "webhook/kube/quantity.h"
 #include "webhook/kube/resources.h"
 #include "webhook/kube/text.h"
@@ -70,13 +71,33 @@ std::string AcceleratorAsk::describe() const {
   return !resourceName.empty() ? resourceName : "DeviceClass " + deviceClass;
 }
 
+namespace {
+
+// What an extended resource asks for: the DeviceClass a KEP-5004 name
+// stands for, or the name itself, with the DeviceClass that backs it where
+// the cluster view knows one (DeviceClass spec.extendedResourceName).
+AcceleratorAsk resourceAsk(std::string_view name, const ClusterView* cluster) {
+  if (const std::optional<std::string_view> implicit = deviceClassOfResourceName(name)) {
+    return deviceClassAsk(*implicit, cluster);
+  }
+  AcceleratorAsk ask = AcceleratorAsk::ofResource(name);
+  if (cluster == nullptr) return ask;
+  if (const DeviceClassRecord* backing = cluster->deviceClassForResource(name)) {
+    ask.deviceClass = backing->name;
+    ask.drivers = backing->drivers;
+  }
+  return ask;
+}
+
+}  // namespace
+
 AcceleratorAsk acceleratorAsk(const PodReader& pod, const ClusterView* cluster) {
   AcceleratorAsk ask;
   pod.forEachAccelerator([&](const ResourceEntry& entry) {
-    if (!ask.resourceName.empty()) return;
+    if (ask.any()) return;
     const auto quantity = Quantity::fromJson(entry.value);
     if (quantity && !quantity->isZero() && !quantity->isNegative()) {
-      ask.resourceName = std::string(entry.name);
+      ask = resourceAsk(entry.name, cluster);
     }
   });
   if (ask.any()) return ask;
@@ -96,9 +117,9 @@ AcceleratorAsk deviceClassAsk(std::string_view deviceClass, const ClusterView* c
 }
 
 bool placesAccelerator(const Profile& profile, const AcceleratorAsk& ask) {
-  if (!ask.resourceName.empty()) return placesResource(profile, ask.resourceName);
-  if (!ask.deviceClass.empty()) return placesDeviceClass(profile, ask);
-  return true;
+  if (!ask.any()) return true;
+  if (!ask.resourceName.empty() && placesResource(profile, ask.resourceName)) return true;
+  return !ask.deviceClass.empty() && placesDeviceClass(profile, ask);
 }
 
 bool placeSameAccelerator(const Profile& a, const Profile& b) {

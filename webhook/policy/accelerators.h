@@ -34,7 +34,9 @@ class ProfileAcceleratorNames final : public AcceleratorNames {
 // profile's default, a KAI share).
 struct AcceleratorAsk {
   std::string resourceName;          // an extended resource: "amd.com/gpu"
-  std::string deviceClass;           // else a DRA DeviceClass: "gpu.intel.com"
+  // A DRA DeviceClass: "gpu.intel.com", of a claim, of a KEP-5004 name, or
+  // the class that backs `resourceName` in the cluster view.
+  std::string deviceClass;
   std::vector<std::string> drivers;  // the class's drivers, where the cluster view reads them
 
   static AcceleratorAsk ofResource(std::string_view name) {

@@ -270,10 +270,13 @@ std::string ProfileSet::describeChoices(WorkloadClass workloadClass, std::string
     names += (names.empty() ? "" : ", ") + profile.name;
   }
   const std::string cls(className(workloadClass));
-  const std::string placing = ask.any() ? " that places " + ask.describe() : "";
-  if (names.empty())
-    return "no profile of class " + cls + placing + " applies to namespace " + std::string(ns);
-  return "profiles of class " + cls + placing + " for namespace " + std::string(ns) + ": " + names;
+  const std::string what = ask.any() ? ask.describe() : "";
+  if (names.empty()) {
+    return "no profile of class " + cls + (what.empty() ? "" : " that places " + what) +
+           " applies to namespace " + std::string(ns);
+  }
+  return "profiles of class " + cls + (what.empty() ? "" : " that place " + what) +
+         " for namespace " + std::string(ns) + ": " + names;
 }
 
 ProfileSelection ProfileSet::select(WorkloadClass workloadClass, std::string_view ns,
