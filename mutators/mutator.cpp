@@ -9,9 +9,6 @@ namespace aiadmit {
 
 namespace {
 
-// The shortest a line is cut to, whatever the profile's name.
-constexpr size_t kShortestLine = 19;
-
 // "<role>: <line>" when the workload has several templates: each is edited
 // in turn, and the line says which one it is about.
 std::string forTemplate(const MutationContext& context, std::string line) {
@@ -23,11 +20,7 @@ std::string forTemplate(const MutationContext& context, std::string line) {
 // `line` shortened so that the warning the engine makes of it
 // (profileWarning) fits the API server's 120-character line.
 std::string fitted(const Profile& profile, const std::string& line) {
-  const size_t frame = profileWarningFrame(profile.name);
-  // Profile names are at most 63 characters, so there is always room left.
-  const size_t budget =
-      kMaxWarningLength > frame + kShortestLine ? kMaxWarningLength - frame : kShortestLine;
-  return cutAtUtf8(line, budget);
+  return fittedProfileLine(line, profile.name);
 }
 
 }  // namespace

@@ -202,8 +202,10 @@ TEST(WorkloadUpdate, AReapplyThatDroppedWhatAiadmitWroteInAFixedPartGetsItBack) 
   const auto sent = yamlObject(kVolcanoJob);
   const auto stored = with(*sent, "/spec/tasks/0/template/spec/tolerations", kToleration);
   auto mutated = with(*sent, "/spec/tasks/0/template/spec/tolerations", kToleration);
-  EXPECT_TRUE(
-      keepFixedParts(rowOf(*sent), *stored, *sent, *mutated, mutated->GetAllocator()).empty());
+  const Restoration kept =
+      keepFixedParts(rowOf(*sent), *stored, *sent, *mutated, mutated->GetAllocator());
+  EXPECT_TRUE(kept.leftOut.empty());
+  EXPECT_EQ(kept.restored, std::vector<std::string>{"/spec/tasks/0/template/spec/tolerations"});
   EXPECT_EQ(*valueAt(*mutated, "/spec/tasks"), *valueAt(*stored, "/spec/tasks"));
 }
 
@@ -214,8 +216,10 @@ TEST(WorkloadUpdate, NothingNewIsWrittenIntoAFixedPart) {
   const auto sent = with(*stored, "/metadata/labels", "{team: ml}");
   auto mutated = with(*sent, "/spec/tasks/0/template/spec/tolerations", kToleration);
   mutated = with(*mutated, "/spec/maxRetry", "6");
-  EXPECT_EQ(keepFixedParts(rowOf(*sent), *stored, *sent, *mutated, mutated->GetAllocator()),
-            std::vector<std::string>{"/spec/tasks"});
+  const Restoration kept =
+      keepFixedParts(rowOf(*sent), *stored, *sent, *mutated, mutated->GetAllocator());
+  EXPECT_EQ(kept.leftOut, std::vector<std::string>{"/spec/tasks/0/template/spec/tolerations"});
+  EXPECT_TRUE(kept.restored.empty());
   EXPECT_EQ(*valueAt(*mutated, "/spec/tasks"), *valueAt(*sent, "/spec/tasks"));
   // Outside the fixed parts the mutation stays.
   EXPECT_NE(valueAt(*mutated, "/spec/maxRetry"), nullptr);
@@ -225,8 +229,11 @@ TEST(WorkloadUpdate, APartTheRequestChangedItselfIsTheRequests) {
   const auto stored = yamlObject(kVolcanoJob);
   const auto sent = with(*stored, "/spec/tasks/0/template/spec/containers/0/image", "ms:2");
   auto mutated = with(*sent, "/spec/minAvailable", "2");
-  EXPECT_TRUE(
-      keepFixedParts(rowOf(*sent), *stored, *sent, *mutated, mutated->GetAllocator()).empty());
+  const Restoration kept =
+      keepFixedParts(rowOf(*sent), *stored, *sent, *mutated, mutated->GetAllocator());
+  EXPECT_TRUE(kept.leftOut.empty());
+  EXPECT_TRUE(kept.restored.empty());
+  EXPECT_EQ(stringOf(valueAt(*mutated, "/spec/tasks/0/template/spec/containers/0/image")), "ms:2");
   // A kind without fixed parts keeps whatever was mutated.
   const auto deployment = yamlObject(
       "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n"
@@ -234,8 +241,210 @@ TEST(WorkloadUpdate, APartTheRequestChangedItselfIsTheRequests) {
   auto placed = with(*deployment, "/spec/template/spec/tolerations", kToleration);
   EXPECT_TRUE(
       keepFixedParts(rowOf(*deployment), *deployment, *deployment, *placed, placed->GetAllocator())
-          .empty());
+          .leftOut.empty());
   EXPECT_NE(valueAt(*placed, "/spec/template/spec/tolerations"), nullptr);
+}
+
+// The shipped profiles' toleration of the GPU pool's taint.
+const std::string kPoolToleration =
+    "{key: accelerator, operator: Equal, value: gpu, effect: NoSchedule}";
+
+// A JobSet as JobSet's own webhook stores it (it runs on CREATE only and
+// writes the replicated job's Go types back: an empty template metadata,
+// the quantity's canonical "1", the completion mode), with what aiadmit
+// wrote.
+const std::string kStoredJobSet = R"(
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: train, annotations: {aiadmit.dev/class: training, aiadmit.dev/profile: training}}
+spec:
+  replicatedJobs:
+    - name: workers
+      groupName: default
+      replicas: 1
+      template:
+        metadata: {}
+        spec:
+          completionMode: Indexed
+          parallelism: 1
+          template:
+            metadata: {annotations: {aiadmit.dev/class: training, aiadmit.dev/profile: training}}
+            spec:
+              restartPolicy: Never
+              tolerations:
+                - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
+                - {key: accelerator, operator: Equal, value: gpu, effect: NoSchedule}
+              nodeSelector: {accelerator: nvidia}
+              containers:
+                - name: main
+                  image: trainer:1
+                  resources: {limits: {nvidia.com/gpu: "1", memory: 8Gi}}
+                  volumeMounts: [{name: aiadmit-shm, mountPath: /dev/shm}]
+              volumes: [{name: aiadmit-shm, emptyDir: {medium: Memory, sizeLimit: 8Gi}}]
+)";
+
+// The file's replicated jobs, as the merge patch of a client-side reapply
+// sends them and the API server hands them to aiadmit (the CRD's default
+// groupName added; JobSet's webhook does not run on UPDATE).
+const std::string kFilesReplicatedJobs = R"(
+- name: workers
+  groupName: default
+  replicas: 1
+  template:
+    spec:
+      completionMode: Indexed
+      parallelism: 1
+      template:
+        spec:
+          restartPolicy: Never
+          tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+          containers:
+            - {name: main, image: trainer:1, resources: {limits: {nvidia.com/gpu: 1, memory: 8Gi}}}
+)";
+
+// `sent` as aiadmit's mutators leave it: what they wrote at creation, on the
+// file's template (the quantity as the file has it).
+std::shared_ptr<JsonDocument> withAiadmitsWrites(const JsonValue& sent, const std::string& at) {
+  auto mutated =
+      with(sent, at + "/template/metadata",
+           "{annotations: {aiadmit.dev/class: training, aiadmit.dev/profile: training}}");
+  mutated = with(
+      *mutated, at + "/template/spec/tolerations",
+      "[{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}, " + kPoolToleration + "]");
+  mutated = with(*mutated, at + "/template/spec/nodeSelector", "{accelerator: nvidia}");
+  mutated = with(*mutated, at + "/template/spec/containers/0/volumeMounts",
+                 "[{name: aiadmit-shm, mountPath: /dev/shm}]");
+  return with(*mutated, at + "/template/spec/volumes",
+              "[{name: aiadmit-shm, emptyDir: {medium: Memory, sizeLimit: 8Gi}}]");
+}
+
+TEST(WorkloadUpdate, AJobSetReappliedClientSideKeepsWhatAiadmitWroteThoughItsWebhookWroteMore) {
+  const auto stored = yamlObject(kStoredJobSet);
+  const auto sent = with(*stored, "/spec/replicatedJobs", kFilesReplicatedJobs);
+  auto mutated = withAiadmitsWrites(*sent, "/spec/replicatedJobs/0/template/spec");
+  const Restoration kept =
+      keepFixedParts(rowOf(*sent), *stored, *sent, *mutated, mutated->GetAllocator());
+  EXPECT_TRUE(kept.leftOut.empty());
+  // Restored as aiadmit wrote it; the empty metadata JobSet wrote and the
+  // file's spelling of the quantity are no difference to JobSet's check.
+  const std::string pod = "/spec/replicatedJobs/0/template/spec/template";
+  EXPECT_EQ(*valueAt(*mutated, pod + "/spec/tolerations"),
+            *valueAt(*stored, pod + "/spec/tolerations"));
+  EXPECT_EQ(*valueAt(*mutated, pod + "/spec/volumes"), *valueAt(*stored, pod + "/spec/volumes"));
+  EXPECT_EQ(*valueAt(*mutated, pod + "/metadata"), *valueAt(*stored, pod + "/metadata"));
+  EXPECT_EQ(valueAt(*mutated, "/spec/replicatedJobs/0/template/metadata"), nullptr);
+  EXPECT_EQ(toJson(*valueAt(*mutated, pod + "/spec/containers/0/resources")),
+            R"({"limits":{"nvidia.com/gpu":1,"memory":"8Gi"}})");
+}
+
+TEST(WorkloadUpdate, WhatAFixedPartLostThatAiadmitNeverWroteStaysLost) {
+  // JobSet's examples leave the completion mode out; JobSet's webhook wrote
+  // it at creation, the reapply drops it, and JobSet refuses that itself.
+  const auto stored = yamlObject(kStoredJobSet);
+  auto sent = with(*stored, "/spec/replicatedJobs", kFilesReplicatedJobs);
+  const_cast<JsonValue*>(valueAt(*sent, "/spec/replicatedJobs/0/template/spec"))
+      ->RemoveMember("completionMode");
+  auto mutated = withAiadmitsWrites(*sent, "/spec/replicatedJobs/0/template/spec");
+  const Restoration kept =
+      keepFixedParts(rowOf(*sent), *stored, *sent, *mutated, mutated->GetAllocator());
+  EXPECT_TRUE(kept.leftOut.empty());
+  EXPECT_EQ(valueAt(*mutated, "/spec/replicatedJobs/0/template/spec/completionMode"), nullptr);
+  EXPECT_EQ(*valueAt(*mutated, "/spec/replicatedJobs/0/template/spec/template/spec/tolerations"),
+            *valueAt(*stored, "/spec/replicatedJobs/0/template/spec/template/spec/tolerations"));
+}
+
+TEST(WorkloadUpdate, AWriteOfAChangedProfileIsLeftOutAndTheRestRestored) {
+  // Created under a profile whose pool was tainted pool=a100; the profile
+  // now tolerates accelerator=gpu. The reapply dropped both tolerations.
+  const auto stored = with(*yamlObject(kStoredJobSet),
+                           "/spec/replicatedJobs/0/template/spec/template/spec/tolerations",
+                           "[{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}, "
+                           "{key: pool, operator: Equal, value: a100, effect: NoSchedule}]");
+  const auto sent = with(*stored, "/spec/replicatedJobs", kFilesReplicatedJobs);
+  auto mutated = withAiadmitsWrites(*sent, "/spec/replicatedJobs/0/template/spec");
+  const Restoration kept =
+      keepFixedParts(rowOf(*sent), *stored, *sent, *mutated, mutated->GetAllocator());
+  const std::string pod = "/spec/replicatedJobs/0/template/spec/template/spec";
+  EXPECT_EQ(kept.leftOut, std::vector<std::string>{pod + "/tolerations"});
+  EXPECT_EQ(*valueAt(*mutated, pod + "/tolerations"), *valueAt(*sent, pod + "/tolerations"));
+  EXPECT_EQ(*valueAt(*mutated, pod + "/nodeSelector"), *valueAt(*stored, pod + "/nodeSelector"));
+}
+
+TEST(WorkloadUpdate, AQuantityIsItsValueAndAnyOtherStringIsItsText) {
+  const auto stored = yamlObject(kStoredJobSet);
+  const std::string container = "/spec/replicatedJobs/0/template/spec/template/spec/containers/0";
+  for (const char* spelling : {"1", "'1000m'", "'1e0'"}) {
+    SCOPED_TRACE(spelling);
+    const auto sent = with(*stored, container + "/resources/limits/nvidia.com~1gpu", spelling);
+    auto mutated = with(*sent, container + "/resources/limits/nvidia.com~1gpu", "'1'");
+    EXPECT_TRUE(keepFixedParts(rowOf(*sent), *stored, *sent, *mutated, mutated->GetAllocator())
+                    .leftOut.empty());
+  }
+  // An environment variable's "1" and "1.0" are different text: an edit
+  // of one into the other is a change, and left out.
+  const auto withEnv = with(*stored, container + "/env", "[{name: N, value: '1'}]");
+  auto mutated = with(*withEnv, container + "/env/0/value", "'1.0'");
+  EXPECT_EQ(keepFixedParts(rowOf(*withEnv), *withEnv, *withEnv, *mutated, mutated->GetAllocator())
+                .leftOut,
+            std::vector<std::string>{container + "/env/0/value"});
+  EXPECT_EQ(stringOf(valueAt(*mutated, container + "/env/0/value")), "1");
+}
+
+// A Job held by Kueue (suspended) with the file's own toleration and
+// aiadmit's; what Kueue's updates and a reapply send.
+const std::string kHeldJob = R"(
+apiVersion: batch/v1
+kind: Job
+metadata: {name: batch, labels: {kueue.x-k8s.io/queue-name: gpu-queue}}
+spec:
+  suspend: true
+  template:
+    metadata: {annotations: {aiadmit.dev/class: batch, aiadmit.dev/profile: batch}}
+    spec:
+      restartPolicy: Never
+      nodeSelector: {accelerator: nvidia}
+      tolerations:
+        - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
+        - {key: accelerator, operator: Equal, value: gpu, effect: NoSchedule}
+      containers: [{name: main, image: i, resources: {limits: {nvidia.com/gpu: "1"}}}]
+)";
+
+const std::string kTolerations = "/spec/template/spec/tolerations";
+
+TEST(WorkloadUpdate, AReapplyToASuspendedJobLooksLikeAQueueControllersButGetsItsTolerationBack) {
+  const auto stored = yamlObject(kHeldJob);
+  // The strategic merge patch of a client-side reapply (and a server-side
+  // apply, the list being atomic) sets the file's tolerations.
+  const auto sent =
+      with(*stored, kTolerations, "[{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]");
+  EXPECT_TRUE(changesOnlyControllerFields(rowOf(*stored), *stored, *sent));
+  auto mutated = with(
+      *sent, kTolerations,
+      "[{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}, " + kPoolToleration + "]");
+  const Restoration kept = keepOnlyRestores(*stored, *sent, *mutated, mutated->GetAllocator());
+  EXPECT_EQ(kept.restored, std::vector<std::string>{kTolerations});
+  EXPECT_EQ(*mutated, *stored);
+}
+
+TEST(WorkloadUpdate, KueuesAdmissionAndItsRestoreOfTheTemplateGetNothingOfAiadmits) {
+  const auto stored = yamlObject(kHeldJob);
+  // Kueue starts it with its flavor's node labels; aiadmit's are there already.
+  auto started = with(*stored, "/spec/suspend", "false");
+  started = with(*started, "/spec/template/spec/nodeSelector",
+                 "{accelerator: nvidia, cloud.google.com/gke-nodepool: a100}");
+  // What aiadmit would write that the Job never had is left out.
+  auto mutated = with(*started, "/spec/template/spec/priorityClassName", "ai-batch");
+  Restoration kept = keepOnlyRestores(*stored, *started, *mutated, mutated->GetAllocator());
+  EXPECT_TRUE(kept.restored.empty());
+  EXPECT_EQ(*mutated, *started);
+  // Stopping it, Kueue suspends it and then restores the template its
+  // Workload recorded, which holds what aiadmit wrote.
+  const auto stopped = with(*started, "/spec/suspend", "true");
+  auto restoring = with(*stopped, "/spec/template/spec/nodeSelector", "{accelerator: nvidia}");
+  auto again = with(*restoring, "/spec/template/spec/priorityClassName", "ai-batch");
+  kept = keepOnlyRestores(*stopped, *restoring, *again, again->GetAllocator());
+  EXPECT_TRUE(kept.restored.empty());
+  EXPECT_EQ(*again, *restoring);
 }
 
 TEST(WorkloadUpdateCrds, EveryUpdatePointerOfACustomResourceRowIsInEachServedVersionsSchema) {

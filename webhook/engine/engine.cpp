@@ -408,9 +408,14 @@ bool mutateCopy(const Engine& engine, const AdmissionSubject& subject, JsonDocum
   const auto profiles = engine.profiles();
   const auto cluster = viewWith(engine.clusterView(), answers);
   const Assessment assessment = assess(*subject.object, subject, *profiles, cluster.get());
-  if (!isMutable(subject, assessment)) return false;
+  const MutationScope scope = mutationScope(subject, assessment);
+  if (scope == MutationScope::None) return false;
   Evaluation local;
-  Evaluation& eval = evaluation != nullptr ? *evaluation : local;
+  Evaluation& given = evaluation != nullptr ? *evaluation : local;
+  // A controller's update is told only what aiadmit restored: nothing is
+  // asked of the API for it, and nothing said of what it leaves alone.
+  Evaluation quiet;
+  Evaluation& eval = scope == MutationScope::RestoresOnly ? quiet : given;
   if (!assessment.resolution.ok()) {
     eval.inputError = assessment.resolution.error;
     return false;
@@ -465,9 +470,11 @@ bool mutateCopy(const Engine& engine, const AdmissionSubject& subject, JsonDocum
   // What the kind fixes at creation (a Job's template, a JobSet's replicated
   // jobs) may only be restored, never changed: the update would be refused.
   if (changed && subject.operation == Operation::Update && subject.oldObject != nullptr) {
-    const std::vector<std::string> setBack = keepFixedParts(
-        *assessment.type, *subject.oldObject, *subject.object, mutated, mutated.GetAllocator());
-    forgetChangesIn(setBack, *subject.object, assessment, firstChange, eval);
+    changed = keepWhatTheUpdateMay(scope, subject, assessment, firstChange, mutated, eval);
+  }
+  if (changed && scope == MutationScope::RestoresOnly) {
+    quiet.toConfirm.clear();
+    given = std::move(quiet);
   }
   return changed;
 }

@@ -23,6 +23,9 @@ std::string warningLine(std::string_view text);
 std::string profileWarning(std::string_view line, std::string_view profile);
 // How many characters profileWarning adds to a line under `profile`.
 size_t profileWarningFrame(std::string_view profile);
+// `line` cut so that profileWarning(line, profile) fits the API server's
+// 120-character line.
+std::string fittedProfileLine(std::string_view line, std::string_view profile);
 
 // `text` cut to at most `limit` bytes (limit > 3), ending in "..." when it was
 // cut; the cut never splits a UTF-8 sequence, so the result stays valid text.

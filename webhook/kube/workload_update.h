@@ -30,14 +30,37 @@ bool sameIgnoring(const JsonValue* before, const JsonValue* after, std::string_v
 // Whether the escaped pointer lies at or under a match of the pattern.
 bool pointerWithin(std::string_view pointer, std::string_view pattern);
 
-// On UPDATE: each part of `mutated` that the kind fixes at creation ends as
-// the old object has it, or as the request sent it. aiadmit may restore what
-// it wrote at creation and a reapply dropped (kubectl replaces a custom
-// resource's lists whole), which keeps the part as the API server and the
-// operator's webhook require; it never writes anything new there. Returns
-// the escaped pointers of the parts set back to the request's.
-std::vector<std::string> keepFixedParts(const WorkloadType& type, const JsonValue& old,
-                                        const JsonValue& sent, JsonValue& mutated,
-                                        JsonAllocator& alloc);
+// What aiadmit's edit of an UPDATE keeps where it may only restore: the
+// escaped pointers where it put back what the old object holds and the
+// request dropped, and those where it left out what it would have written.
+struct Restoration {
+  std::vector<std::string> restored;
+  std::vector<std::string> leftOut;
+};
+
+// On UPDATE: in each part of `mutated` that the kind fixes at creation,
+// aiadmit's edits of the request's `sent` stay only where they put back what
+// the old object holds. kubectl replaces a custom resource's lists whole (a
+// client-side apply's merge patch) and an atomic list with the file's (a
+// strategic merge patch, a server-side apply), so a reapply of the same file
+// drops what aiadmit wrote at creation; restoring it keeps the part as the
+// API server and the operator's webhook require. Anything else aiadmit would
+// write there is left out: nothing new is written into the part, and nothing
+// the request changed is changed back. Values are compared as stored and as
+// an operator's Go types read them (an empty member is an absent one, a
+// quantity is its value), so the empty template metadata an operator's
+// webhook wrote at creation, and a reapply drops, is no difference.
+Restoration keepFixedParts(const WorkloadType& type, const JsonValue& old, const JsonValue& sent,
+                           JsonValue& mutated, JsonAllocator& alloc);
+
+// The same for the whole object: a controller's update (changesOnlyControllerFields)
+// keeps of aiadmit's edits only what the update dropped of the old object's
+// values. A queue controller's placement only adds to a suspended
+// workload's scheduling directives and restores the template its Workload
+// recorded, which holds what aiadmit wrote at creation, so for it nothing
+// stays; a reapply of the file to a suspended workload, which looks the same
+// but drops what aiadmit wrote, gets it back.
+Restoration keepOnlyRestores(const JsonValue& old, const JsonValue& sent, JsonValue& mutated,
+                             JsonAllocator& alloc);
 
 }  // namespace aiadmit
