@@ -99,11 +99,28 @@ std::optional<NameSuggestion> migSlice(std::string_view name, const Profile& pro
                             inQuotes(profile.gpu.resourceName)};
 }
 
-NameSuggestion suggestionFor(std::string_view name, const Profile& profile) {
+// A misspelling is at most this many letters off a name the pool offers.
+constexpr size_t kNearMiss = 2;
+
+// What the name misspells among the pool's names: a name users carry over
+// from elsewhere, one a few letters off, one without a domain (the API
+// server refuses it in a container anyway), or the vendor's domain cut
+// short. nullopt for any other name of the pool's vendor: a device plugin
+// may be configured to offer it (NVIDIA's renames its resources), and only a
+// view of the cluster says whether some node does.
+std::optional<NameSuggestion> suggestionFor(std::string_view name, const Profile& profile) {
   for (auto* known : {removedGpuName, sharedRenaming, migSlice}) {
     if (std::optional<NameSuggestion> suggestion = known(name, profile)) return *suggestion;
   }
-  return NameSuggestion{closestOffered(name, profile), ""};
+  const Suggestion closest = closestName(name, offeredNames(profile, false));
+  if (closest.distance <= kNearMiss || name.find('/') == std::string_view::npos) {
+    return NameSuggestion{std::string(closest.name), ""};
+  }
+  if (std::optional<std::string> meant = misspeltAcceleratorName(name);
+      meant && profile.allowsResource(*meant)) {
+    return NameSuggestion{*meant, ""};
+  }
+  return std::nullopt;
 }
 
 // Whether a node of the cluster offers `name` (anywhere, not only in the
@@ -123,8 +140,9 @@ std::string offeredBy(const ValidationContext& context, std::string_view meant) 
     return "any node of this cluster";
   }
   if (const AcceleratorVendor* vendor = vendorOfResource(meant);
-      vendor != nullptr && (context.profile == nullptr ||
-                            !placesAccelerator(*context.profile, AcceleratorAsk::ofResource(meant)))) {
+      vendor != nullptr &&
+      (context.profile == nullptr ||
+       !placesAccelerator(*context.profile, AcceleratorAsk::ofResource(meant)))) {
     return std::string(vendor->name) + "'s device plugin";
   }
   if (context.profile == nullptr) return "any device plugin";
@@ -174,6 +192,9 @@ void AcceleratorNameValidator::check(const ValidationContext& context,
     if (std::optional<NameSuggestion> suggestion = profileSuggestion(entry.name, profile)) {
       out.push_back(notOffered(context, entry, *suggestion));
       return;
+    }
+    if (profile != nullptr && placesAccelerator(*profile, AcceleratorAsk::ofResource(entry.name))) {
+      return;  // a name of the pool's vendor that misspells none of its names
     }
     // Another vendor's name, or no profile places it: only a misspelling of
     // a name a known vendor offers is reported; a real name of another

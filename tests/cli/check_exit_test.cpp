@@ -18,9 +18,10 @@ TEST(CheckExit, ZeroWhenEveryObjectIsAdmitted) {
   writeFile(dir.file("job.yaml"), kAdmittedJob);
   const CommandResult result = check({dir.file("job.yaml")});
   EXPECT_EQ(result.exitCode, 0) << result.out << result.err;
-  EXPECT_NE(result.out.find("job/finetune (ns default)\n"
-                            "  class:    training (annotation aiadmit.dev/workload=training on the "
-                            "object)\n"),
+  EXPECT_NE(result.out.find(
+                "job/finetune (ns default)\n"
+                "  class:    training (declared by annotation aiadmit.dev/workload=training on the "
+                "object)\n"),
             std::string::npos)
       << result.out;
   EXPECT_NE(result.out.find("  admitted, mutated\n"), std::string::npos) << result.out;
@@ -33,12 +34,13 @@ TEST(CheckExit, OneWhenAnyObjectIsDenied) {
   writeFile(dir.file("b-pod.yaml"), kDeniedPod);
   const CommandResult result = check({dir.path()});
   EXPECT_EQ(result.exitCode, 1) << result.out << result.err;
-  EXPECT_NE(result.out.find("  Error from server (Forbidden): error when creating \"" +
-                            dir.file("b-pod.yaml") +
-                            "\": admission webhook \"applied.validate.aiadmit.dev\" denied the "
-                            "request: [AIA003] spec.containers[0].resources.limits: "
-                            "\"nvidia.com/gpus\" is not a resource this cluster offers; did you "
-                            "mean \"nvidia.com/gpu\"?\n"),
+  EXPECT_NE(result.out.find(
+                "  Error from server (Forbidden): error when creating \"" + dir.file("b-pod.yaml") +
+                "\": admission webhook \"applied.validate.aiadmit.dev\" denied the "
+                "request: [AIA003] spec.containers[0].resources.limits: "
+                "\"nvidia.com/gpus\" is not a resource the pool of profile batch offers; "
+                "did you "
+                "mean \"nvidia.com/gpu\"?\n"),
             std::string::npos)
       << result.out;
   EXPECT_EQ(lines(result.out).back(), "2 objects: 1 admitted (1 mutated), 1 denied");

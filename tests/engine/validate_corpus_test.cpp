@@ -33,8 +33,9 @@ const std::map<std::string, Expected>& expectations() {
         "labels"}},
       {"GoogleCloudPlatform__kubernetes-engine-samples__ai-ml__distributed-streaming-benchmark__"
        "vllm-runai-gcs.yaml#0",
-       {"AIA009", "AIA015",
-        "vLLM on 8 GPUs declares no port, so no readiness probe can be injected; no memory limit"}},
+       {"", "AIA009,AIA015",
+        "vLLM on 8 GPUs declares no port, so no readiness probe can be injected; realtime is "
+        "inferred from the kind, so AIA009 warns; no memory limit"}},
       {"GoogleCloudPlatform__kubernetes-engine-samples__ai-ml__distributed-streaming-benchmark__"
        "vllm-runai-gcs.yaml#1",
        {"", "", "Service"}},
@@ -42,7 +43,8 @@ const std::map<std::string, Expected>& expectations() {
        {"", "", "not an AI workload, not aimed at the GPU pool"}},
       {"GoogleCloudPlatform__kubernetes-engine-samples__ai-ml__gcsfuse-shared-cache__vllm-b-no-"
        "cache.yaml#0",
-       {"AIA009", "", "vLLM declares no port (the server listens on vLLM's default 8000)"}},
+       {"", "AIA009",
+        "vLLM declares no port (the server listens on vLLM's default 8000); an inferred server"}},
       {"GoogleCloudPlatform__kubernetes-engine-samples__ai-ml__gke-ray__kueue__ephemeral-rayjob."
        "yaml#0",
        {"", "", "RayJob: the head and worker groups; KubeRay owns their probes"}},
@@ -59,9 +61,9 @@ const std::map<std::string, Expected>& expectations() {
        {"", "", "CPU-only download Job; its affinity terms (c3, ZONE) do not aim at the GPU pool"}},
       {"GoogleCloudPlatform__kubernetes-engine-samples__ai-ml__llm-serving-gemma__vllm__vllm-3-27b-"
        "it.yaml#0",
-       {"AIA009", "",
+       {"", "AIA009",
         "vLLM takes --port=8000 in args but declares no containerPort, so no probe can be "
-        "injected"}},
+        "injected; an inferred server, warned"}},
       {"GoogleCloudPlatform__kubernetes-engine-samples__ai-ml__llm-serving-gemma__vllm__vllm-3-27b-"
        "it.yaml#1",
        {"", "", "Service"}},
@@ -79,8 +81,9 @@ const std::map<std::string, Expected>& expectations() {
         "notebook Deployment classed realtime; port 8888 lets a probe be injected; no memory "
         "limit"}},
       {"NVIDIA__k8s-device-plugin__pods__pod1-shared-pytorch.yml#0",
-       {"AIA003", "",
-        "nvidia.com/sharedgpu is a device-plugin fork's resource this cluster does not offer"}},
+       {"", "",
+        "nvidia.com/sharedgpu, a name NVIDIA's device plugin may be configured to give shared "
+        "GPUs: no misspelling, so it goes to the NVIDIA pool"}},
       {"kserve__kserve__docs__samples__accelerators__tensorflow-gpu.yaml#0",
        {"", "", "KFService (serving.kubeflow.org/v1alpha1): a kind no table row serves"}},
       {"kserve__kserve__docs__samples__llmisvc__agentic-tool-calling__llmisvc-single-gpu.yaml#0",

@@ -72,7 +72,7 @@ spec:
       response.warnings,
       (std::vector<std::string>{
           "aiadmit: class training: declared by annotation aiadmit.dev/workload=training on the "
-      "object",
+          "object",
           "aiadmit: added limit nvidia.com/gpu=4 to container trainer per annotation "
           "aiadmit.dev/gpus (profile training)",
           "aiadmit: added toleration accelerator=gpu:NoSchedule (profile training)",

@@ -327,7 +327,8 @@ TEST(Classify, CronJobReadsAnnotationsOnItsJobsPodTemplate) {
       R"({"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"c"},"spec":{"schedule":"@daily","jobTemplate":{"spec":{"template":{"metadata":{"annotations":{"aiadmit.dev/workload":"training"}},"spec":{"containers":[{"name":"m","image":"x"}]}}}}}})";
   const Classification result = classifyJson(json);
   EXPECT_EQ(result.workloadClass, WorkloadClass::Training);
-  EXPECT_EQ(result.reason, "declared by annotation aiadmit.dev/workload=training on the pod template");
+  EXPECT_EQ(result.reason,
+            "declared by annotation aiadmit.dev/workload=training on the pod template");
 }
 
 TEST(Classify, DeclaredAnnotationPrefersThePodTemplate) {

@@ -86,7 +86,7 @@ TEST_F(GoldenDenials, MessagesMatchTheGoldenFiles) {
 TEST_F(GoldenDenials, TheCatalogueExample) {
   EXPECT_EQ(readFile(goldenDir() + "/aia003-gpus-typo.txt"),
             "[AIA003] spec.containers[0].resources.limits: \"nvidia.com/gpus\" is not a resource "
-            "this cluster offers; did you mean \"nvidia.com/gpu\"?\n");
+            "the pool of profile batch offers; did you mean \"nvidia.com/gpu\"?\n");
 }
 
 // Every violation of one object is in the one message, one line each, in rule order.

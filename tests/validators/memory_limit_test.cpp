@@ -15,7 +15,8 @@ const std::vector<RuleCase> kCases = {
          R"({name: vllm, image: vllm, ports: [{containerPort: 8000}], readinessProbe: {tcpSocket: {port: 8000}}, resources: {limits: {nvidia.com/gpu: 1}, requests: {memory: 32Gi}}})",
          kDeclaredRealtime),
      "spec.template.spec.containers[0].resources.limits"},
-    {"MemoryLimitSet", "default", realtimeDeployment("", kServingContainer, kDeclaredRealtime), ""}};
+    {"MemoryLimitSet", "default", realtimeDeployment("", kServingContainer, kDeclaredRealtime),
+     ""}};
 
 AIADMIT_RULE_ACTIONS_TEST(AIA015, kCases);
 

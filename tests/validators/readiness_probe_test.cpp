@@ -39,8 +39,7 @@ spec:
 const std::vector<RuleCase> kCases = {
     {"NoPortToProbe", "default",
      realtimeDeployment(
-         "",
-         R"({name: vllm, image: vllm, resources: {limits: {nvidia.com/gpu: 1, memory: 32Gi}}})",
+         "", R"({name: vllm, image: vllm, resources: {limits: {nvidia.com/gpu: 1, memory: 32Gi}}})",
          kDeclaredRealtime),
      "spec.template.spec.containers[0]"},
     {"ProfileWithoutProbes", "noprobe-team",

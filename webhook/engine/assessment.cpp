@@ -105,11 +105,11 @@ Assessment assess(const JsonValue& object, const AdmissionSubject& subject,
   const Classification& classification = assessment.workload.classification;
   if (classification.isAiWorkload()) {
     const size_t primary = assessment.workload.primaryTemplate();
-    assessment.ask = acceleratorAsk(assessment.pods[primary < assessment.pods.size() ? primary : 0],
-                                    cluster);
-    assessment.selection = selectProfile(profiles, *assessment.primary(),
-                                         classification.workloadClass, subject.namespaceName,
-                                         assessment.ask);
+    assessment.ask =
+        acceleratorAsk(assessment.pods[primary < assessment.pods.size() ? primary : 0], cluster);
+    assessment.selection =
+        selectProfile(profiles, *assessment.primary(), classification.workloadClass,
+                      subject.namespaceName, assessment.ask);
   }
   return assessment;
 }

@@ -259,8 +259,8 @@ void applyAnswers(std::vector<Violation>& violations, const ClusterAnswers* answ
 // inferred classes. `classification` is null for objects without one.
 bool restsOnInferredClass(const Violation& violation, const Classification* classification,
                           const Profile* profile) {
-  if (classification == nullptr || !classification->isAiWorkload() ||
-      classification->declared() || ruleInfo(violation.rule).premise != RulePremise::Class) {
+  if (classification == nullptr || !classification->isAiWorkload() || classification->declared() ||
+      ruleInfo(violation.rule).premise != RulePremise::Class) {
     return false;
   }
   return profile == nullptr || !profile->classification.enforceInferred;
@@ -285,8 +285,7 @@ std::string inferredClassNotice(const Classification& classification,
 // for the rule, capped by the enforcement level, and at warn when it rests
 // on an inferred class.
 void sortByAction(std::vector<Violation>& violations, const Profile* profile, RuleTarget target,
-                  RuleAction enforcement, const Classification* classification,
-                  Evaluation& eval) {
+                  RuleAction enforcement, const Classification* classification, Evaluation& eval) {
   std::vector<RuleId> onInferredClass;
   const RuleActions defaults;
   const RuleActions& actions = profile != nullptr ? profile->rules : defaults;
@@ -295,19 +294,21 @@ void sortByAction(std::vector<Violation>& violations, const Profile* profile, Ru
     // validator judged it by (AIA007 on objects that are not AI workloads).
     const RuleActions& ruleActions =
         violation.profile != nullptr ? violation.profile->rules : actions;
-    const RuleAction configured = ruleActions.of(violation.rule, target);
-    RuleAction applied = capAction(configured, enforcement);
-    if (violation.unconfirmed || violation.mayChange)
-      applied = capAction(applied, RuleAction::Warn);
+    RuleAction configured = ruleActions.of(violation.rule, target);
+    // On a class aiadmit guessed, the rule is the profile's at most as a
+    // warning: that is its action for this workload, whatever the cap.
     if (restsOnInferredClass(violation, classification,
                              violation.profile != nullptr ? violation.profile : profile) &&
-        actionSeverity(applied) > actionSeverity(RuleAction::Warn)) {
-      applied = RuleAction::Warn;
+        actionSeverity(configured) > actionSeverity(RuleAction::Warn)) {
+      configured = RuleAction::Warn;
       if (std::find(onInferredClass.begin(), onInferredClass.end(), violation.rule) ==
           onInferredClass.end()) {
         onInferredClass.push_back(violation.rule);
       }
     }
+    RuleAction applied = capAction(configured, enforcement);
+    if (violation.unconfirmed || violation.mayChange)
+      applied = capAction(applied, RuleAction::Warn);
     if (applied != RuleAction::Off) recordDecision(eval.rules, violation.rule, applied, configured);
     switch (applied) {
       case RuleAction::Deny:
@@ -389,8 +390,8 @@ AdmissionOutcome validateClaimObject(const AdmissionSubject& subject, const Prof
   applyAnswers(violations, answers);
   // A claim object is not a Pod: nothing is refused that a controller's
   // retries would see converge.
-  return decide(violations, assessment.selection.actionsFrom(), RuleTarget::Controller,
-                enforcement, answers, nullptr, eval);
+  return decide(violations, assessment.selection.actionsFrom(), RuleTarget::Controller, enforcement,
+                answers, nullptr, eval);
 }
 
 // How the object is copied before the mutators edit it.
@@ -428,9 +429,10 @@ bool mutateCopy(const Engine& engine, const AdmissionSubject& subject, JsonDocum
   if (!classification.isAiWorkload()) return false;
 
   if (selection.profile == nullptr) {
-    eval.profileError = !selection.error.empty()      ? selection.error
-                        : !selection.unplaced.empty() ? selection.unplaced
-                                                      : "no profile for class " +
+    eval.profileError = !selection.error.empty() ? selection.error
+                        : !selection.unplaced.empty()
+                            ? selection.unplaced
+                            : "no profile for class " +
                                   std::string(className(classification.workloadClass)) +
                                   " in namespace " + std::string(subject.namespaceName);
     return false;

@@ -13,16 +13,16 @@ namespace {
 // NVIDIA's device plugin offers whole GPUs, time-sliced or MPS shares
 // renamed ".shared", and MIG slices; HAMi sells GPU memory and cores by the
 // unit under the same domain.
-constexpr std::string_view kNvidiaResources[] = {
-    "nvidia.com/gpu", "nvidia.com/gpu.shared", "nvidia.com/gpumem", "nvidia.com/gpucores",
-    "nvidia.com/gpumem-percentage"};
+constexpr std::string_view kNvidiaResources[] = {"nvidia.com/gpu", "nvidia.com/gpu.shared",
+                                                 "nvidia.com/gpumem", "nvidia.com/gpucores",
+                                                 "nvidia.com/gpumem-percentage"};
 constexpr std::string_view kNvidiaClasses[] = {"gpu.nvidia.com", "mig.nvidia.com"};
 constexpr std::string_view kAmdResources[] = {"amd.com/gpu"};
 constexpr std::string_view kAmdClasses[] = {"gpu.amd.com"};
 // Intel's GPU plugin: i915 or xe by kernel driver, their monitoring
 // resources, and the shared-GPU resources of its resource management.
 constexpr std::string_view kIntelResources[] = {
-    "gpu.intel.com/i915",      "gpu.intel.com/xe",        "gpu.intel.com/i915_monitoring",
+    "gpu.intel.com/i915",          "gpu.intel.com/xe",         "gpu.intel.com/i915_monitoring",
     "gpu.intel.com/xe_monitoring", "gpu.intel.com/millicores", "gpu.intel.com/memory.max",
     "gpu.intel.com/tiles"};
 constexpr std::string_view kIntelClasses[] = {"gpu.intel.com"};

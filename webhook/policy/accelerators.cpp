@@ -65,6 +65,20 @@ bool placesDeviceClass(const Profile& profile, const AcceleratorAsk& ask) {
   });
 }
 
+// Another accelerator of the profile's vendor that misspells no name (a
+// share its device plugin was configured to name, nvidia.com/sharedgpu):
+// it runs on the vendor's pool. A misspelling runs nowhere (AIA003).
+bool otherNameOfTheVendor(const PodReader& pod, const ResourceEntry& entry,
+                          const Profile& profile) {
+  const std::string_view name = entry.name;
+  if (!pod.isAccelerator(entry) || name.find('/') == std::string_view::npos) return false;
+  const AcceleratorVendor* vendor = vendorOfResource(name);
+  const std::string family =
+      vendor != nullptr ? std::string(vendor->key) : std::string(name.substr(0, name.find('/')));
+  return listed(familiesOf(profile), family) && !nearAllowedName(name, profile) &&
+         !misspeltAcceleratorName(name);
+}
+
 }  // namespace
 
 std::string AcceleratorAsk::describe() const {
@@ -150,7 +164,8 @@ bool ProfileAcceleratorNames::isAccelerator(std::string_view name) const {
 bool usesProfilePool(const PodReader& pod, const Profile& profile) {
   bool uses = false;
   pod.forEachResource([&](const ResourceEntry& entry) {
-    if (uses || !profile.allowsResource(entry.name)) return;
+    if (uses) return;
+    if (!profile.allowsResource(entry.name) && !otherNameOfTheVendor(pod, entry, profile)) return;
     const auto quantity = Quantity::fromJson(entry.value);
     uses = quantity && !quantity->isZero() && !quantity->isNegative();
   });

@@ -33,7 +33,7 @@ class ProfileAcceleratorNames final : public AcceleratorNames {
 // for a workload that names no accelerator (GPUs by aiadmit.dev/gpus or the
 // profile's default, a KAI share).
 struct AcceleratorAsk {
-  std::string resourceName;          // an extended resource: "amd.com/gpu"
+  std::string resourceName;  // an extended resource: "amd.com/gpu"
   // A DRA DeviceClass: "gpu.intel.com", of a claim, of a KEP-5004 name, or
   // the class that backs `resourceName` in the cluster view.
   std::string deviceClass;

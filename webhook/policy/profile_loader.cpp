@@ -76,9 +76,9 @@ void checkTies(const std::vector<Profile>& profiles, std::vector<ProfileError>& 
                         : std::string(className(a.workloadClass)) +
                               " workload that names no accelerator, to which both give GPUs by "
                               "default,";
-    const std::string remedy =
-        sameAccelerator ? "make one scope more specific, or the scopes disjoint"
-                        : "set gpu.defaultCount: 0 on one, or make the scopes disjoint";
+    const std::string remedy = sameAccelerator
+                                   ? "make one scope more specific, or the scopes disjoint"
+                                   : "set gpu.defaultCount: 0 on one, or make the scopes disjoint";
     errors.push_back({b.sourceFile, b.scopeLocation.line, b.scopeLocation.column, "spec.scope",
                       "profiles " + inQuotes(a.name) + " (" + where(a) + ") and " +
                           inQuotes(b.name) + " both select a " + workload + " in " +

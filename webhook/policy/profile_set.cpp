@@ -260,7 +260,7 @@ bool ProfileSet::admitsNamespace(const Profile& profile, std::string_view ns) {
 }
 
 std::string ProfileSet::describeChoices(WorkloadClass workloadClass, std::string_view ns,
-                                       const AcceleratorAsk& ask) const {
+                                        const AcceleratorAsk& ask) const {
   std::string names;
   for (const Profile& profile : profiles_) {
     if (profile.workloadClass != workloadClass || !admitsNamespace(profile, ns) ||
@@ -288,11 +288,13 @@ ProfileSelection ProfileSet::select(WorkloadClass workloadClass, std::string_vie
     const std::string quoted = "profile \"" + std::string(requestedName) + "\"";
     const Profile* requested = find(requestedName);
     if (requested == nullptr) {
-      selection.error = quoted + " does not exist (" + describeChoices(workloadClass, ns, ask) + ")";
-    } else if (requested->workloadClass != workloadClass) {
       selection.error =
-          quoted + " is for class " + std::string(className(requested->workloadClass)) + ", not " +
-          std::string(className(workloadClass)) + " (" + describeChoices(workloadClass, ns, ask) + ")";
+          quoted + " does not exist (" + describeChoices(workloadClass, ns, ask) + ")";
+    } else if (requested->workloadClass != workloadClass) {
+      selection.error = quoted + " is for class " +
+                        std::string(className(requested->workloadClass)) + ", not " +
+                        std::string(className(workloadClass)) + " (" +
+                        describeChoices(workloadClass, ns, ask) + ")";
     } else if (!admitsNamespace(*requested, ns)) {
       selection.error = quoted + " is not allowed in namespace " + std::string(ns) + " (" +
                         describeChoices(workloadClass, ns, ask) + ")";
