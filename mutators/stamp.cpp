@@ -9,15 +9,20 @@ namespace aiadmit {
 
 namespace {
 
-bool setAnnotation(MutationContext& context, std::string_view where, std::string_view key,
-                   std::string_view value) {
-  const JsonValue* annotations = member(findMetadata(context.object, where), "annotations");
+bool setAnnotation(JsonValue& object, std::string_view where, std::string_view key,
+                   std::string_view value, JsonAllocator& alloc) {
+  const JsonValue* annotations = member(findMetadata(object, where), "annotations");
   const JsonValue* current = member(annotations, key);
   if (current != nullptr && stringOf(current) == value && current->IsString()) return false;
-  JsonValue* metadata = ensureMetadata(context.object, where, context.alloc);
+  JsonValue* metadata = ensureMetadata(object, where, alloc);
   if (metadata == nullptr) return false;
-  setString(ensureObject(*metadata, "annotations", context.alloc), key, value, context.alloc);
+  setString(ensureObject(*metadata, "annotations", alloc), key, value, alloc);
   return true;
+}
+
+bool setAnnotation(MutationContext& context, std::string_view where, std::string_view key,
+                   std::string_view value) {
+  return setAnnotation(context.object, where, key, value, context.alloc);
 }
 
 bool stampDecision(MutationContext& context) {
@@ -47,6 +52,19 @@ bool stampDecision(MutationContext& context) {
 }
 
 }  // namespace
+
+bool recordPendingClass(JsonValue& object, const Resolution& resolution,
+                        WorkloadClass workloadClass, JsonAllocator& alloc) {
+  const std::string_view value = className(workloadClass);
+  bool changed = setAnnotation(object, kObjectMetadata, kClassAnnotation, value, alloc);
+  for (const ResolvedTemplate& place : resolution.templates) {
+    for (const std::string* where : {&place.intermediateMetadataPointer, &place.metadataPointer}) {
+      if (where->empty() || *where == kObjectMetadata) continue;
+      changed = setAnnotation(object, *where, kClassAnnotation, value, alloc) || changed;
+    }
+  }
+  return changed;
+}
 
 StampMutator::StampMutator()
     : Mutator("stamp", {{.key = "stamp", .onByDefault = true}}, kInjectStamps,

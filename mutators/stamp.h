@@ -14,4 +14,16 @@ struct StampMutator final : Mutator {
   StampMutator();
 };
 
+// A controller's workload whose GPUs hang on DRA claims whose templates the
+// cluster does not hold yet (Helm creates the kinds it does not know, the
+// ResourceClaimTemplate among them, after the Deployment that names it):
+// which vendor's pool they are in is not known, so nothing is placed. The
+// class its kind gives it is recorded alone, as aiadmit.dev/class on the
+// object and its templates, so that what its controller makes once the
+// templates exist is judged as its GPU role and placed in its pool, instead
+// of being taken for work made before the namespace opted in. Returns
+// whether it changed the object.
+bool recordPendingClass(JsonValue& object, const Resolution& resolution,
+                        WorkloadClass workloadClass, JsonAllocator& alloc);
+
 }  // namespace aiadmit

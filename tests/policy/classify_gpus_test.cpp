@@ -153,10 +153,17 @@ TEST(ClassifyGpus, AStampCopiedOntoAControllersPodThatAsksForNoGpuDoesNotClassif
       << head.classification().reason;
 }
 
-TEST(ClassifyGpus, TheSameStampStillClassifiesWhatAUserCreated) {
+// The stamp is aiadmit's record of a decision, no statement: on an object
+// that asks for no GPU (its GPU requests taken out since, or copied from a
+// live object), it classifies nothing, whoever made the object.
+TEST(ClassifyGpus, AStampAloneClassifiesNothingThatAsksForNoGpu) {
   const Classified pod = classifyYaml(kRayHeadPod, /*madeByController=*/false);
-  EXPECT_EQ(pod.classification().workloadClass, WorkloadClass::Batch);
-  EXPECT_EQ(pod.classification().basis, ClassBasis::ClassStamp);
+  EXPECT_EQ(pod.classification().workloadClass, WorkloadClass::None);
+  EXPECT_EQ(pod.classification().basis, ClassBasis::None);
+  EXPECT_NE(pod.classification().reason.find("is aiadmit's record of an earlier decision, but it "
+                                             "asks for no GPU"),
+            std::string::npos)
+      << pod.classification().reason;
 }
 
 TEST(ClassifyGpus, AControllersPodThatAsksForGpusKeepsItsStampedClass) {

@@ -4,6 +4,7 @@
 #include <exception>
 
 #include "mutators/mutator.h"
+#include "mutators/stamp.h"
 #include "webhook/engine/assessment.h"
 #include "webhook/engine/audit_annotations.h"
 #include "webhook/engine/claim_objects.h"
@@ -394,6 +395,47 @@ AdmissionOutcome validateClaimObject(const AdmissionSubject& subject, const Prof
                 answers, nullptr, eval);
 }
 
+// What the API said of `ref`, else what the view says.
+Presence presenceOf(const ClusterRef& ref, const ClusterView& cluster,
+                    const ClusterAnswers* answers) {
+  if (answers != nullptr) {
+    const auto answer = answers->presence.find(ref);
+    if (answer != answers->presence.end()) return answer->second;
+  }
+  return ref.kind == ClusterKind::ResourceClaimTemplate
+             ? cluster.hasClaimTemplate(ref.namespaceName, ref.name)
+             : cluster.hasClaim(ref.namespaceName, ref.name);
+}
+
+// A controller's workload, just created, that is no AI workload only because
+// a claim it names is not there: neither the view nor the API has its
+// template (or the claim). Its Pods will claim devices once it exists
+// (recordPendingClass). A claim the view cannot tell of is no such case.
+bool awaitsItsClaims(const AdmissionSubject& subject, const Assessment& assessment,
+                     const ClusterView* cluster, const ClusterAnswers* answers) {
+  if (subject.operation != Operation::Create || assessment.madeByController ||
+      assessment.type == nullptr || assessment.type->objectIsPod || cluster == nullptr) {
+    return false;
+  }
+  const std::string ns(subject.namespaceName);
+  bool absent = false;
+  for (const PodReader& pod : assessment.pods) {
+    if (pod.claimedDevices().unresolved.empty()) continue;
+    for (const PodClaimSource& source : pod.claims().sources) {
+      const ClusterRef ref =
+          source.resourceClaimTemplateName.empty()
+              ? ClusterRef{ClusterKind::ResourceClaim, ns, source.resourceClaimName}
+              : ClusterRef{ClusterKind::ResourceClaimTemplate, ns,
+                           source.resourceClaimTemplateName};
+      if (ref.name.empty()) continue;
+      const Presence presence = presenceOf(ref, *cluster, answers);
+      if (presence == Presence::Unknown) return false;
+      absent = absent || presence == Presence::No;
+    }
+  }
+  return absent;
+}
+
 // How the object is copied before the mutators edit it.
 enum class Copy {
   // Strings and all: the copy outlives the request (the caller keeps it).
@@ -426,7 +468,24 @@ bool mutateCopy(const Engine& engine, const AdmissionSubject& subject, JsonDocum
   sortUnique(eval.toConfirm);
   const Classification& classification = assessment.classification();
   const ProfileSelection& selection = assessment.selection;
-  if (!classification.isAiWorkload()) return false;
+  auto copyObject = [&] {
+    if (copy == Copy::SharingStrings) {
+      copySharingStrings(*subject.object, mutated, mutated.GetAllocator());
+    } else {
+      mutated.CopyFrom(*subject.object, mutated.GetAllocator());
+    }
+  };
+  if (!classification.isAiWorkload()) {
+    if (!awaitsItsClaims(subject, assessment, cluster.get(), answers)) return false;
+    copyObject();
+    const WorkloadClass pending = defaultClassOf(*assessment.type, *subject.object).workloadClass;
+    if (!recordPendingClass(mutated, assessment.resolution, pending, mutated.GetAllocator())) {
+      return false;
+    }
+    eval.changes.push_back("recorded " + annotationSetting(kClassAnnotation, className(pending)) +
+                           ": its Pods get their pool once the claim templates exist");
+    return true;
+  }
 
   if (selection.profile == nullptr) {
     eval.profileError = !selection.error.empty() ? selection.error
@@ -443,11 +502,7 @@ bool mutateCopy(const Engine& engine, const AdmissionSubject& subject, JsonDocum
     eval.notices.emplace_back(UnmatchedPool::brief());
   }
 
-  if (copy == Copy::SharingStrings) {
-    copySharingStrings(*subject.object, mutated, mutated.GetAllocator());
-  } else {
-    mutated.CopyFrom(*subject.object, mutated.GetAllocator());
-  }
+  copyObject();
   MutationContext context{
       mutated,        mutated.GetAllocator(), *assessment.type,
       classification, *selection.profile,     subject.namespaceName,

@@ -82,7 +82,9 @@ bool otherNameOfTheVendor(const PodReader& pod, const ResourceEntry& entry,
 }  // namespace
 
 std::string AcceleratorAsk::describe() const {
-  return !resourceName.empty() ? resourceName : "DeviceClass " + deviceClass;
+  if (!resourceName.empty()) return resourceName;
+  if (!deviceClass.empty()) return "DeviceClass " + deviceClass;
+  return "devices of a claim not known yet";
 }
 
 namespace {
@@ -115,8 +117,9 @@ AcceleratorAsk acceleratorAsk(const PodReader& pod, const ClusterView* cluster) 
     }
   });
   if (ask.any()) return ask;
-  const std::vector<GpuClaim>& gpus = pod.claimedDevices().gpus;
-  if (!gpus.empty()) return deviceClassAsk(gpus.front().deviceClassName, cluster);
+  const ClaimedDevices& claimed = pod.claimedDevices();
+  if (!claimed.gpus.empty()) return deviceClassAsk(claimed.gpus.front().deviceClassName, cluster);
+  if (!claimed.unresolved.empty()) ask.pendingClaim = claimed.unresolved.front();
   return ask;
 }
 
@@ -132,6 +135,7 @@ AcceleratorAsk deviceClassAsk(std::string_view deviceClass, const ClusterView* c
 
 bool placesAccelerator(const Profile& profile, const AcceleratorAsk& ask) {
   if (!ask.any()) return true;
+  if (!ask.pendingClaim.empty()) return false;
   if (!ask.resourceName.empty() && placesResource(profile, ask.resourceName)) return true;
   return !ask.deviceClass.empty() && placesDeviceClass(profile, ask);
 }

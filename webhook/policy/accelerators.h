@@ -38,13 +38,20 @@ struct AcceleratorAsk {
   // the class that backs `resourceName` in the cluster view.
   std::string deviceClass;
   std::vector<std::string> drivers;  // the class's drivers, where the cluster view reads them
+  // Else, for a workload whose GPUs hang on claims the cluster view cannot
+  // resolve yet, why ("claim gpu: ResourceClaimTemplate gpu-claim is not
+  // known"): which vendor's pool they are in is not known, so no profile
+  // places it until they are.
+  std::string pendingClaim;
 
   static AcceleratorAsk ofResource(std::string_view name) {
     AcceleratorAsk ask;
     ask.resourceName = std::string(name);
     return ask;
   }
-  bool any() const { return !resourceName.empty() || !deviceClass.empty(); }
+  bool any() const {
+    return !resourceName.empty() || !deviceClass.empty() || !pendingClaim.empty();
+  }
   // "amd.com/gpu", "DeviceClass gpu.intel.com"
   std::string describe() const;
 };
@@ -59,7 +66,7 @@ AcceleratorAsk deviceClassAsk(std::string_view deviceClass, const ClusterView* c
 // it does not allow, such as a misspelling or a MIG slice where sharing is
 // forbidden, is then its rules' to judge), or a DeviceClass it lists in
 // gpu.deviceClasses (or whose driver it lists). Every profile places a
-// workload that names no accelerator.
+// workload that names no accelerator; none places a pending claim.
 bool placesAccelerator(const Profile& profile, const AcceleratorAsk& ask);
 
 // Whether some accelerator is placed by both profiles: then, of one class

@@ -100,13 +100,14 @@ std::optional<std::string_view> gpusByAnnotation(const PodReader& pod) {
   return gpus;
 }
 
-// Whether a stamp of aiadmit's alone may classify the object: on what a
-// controller made, only when the object asks for GPUs itself. Operators copy
-// a template's metadata onto every Pod of a group (KubeRay's head Pod gets
-// its workers' stamp), and those that ask for no GPU are no AI workload. A
-// claim the cluster view cannot resolve yet may hold GPUs: its stamp stands.
-bool stampApplies(const PodReader& pod, bool madeByController) {
-  if (!madeByController || pod.asksForGpus()) return true;
+// Whether a stamp of aiadmit's alone may classify the object: only when it
+// asks for GPUs itself. Operators copy a template's metadata onto every Pod
+// of a group (KubeRay's head Pod gets its workers' stamp), and those that ask
+// for no GPU are no AI workload; nor is a workload whose GPU requests its
+// developer took out since aiadmit stamped it. A claim the cluster view
+// cannot resolve yet may hold GPUs: its stamp stands.
+bool stampApplies(const PodReader& pod) {
+  if (pod.asksForGpus()) return true;
   if (!pod.claimedDevices().unresolved.empty()) return true;
   return gpusByAnnotation(pod).has_value();
 }
@@ -183,7 +184,7 @@ Classification classify(const PodTemplateView& view, const PodReader& pod, bool 
   for (const auto& value :
        {pod.templateAnnotation(kClassAnnotation), pod.objectAnnotation(kClassAnnotation)}) {
     if (!value) continue;
-    if (!stampApplies(pod, madeByController)) {
+    if (!stampApplies(pod)) {
       ignoredStamp = *value;
       continue;
     }
@@ -208,7 +209,9 @@ Classification classify(const PodTemplateView& view, const PodReader& pod, bool 
       result.reason = unresolvedClaims(pod);
       if (result.reason.empty() && ignoredStamp) {
         result.reason = "annotation " + annotationSetting(kClassAnnotation, *ignoredStamp) +
-                        " was copied from its controller's workload, but it asks for no GPU";
+                        (madeByController ? " was copied from its controller's workload"
+                                          : " is aiadmit's record of an earlier decision") +
+                        ", but it asks for no GPU";
       }
       return result;
     }

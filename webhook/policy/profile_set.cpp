@@ -65,6 +65,17 @@ std::string placingFieldOf(const AcceleratorAsk& ask) {
                                   : "gpu.resourceName: " + ask.resourceName;
 }
 
+// Why no profile places `ask`, and what to do: add a profile, or (for a
+// claim not known yet) create what it names first.
+std::string unplacedMessage(WorkloadClass workloadClass, const AcceleratorAsk& ask) {
+  if (!ask.pendingClaim.empty()) {
+    return "no pool until its claims resolve (" + ask.pendingClaim +
+           "); create the claim template before the workload";
+  }
+  return "no " + std::string(className(workloadClass)) + " profile places " + ask.describe() +
+         "; add one with " + placingFieldOf(ask);
+}
+
 std::string describeHit(const Profile& profile, const ScopeHit& hit, std::string_view ns) {
   std::string out;
   switch (hit.precedence.byNamespace) {
@@ -298,7 +309,7 @@ ProfileSelection ProfileSet::select(WorkloadClass workloadClass, std::string_vie
     } else if (!admitsNamespace(*requested, ns)) {
       selection.error = quoted + " is not allowed in namespace " + std::string(ns) + " (" +
                         describeChoices(workloadClass, ns, ask) + ")";
-    } else if (!placesAccelerator(*requested, ask)) {
+    } else if (ask.pendingClaim.empty() && !placesAccelerator(*requested, ask)) {
       selection.error = quoted + " places " + describePlaced(*requested) + ", not " +
                         ask.describe() + " (" + describeChoices(workloadClass, ns, ask) + ")";
     } else {
@@ -359,8 +370,7 @@ ProfileSelection ProfileSet::select(WorkloadClass workloadClass, std::string_vie
     selection.reason = describeHit(*best, bestHit, ns);
   } else if (unplaced) {
     // Within a warning line: `aiadmit profiles init` and the docs say more.
-    selection.unplaced = "no " + std::string(className(workloadClass)) + " profile places " +
-                         ask.describe() + "; add one with " + placingFieldOf(ask);
+    selection.unplaced = unplacedMessage(workloadClass, ask);
     selection.byScopeAlone = select(workloadClass, ns, labels, templateLabels, "").profile;
   }
   return selection;

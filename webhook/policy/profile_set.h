@@ -6,7 +6,8 @@
 //     (matchLabels are not required: naming a profile is the explicit choice).
 //     Otherwise the selection fails with an error, and nothing else is tried.
 //     A profile that does not place the accelerator the workload asks for
-//     (placesAccelerator) cannot apply either.
+//     (placesAccelerator) cannot apply either; a claim not resolved yet may
+//     be the named profile's, and the name stands.
 //  2. Otherwise, among the profiles of the workload's class whose scope
 //     matches and that place the accelerator the workload asks for (each
 //     workload goes to its own vendor's pool), the one with the highest
