@@ -145,8 +145,8 @@ TEST(CheckCluster, AnAcceleratorSomeNodeOffersIsNoMisspelling) {
   const CommandResult profileOnly = check(dir, "", amdJob);
   EXPECT_EQ(profileOnly.exitCode, 0) << profileOnly.out << profileOnly.err;
   EXPECT_EQ(profileOnly.out.find("[AIA003]"), std::string::npos) << profileOnly.out;
-  EXPECT_NE(profileOnly.out.find("no batch profile places amd.com/gpu; add one with "
-                                 "gpu.resourceName: amd.com/gpu"),
+  EXPECT_NE(profileOnly.out.find("no batch profile places amd.com/gpu; add one with it as "
+                                 "gpu.resourceName"),
             std::string::npos)
       << profileOnly.out;
 

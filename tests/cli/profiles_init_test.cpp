@@ -185,6 +185,92 @@ TEST(ProfilesInit, AClusterScaledToZeroTakesThePresetsPlacement) {
   EXPECT_NE(none->result.err.find("give --preset"), std::string::npos) << none->result.err;
 }
 
+// NVIDIA H100s, AMD MI300s, Intel Gaudi and GPUs through DRA of Intel's
+// driver: each vendor's node groups, each its own pool.
+constexpr const char* kMixedVendors = R"(apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Node
+  metadata: {name: h100-0, labels: {eks.amazonaws.com/nodegroup: h100}}
+  spec: {taints: [{key: nvidia.com/gpu, value: "true", effect: NoSchedule}]}
+  status: {allocatable: {cpu: "96", nvidia.com/gpu: "8"}}
+- apiVersion: v1
+  kind: Node
+  metadata: {name: h100-1, labels: {eks.amazonaws.com/nodegroup: h100}}
+  spec: {taints: [{key: nvidia.com/gpu, value: "true", effect: NoSchedule}]}
+  status: {allocatable: {cpu: "96", nvidia.com/gpu: "8"}}
+- apiVersion: v1
+  kind: Node
+  metadata: {name: mi300-0, labels: {eks.amazonaws.com/nodegroup: mi300}}
+  spec: {taints: [{key: amd.com/gpu, effect: NoSchedule}]}
+  status: {allocatable: {cpu: "96", amd.com/gpu: "8"}}
+- apiVersion: v1
+  kind: Node
+  metadata: {name: gaudi-0, labels: {eks.amazonaws.com/nodegroup: dl1}}
+  status: {allocatable: {cpu: "96", habana.ai/gaudi: "8"}}
+- apiVersion: v1
+  kind: Node
+  metadata: {name: arc-0, labels: {eks.amazonaws.com/nodegroup: arc}}
+  status: {allocatable: {cpu: "16"}}
+- apiVersion: resource.k8s.io/v1
+  kind: ResourceSlice
+  metadata: {name: arc-0-gpus}
+  spec:
+    driver: gpu.intel.com
+    nodeName: arc-0
+    pool: {name: arc-0, generation: 1, resourceSliceCount: 1}
+    devices: [{name: card0}, {name: card1}]
+- apiVersion: resource.k8s.io/v1
+  kind: DeviceClass
+  metadata: {name: gpu.intel.com}
+  spec:
+    selectors: [{cel: {expression: "device.driver == 'gpu.intel.com'"}}]
+)";
+
+TEST(ProfilesInit, EachVendorsNodeGroupsGetAPoolOfTheirOwn) {
+  const auto mixed = init(kMixedVendors);
+  ASSERT_EQ(mixed->result.exitCode, 0) << mixed->result.err;
+  // The vendor with the most GPUs keeps the shipped names and the default GPU.
+  const json training = mixed->profile("training");
+  EXPECT_EQ(training["spec"]["gpu"]["resourceName"], "nvidia.com/gpu");
+  EXPECT_EQ(training["spec"]["gpu"]["defaultCount"], 1);
+  EXPECT_EQ(training["spec"]["placement"]["nodeSelector"],
+            json::parse(R"({"eks.amazonaws.com/nodegroup": "h100"})"));
+  const std::pair<const char*, const char*> vendors[] = {
+      {"amd", "amd.com/gpu"}, {"gaudi", "habana.ai/gaudi"}, {"intel", "gpu.intel.com/i915"}};
+  for (const auto& [vendor, resource] : vendors) {
+    for (const std::string cls : {"training", "batch", "realtime"}) {
+      const json profile = mixed->profile(cls + "-" + vendor);
+      ASSERT_TRUE(profile.is_object()) << cls << "-" << vendor;
+      EXPECT_EQ(profile["metadata"]["name"], cls + "-" + vendor);
+      EXPECT_EQ(profile["spec"]["gpu"]["resourceName"], resource) << vendor;
+      EXPECT_EQ(profile["spec"]["gpu"]["defaultCount"], 0) << "never a second default: " << vendor;
+      EXPECT_FALSE(profile["spec"]["gpu"].contains("allowedResources"))
+          << "no NVIDIA MIG slices on another vendor's pool: " << profile["spec"]["gpu"];
+    }
+  }
+  EXPECT_EQ(mixed->profile("realtime-amd")["spec"]["placement"]["tolerations"],
+            json::parse(R"([{"key": "amd.com/gpu", "operator": "Exists", "effect": "NoSchedule"}])"));
+  // GPUs through Intel's DRA driver: the pool of its DeviceClass.
+  EXPECT_EQ(mixed->profile("batch-intel")["spec"]["gpu"]["deviceClasses"],
+            json::parse(R"(["gpu.intel.com"])"));
+  EXPECT_EQ(mixed->profile("batch-intel")["spec"]["placement"]["nodeSelector"],
+            json::parse(R"({"eks.amazonaws.com/nodegroup": "arc"})"));
+  EXPECT_FALSE(training["spec"]["gpu"].contains("deviceClasses") &&
+               training["spec"]["gpu"]["deviceClasses"].dump().find("intel") != std::string::npos)
+      << training["spec"]["gpu"];
+  const std::string kustomization = testing::readFile(mixed->out() + "/Kustomization");
+  for (const char* file : {"- training.yaml", "- training-amd.yaml", "- realtime-gaudi.yaml",
+                           "- batch-intel.yaml"}) {
+    EXPECT_NE(kustomization.find(file), std::string::npos) << kustomization;
+  }
+  // The set loads (no two profiles tie) and every pool matches its nodes.
+  const testing::CommandResult fitted = lint(mixed->snapshot(), mixed->out());
+  EXPECT_EQ(fitted.exitCode, 0) << fitted.out << fitted.err;
+  EXPECT_NE(fitted.out.find("12 profiles in"), std::string::npos) << fitted.out;
+}
+
 TEST(ProfilesInit, UsageErrorsExitTwo) {
   EXPECT_EQ(runCommand({testing::binaryPath(), "profiles", "init", "-o", "/tmp/x"}).exitCode, 2);
   EXPECT_EQ(init(kGke, {"--preset", "openshift"})->result.exitCode, 2);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "webhook/kube/accelerator_vendors.h"
 #include "webhook/kube/resources.h"
 #include "webhook/kube/waiting.h"
 
@@ -40,6 +41,25 @@ bool sameTaint(const NodeTaint& a, const NodeTaint& b) {
   return a.key == b.key && a.value == b.value && a.effect == b.effect;
 }
 
+// Whose accelerators a node holds: the family of the whole-device resource
+// it has the most of, else of the first DRA driver of a known vendor.
+std::string familyOf(const std::map<std::string, int64_t>& accelerators,
+                     const std::map<std::string, int64_t>& devices) {
+  std::string family;
+  int64_t most = 0;
+  for (const auto& [resource, count] : accelerators) {
+    if (count > most && !isSharedGpuResource(resource)) {
+      family = acceleratorFamily(resource);
+      most = count;
+    }
+  }
+  if (!family.empty()) return family;
+  for (const auto& [driver, count] : devices) {
+    if (const AcceleratorVendor* vendor = vendorOfDeviceClass(driver)) return std::string(vendor->key);
+  }
+  return "";
+}
+
 }  // namespace
 
 bool hasGpuNodes(const ClusterView& view) {
@@ -53,7 +73,7 @@ bool hasGpuNodes(const ClusterView& view) {
 }
 
 std::vector<NodeGroup> gpuNodeGroups(const ClusterView& view, std::string_view labelKey) {
-  std::map<std::pair<std::string, std::string>, NodeGroup> groups;
+  std::map<std::tuple<std::string, std::string, std::string>, NodeGroup> groups;
   for (const ClusterNode& node : view.nodes()) {
     std::map<std::string, int64_t> accelerators;
     for (const auto& [resource, count] : node.allocatable) {
@@ -67,10 +87,12 @@ std::vector<NodeGroup> gpuNodeGroups(const ClusterView& view, std::string_view l
       label = named == node.labels.end() ? std::pair<std::string, std::string>{}
                                          : std::pair<std::string, std::string>(*named);
     }
-    NodeGroup& group = groups[label];
+    const std::string family = familyOf(accelerators, devices);
+    NodeGroup& group = groups[{label.first, label.second, family}];
     const bool first = group.nodes.empty();
     group.labelKey = label.first;
     group.labelValue = label.second;
+    group.family = family;
     group.nodes.push_back(node.name);
     const std::vector<NodeTaint> taints = lastingTaints(node);
     if (first) {

@@ -31,10 +31,16 @@ struct NodeGroup {
   // Drivers of accelerator devices that DRA publishes for its nodes.
   std::set<std::string> draDrivers;
   int64_t mostDraDevicesPerNode = 0;
+  // Whose accelerators its nodes hold (webhook/kube/accelerator_vendors.h):
+  // the family of the resource a node has the most of ("nvidia", "amd",
+  // "example.com"), else the vendor of a DRA driver; "" for devices of a
+  // driver of no known vendor alone.
+  std::string family;
 };
 
 // `labelKey`: the label that names a group (a preset's); empty: the first
-// of the node-group labels poolOfNode reads that the node carries.
+// of the node-group labels poolOfNode reads that the node carries. Nodes of
+// one label but of different vendors are different groups.
 std::vector<NodeGroup> gpuNodeGroups(const ClusterView& view, std::string_view labelKey = {});
 
 // Whether any node offers accelerators.

@@ -59,10 +59,10 @@ std::string describeLabels(const std::map<std::string, std::string>& labels) {
   return out;
 }
 
-// The profile field that names what `ask` asks for.
+// Where a profile names what `ask` asks for; the name itself is in the
+// message already, and a warning line has 120 characters.
 std::string placingFieldOf(const AcceleratorAsk& ask) {
-  return ask.resourceName.empty() ? "gpu.deviceClasses: [" + ask.deviceClass + "]"
-                                  : "gpu.resourceName: " + ask.resourceName;
+  return ask.resourceName.empty() ? "it in gpu.deviceClasses" : "it as gpu.resourceName";
 }
 
 // Why no profile places `ask`, and what to do: add a profile, or (for a
