@@ -30,7 +30,9 @@ TEST(E2eDra, APodOfAGpuClaimTemplateIsPlacedAndItsClaimAllocatedOnTheDraNode) {
 
   const CommandResult applied = kubectl({"apply", "-n", ns.name(), "-f", "-"}, pod);
   ASSERT_EQ(applied.exitCode, 0) << applied.err;
-  EXPECT_NE(applied.err.find("Warning: aiadmit: class batch: claims a gpu.nvidia.com device"),
+  EXPECT_NE(applied.err.find(
+                "Warning: aiadmit: class batch: inferred from its kind: it claims a gpu.nvidia.com "
+                "device"),
             std::string::npos)
       << applied.err;
 
