@@ -163,6 +163,24 @@ Violation notOffered(const ValidationContext& context, const ResourceEntry& entr
           std::move(fix), name + " is not offered; did you mean " + meant + "?"};
 }
 
+// With a view of the cluster's Nodes: no node offers `entry`'s name now.
+std::optional<Violation> offeredByNoNode(const ValidationContext& context,
+                                         const ResourceEntry& entry) {
+  if (context.cluster == nullptr || !context.cluster->knows(ClusterKind::Node)) return std::nullopt;
+  const std::string name = inQuotes(entry.name);
+  Violation violation{
+      AIA003, resourcesFieldPath(context.view, entry.container) + "." + std::string(entry.section),
+      "no node of this cluster offers " + name + inContainer(context.pod, entry.container) +
+          " now, nor does the pool of profile " + context.profile->name + " name it, so the Pod " +
+          "waits until a node whose device plugin offers it is added",
+      "use a resource the pool's nodes offer (" + context.profile->gpu.resourceName +
+          "), or add nodes that offer " + name,
+      "no node offers " + name + " now; use " + inQuotes(context.profile->gpu.resourceName) +
+          " or add such nodes"};
+  violation.mayChange = true;
+  return violation;
+}
+
 // A name the selected profile places (its vendor's, a near miss of its
 // names, or one without a domain) that it does not allow: what its pool
 // offers instead. nullopt when the name is not the profile's to judge.
@@ -194,7 +212,13 @@ void AcceleratorNameValidator::check(const ValidationContext& context,
       return;
     }
     if (profile != nullptr && placesAccelerator(*profile, AcceleratorAsk::ofResource(entry.name))) {
-      return;  // a name of the pool's vendor that misspells none of its names
+      // A name of the pool's vendor that misspells none of its names: a
+      // device plugin may be configured to offer it. A view of the cluster
+      // says whether any node does now; one may yet be added, so it warns.
+      if (std::optional<Violation> unoffered = offeredByNoNode(context, entry)) {
+        out.push_back(std::move(*unoffered));
+      }
+      return;
     }
     // Another vendor's name, or no profile places it: only a misspelling of
     // a name a known vendor offers is reported; a real name of another

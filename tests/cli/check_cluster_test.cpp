@@ -150,6 +150,18 @@ TEST(CheckCluster, AnAcceleratorSomeNodeOffersIsNoMisspelling) {
             std::string::npos)
       << profileOnly.out;
 
+  // A share NVIDIA's device plugin may be configured to name is no
+  // misspelling: with the view, that no node offers it now is a warning.
+  std::string renamed = kEightGpuJob;
+  renamed.replace(renamed.find("nvidia.com/gpu: 8"), 17, "nvidia.com/sharedgpu: 1");
+  const CommandResult unoffered = check(dir, snapshot, renamed);
+  EXPECT_EQ(unoffered.exitCode, 0) << unoffered.out << unoffered.err;
+  EXPECT_NE(unoffered.out.find("Warning: aiadmit: [AIA003]"), std::string::npos) << unoffered.out;
+  EXPECT_NE(unoffered.out.find("no node offers \"nvidia.com/sharedgpu\" now"), std::string::npos)
+      << unoffered.out;
+  EXPECT_EQ(check(dir, "", renamed).out.find("AIA003"), std::string::npos)
+      << "without the view nothing says no node offers it";
+
   std::string typo = kEightGpuJob;
   typo.replace(typo.find("nvidia.com/gpu: 8"), 17, "nvidia.com/gpus: 1");
   const CommandResult misspelt = check(dir, snapshot, typo);

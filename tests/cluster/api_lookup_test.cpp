@@ -104,6 +104,29 @@ TEST_F(Lookup, AnAbsenceIsRememberedForAMoment) {
   EXPECT_EQ(requestsTo(std::string(kClasses) + "/ai-missing"), 1u);
 }
 
+// A claim template the view lacks decides what the workload naming it is;
+// the one a Deployment names is often created right after it, and the Pods
+// its controller makes a moment later must find it: never remembered absent.
+TEST_F(Lookup, AClaimTemplatesAbsenceIsAskedEveryTime) {
+  constexpr const char* kTemplates =
+      "/apis/resource.k8s.io/v1/namespaces/team-a/resourceclaimtemplates";
+  api_.serve("/apis/resource.k8s.io/v1/resourceclaimtemplates", "resource.k8s.io/v1",
+             "ResourceClaimTemplate");
+  ApiLookupOptions options;
+  options.absentFor = 10min;
+  ApiLookup lookup(
+      config(api_.port()),
+      [](ClusterKind kind) {
+        return kind == ClusterKind::ResourceClaimTemplate ? std::string("resource.k8s.io/v1")
+                                                          : served(kind);
+      },
+      options);
+  const ClusterRef later{ClusterKind::ResourceClaimTemplate, "team-a", "later-gpu"};
+  EXPECT_EQ(ask(lookup, {later}).presence.at(later), Presence::No);
+  EXPECT_EQ(ask(lookup, {later}).presence.at(later), Presence::No);
+  EXPECT_EQ(requestsTo(std::string(kTemplates) + "/later-gpu"), 2u);
+}
+
 TEST_F(Lookup, NoAnswerAnUnservedKindAndTooManyQuestionsAreUnknown) {
   // A port that was free a moment ago: nothing listens there.
   int port;

@@ -190,7 +190,10 @@ std::vector<std::string> applyCorpus(const Namespace& ns) {
     const bool named = object["metadata"].contains("name");
     const CommandResult applied =
         kubectl({named ? "apply" : "create", "-n", ns.name(), "-f", "-"}, toText(object));
-    if (applied.exitCode == 0 && applied.err.find("[AIA016]") != std::string::npos) {
+    // Warned that no node it may land on holds its accelerators (AIA016),
+    // or that no node of the cluster offers them at all (AIA003).
+    if (applied.exitCode == 0 && (applied.err.find("[AIA016]") != std::string::npos ||
+                                  applied.err.find("[AIA003]") != std::string::npos)) {
       waiting.push_back(object["metadata"].value("name", ""));
     }
   }
@@ -200,7 +203,8 @@ std::vector<std::string> applyCorpus(const Namespace& ns) {
 // Once the controllers and operators have made their Pods and the scheduler
 // has placed them (the same Pods on the same nodes for three polls in a row,
 // within a bound), every GPU Pod is bound to a node of the cloud's groups
-// but those of a workload aiadmit warned with AIA016. Returns how many are bound.
+// but those of a workload aiadmit warned with AIA016 or AIA003 (no node holds
+// or offers its accelerators). Returns how many are bound.
 size_t expectCorpusGpuPodsPlaced(const Namespace& ns, const CloudShape& shape,
                                  const std::vector<std::string>& waiting) {
   std::string last;
@@ -226,7 +230,7 @@ size_t expectCorpusGpuPodsPlaced(const Namespace& ns, const CloudShape& shape,
     if (!asksForGpus(pod)) continue;
     const std::string name = pod["metadata"].value("name", "");
     const bool warned = std::any_of(waiting.begin(), waiting.end(), [&](const std::string& w) {
-      return !w.empty() && name.rfind(w + "-", 0) == 0;
+      return !w.empty() && (name == w || name.rfind(w + "-", 0) == 0);
     });
     const std::string node = pod["spec"].value("nodeName", "");
     if (warned && node.empty()) continue;

@@ -458,6 +458,7 @@ Record evaluate(const Engine& engine, const InputObject& input,
   if (isClaimObject(subject) && record.mutation.workloadClass == WorkloadClass::None) {
     record.mutation.workloadClass = record.validation.workloadClass;
     record.mutation.classReason = record.validation.classReason;
+    record.mutation.classDeclared = record.validation.classDeclared;
     record.mutation.profile = record.validation.profile;
     record.mutation.profileReason = record.validation.profileReason;
   }

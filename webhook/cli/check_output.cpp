@@ -209,6 +209,13 @@ void writeRecord(JsonWriter& w, const Record& record) {
   writeField(w, "namespace", record.namespaceName);
   writeField(w, "class", className(record.mutation.workloadClass));
   writeField(w, "reason", classReason(record.mutation));
+  // Whether the developer stated the class or aiadmit inferred it.
+  if (record.mutation.workloadClass == WorkloadClass::None) {
+    w.Key("classBasis");
+    w.Null();
+  } else {
+    writeField(w, "classBasis", record.mutation.classDeclared ? "declared" : "inferred");
+  }
   writeOptionalField(w, "profile", record.mutation.profile);
   writeOptionalField(w, "profileReason", record.mutation.profileReason);
   // Each pod template by role with its Pod count ("Worker ×8").

@@ -190,6 +190,13 @@ bool ApiLookup::rememberedAbsent(const ClusterRef& ref, std::chrono::steady_cloc
 }
 
 void ApiLookup::remember(const ClusterRef& ref, std::chrono::steady_clock::time_point now) {
+  // Whether a claim or claim template exists decides what a workload is, and
+  // the one a workload names is often created right after it (Helm makes the
+  // kinds it does not know last): the Pods its controller makes a moment
+  // later must ask again, or they would be placed nowhere.
+  if (ref.kind == ClusterKind::ResourceClaimTemplate || ref.kind == ClusterKind::ResourceClaim) {
+    return;
+  }
   if (absentUntil_.size() >= options_.maxRemembered) {
     std::erase_if(absentUntil_, [&](const auto& entry) { return entry.second <= now; });
     if (absentUntil_.size() >= options_.maxRemembered) absentUntil_.clear();

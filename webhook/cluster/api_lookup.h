@@ -4,7 +4,8 @@
 // so the server asks the API before it refuses. Asked on threads of its own,
 // never on an I/O thread; each GET has a short timeout, the questions in
 // flight are bounded (beyond the bound the answer is Unknown at once), and
-// 404s are remembered for a moment so a burst of refused Pods asks once. What
+// 404s are remembered for a moment so a burst of refused Pods asks once (not
+// those of claims and claim templates, which decide what a workload is). What
 // the API has comes back too (a claim template the Pod's class depends on).
 #pragma once
 

@@ -38,12 +38,14 @@ WorkloadClass claimClass(const JsonValue& object, std::string_view namespaceName
   const std::string_view declared = stringMember(annotations, kWorkloadAnnotation);
   if (const std::optional<WorkloadClass> stated = parseClass(declared)) {
     out.classReason = std::string(kWorkloadAnnotation) + ": " + std::string(declared);
+    out.classDeclared = true;
     return *stated;
   }
   if (!declared.empty()) out.unknownWorkloadValue = std::string(declared);
   const std::string_view named = stringMember(annotations, kProfileAnnotation);
   if (const Profile* profile = profiles.find(named)) {
     out.classReason = std::string(kProfileAnnotation) + ": " + profile->name;
+    out.classDeclared = true;
     return profile->workloadClass;
   }
   for (WorkloadClass candidate :

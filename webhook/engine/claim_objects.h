@@ -26,6 +26,7 @@ struct ClaimAssessment {
   ClaimObject claim;
   WorkloadClass workloadClass = WorkloadClass::None;
   std::string classReason;
+  bool classDeclared = false;  // by aiadmit.dev/workload or aiadmit.dev/profile
   std::string unknownWorkloadValue;
   // The accelerator the claim asks for, which picks the profile.
   AcceleratorAsk ask;

@@ -370,6 +370,7 @@ AdmissionOutcome validateClaimObject(const AdmissionSubject& subject, const Prof
   eval.workloadType = std::string(subject.kindName) + ".resource.k8s.io";
   eval.workloadClass = assessment.workloadClass;
   eval.classReason = assessment.classReason;
+  eval.classDeclared = assessment.classDeclared;
   eval.profileError = assessment.selection.error;
   const Profile* profile = assessment.selection.profile;
   if (profile != nullptr) {

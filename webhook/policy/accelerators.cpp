@@ -79,16 +79,6 @@ bool otherNameOfTheVendor(const PodReader& pod, const ResourceEntry& entry,
          !misspeltAcceleratorName(name);
 }
 
-}  // namespace
-
-std::string AcceleratorAsk::describe() const {
-  if (!resourceName.empty()) return resourceName;
-  if (!deviceClass.empty()) return "DeviceClass " + deviceClass;
-  return "devices of a claim not known yet";
-}
-
-namespace {
-
 // What an extended resource asks for: the DeviceClass a KEP-5004 name
 // stands for, or the name itself, with the DeviceClass that backs it where
 // the cluster view knows one (DeviceClass spec.extendedResourceName).
@@ -106,6 +96,12 @@ AcceleratorAsk resourceAsk(std::string_view name, const ClusterView* cluster) {
 }
 
 }  // namespace
+
+std::string AcceleratorAsk::describe() const {
+  if (!resourceName.empty()) return resourceName;
+  if (!deviceClass.empty()) return "DeviceClass " + deviceClass;
+  return "devices of a claim not known yet";
+}
 
 AcceleratorAsk acceleratorAsk(const PodReader& pod, const ClusterView* cluster) {
   AcceleratorAsk ask;
