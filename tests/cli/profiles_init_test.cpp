@@ -250,8 +250,9 @@ TEST(ProfilesInit, EachVendorsNodeGroupsGetAPoolOfTheirOwn) {
           << "no NVIDIA MIG slices on another vendor's pool: " << profile["spec"]["gpu"];
     }
   }
-  EXPECT_EQ(mixed->profile("realtime-amd")["spec"]["placement"]["tolerations"],
-            json::parse(R"([{"key": "amd.com/gpu", "operator": "Exists", "effect": "NoSchedule"}])"));
+  EXPECT_EQ(
+      mixed->profile("realtime-amd")["spec"]["placement"]["tolerations"],
+      json::parse(R"([{"key": "amd.com/gpu", "operator": "Exists", "effect": "NoSchedule"}])"));
   // GPUs through Intel's DRA driver: the pool of its DeviceClass.
   EXPECT_EQ(mixed->profile("batch-intel")["spec"]["gpu"]["deviceClasses"],
             json::parse(R"(["gpu.intel.com"])"));
@@ -261,8 +262,8 @@ TEST(ProfilesInit, EachVendorsNodeGroupsGetAPoolOfTheirOwn) {
                training["spec"]["gpu"]["deviceClasses"].dump().find("intel") != std::string::npos)
       << training["spec"]["gpu"];
   const std::string kustomization = testing::readFile(mixed->out() + "/Kustomization");
-  for (const char* file : {"- training.yaml", "- training-amd.yaml", "- realtime-gaudi.yaml",
-                           "- batch-intel.yaml"}) {
+  for (const char* file :
+       {"- training.yaml", "- training-amd.yaml", "- realtime-gaudi.yaml", "- batch-intel.yaml"}) {
     EXPECT_NE(kustomization.find(file), std::string::npos) << kustomization;
   }
   // The set loads (no two profiles tie) and every pool matches its nodes.

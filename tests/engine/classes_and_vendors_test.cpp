@@ -60,7 +60,8 @@ spec:
   selector: {matchLabels: {app: vllm}}
   template:
     metadata: {labels: {app: vllm}}
-    spec:)" + kPoolPlacement + R"(
+    spec:)" +
+         kPoolPlacement + R"(
       containers:
       - name: vllm
         image: vllm/vllm-openai:latest
@@ -73,8 +74,9 @@ TEST(InferredClasses, AnInferredServerWithoutAProbeIsAdmittedWithAWarning) {
   const Engine engine(shippedWith());
   const ReviewResponse inferred = answer(engine, Endpoint::Validate, vllm());
   EXPECT_TRUE(inferred.allowed) << inferred.message;
-  EXPECT_TRUE(mentions(inferred, "inferred class realtime: AIA009 only warns; declare it in "
-                                 "aiadmit.dev/workload (profile realtime)"))
+  EXPECT_TRUE(mentions(inferred,
+                       "inferred class realtime: AIA009 only warns; declare it in "
+                       "aiadmit.dev/workload (profile realtime)"))
       << ::testing::PrintToString(inferred.warnings);
   EXPECT_TRUE(mentions(inferred, "[AIA009]"));
   EXPECT_EQ(inferred.auditAnnotations.at("class-basis"), "inferred");
@@ -96,9 +98,9 @@ TEST(InferredClasses, ANamedProfileDeclaresItsClassButAiadmitsRecordDoesNot) {
   EXPECT_FALSE(named.allowed) << "the developer chose the realtime profile";
   EXPECT_NE(named.message.find("[AIA009]"), std::string::npos) << named.message;
   // The stamp writes both: then the profile is aiadmit's record, no choice.
-  const ReviewResponse recorded = answer(
-      engine, Endpoint::Validate,
-      vllm("{aiadmit.dev/class: realtime, aiadmit.dev/profile: realtime}"));
+  const ReviewResponse recorded =
+      answer(engine, Endpoint::Validate,
+             vllm("{aiadmit.dev/class: realtime, aiadmit.dev/profile: realtime}"));
   EXPECT_TRUE(recorded.allowed) << recorded.message;
   EXPECT_EQ(recorded.auditAnnotations.at("class-basis"), "inferred");
 }
@@ -114,9 +116,8 @@ spec:
   classification: {enforceInferred: true}
 )";
   const Engine engine(shippedWith(strict));
-  const ReviewAnswer result =
-      answerReview(engine, Endpoint::Validate,
-                   makeReview(yamlToJson(vllm()), "CREATE", "u", "", "strict"));
+  const ReviewAnswer result = answerReview(
+      engine, Endpoint::Validate, makeReview(yamlToJson(vllm()), "CREATE", "u", "", "strict"));
   const ReviewResponse response = parseReviewResponse(result.body);
   EXPECT_FALSE(response.allowed);
   EXPECT_NE(response.message.find("[AIA009]"), std::string::npos) << response.message;
@@ -185,8 +186,7 @@ TEST(VendorPools, AnotherVendorsWorkloadIsAdmittedUntouchedAndToldWhatToAdd) {
   // A misspelling of the vendor's own name is one, profile or not.
   const ReviewResponse typo = answer(engine, Endpoint::Validate, gpuDeployment("amd.com/gpus"));
   EXPECT_FALSE(typo.allowed);
-  EXPECT_NE(typo.message.find("did you mean \"amd.com/gpu\"?"), std::string::npos)
-      << typo.message;
+  EXPECT_NE(typo.message.find("did you mean \"amd.com/gpu\"?"), std::string::npos) << typo.message;
 }
 
 const std::string kAmdProfile = R"(---
@@ -251,7 +251,8 @@ items:
 std::string claimingDeployment(const std::string& templateName,
                                const std::string& ownerAndStamp = "") {
   return R"(apiVersion: apps/v1
-kind: )" + std::string(ownerAndStamp.empty() ? "Deployment" : "ReplicaSet") +
+kind: )" +
+         std::string(ownerAndStamp.empty() ? "Deployment" : "ReplicaSet") +
          R"(
 metadata: {name: server)" +
          ownerAndStamp + R"(}
@@ -286,8 +287,7 @@ TEST_F(DraPools, AClaimPlacesByItsDeviceClass) {
   const ReviewResponse nvidia =
       answer(*engine_, Endpoint::Mutate, claimingDeployment("nvidia-gpu"));
   EXPECT_EQ(nvidia.auditAnnotations.at("profile"), "realtime");
-  EXPECT_NE(nvidia.patch.find("{\"accelerator\":\"nvidia\"}"), std::string::npos)
-      << nvidia.patch;
+  EXPECT_NE(nvidia.patch.find("{\"accelerator\":\"nvidia\"}"), std::string::npos) << nvidia.patch;
   const ReviewResponse intel = answer(*engine_, Endpoint::Mutate, claimingDeployment("intel-gpu"));
   EXPECT_TRUE(intel.patch.empty()) << "never the NVIDIA pool: " << intel.patch;
   EXPECT_TRUE(mentions(intel, "no realtime profile places DeviceClass gpu.intel.com"))
@@ -302,10 +302,11 @@ TEST_F(DraPools, AWorkloadBeforeItsClaimTemplateIsRecordedAndItsPodsPlaced) {
   const ReviewResponse first =
       answer(*engine_, Endpoint::Mutate, claimingDeployment("later-gpu"), &none);
   ASSERT_TRUE(first.allowed);
-  EXPECT_EQ(first.patch,
-            R"([{"op":"add","path":"/metadata/annotations","value":{"aiadmit.dev/class":"realtime"}},)"
-            R"({"op":"add","path":"/spec/template/metadata/annotations",)"
-            R"("value":{"aiadmit.dev/class":"realtime"}}])");
+  EXPECT_EQ(
+      first.patch,
+      R"([{"op":"add","path":"/metadata/annotations","value":{"aiadmit.dev/class":"realtime"}},)"
+      R"({"op":"add","path":"/spec/template/metadata/annotations",)"
+      R"("value":{"aiadmit.dev/class":"realtime"}}])");
   EXPECT_TRUE(mentions(first, "its Pods get their pool once the claim templates exist"))
       << ::testing::PrintToString(first.warnings);
   // Without a view of the cluster nothing is known absent: nothing recorded.

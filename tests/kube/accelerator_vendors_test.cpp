@@ -12,13 +12,18 @@ namespace aiadmit {
 namespace {
 
 TEST(AcceleratorVendors, EveryVendorsRealNamesAreKnownAndTheirOwn) {
-  const std::pair<const char*, const char*> names[] = {
-      {"nvidia.com/gpu", "nvidia"},          {"nvidia.com/mig-1g.10gb", "nvidia"},
-      {"nvidia.com/gpu.shared", "nvidia"},   {"amd.com/gpu", "amd"},
-      {"gpu.intel.com/i915", "intel"},       {"gpu.intel.com/xe", "intel"},
-      {"habana.ai/gaudi", "gaudi"},          {"aws.amazon.com/neuron", "neuron"},
-      {"aws.amazon.com/neuroncore", "neuron"}, {"aws.amazon.com/neurondevice", "neuron"},
-      {"google.com/tpu", "tpu"},             {"huawei.com/Ascend910", "ascend"}};
+  const std::pair<const char*, const char*> names[] = {{"nvidia.com/gpu", "nvidia"},
+                                                       {"nvidia.com/mig-1g.10gb", "nvidia"},
+                                                       {"nvidia.com/gpu.shared", "nvidia"},
+                                                       {"amd.com/gpu", "amd"},
+                                                       {"gpu.intel.com/i915", "intel"},
+                                                       {"gpu.intel.com/xe", "intel"},
+                                                       {"habana.ai/gaudi", "gaudi"},
+                                                       {"aws.amazon.com/neuron", "neuron"},
+                                                       {"aws.amazon.com/neuroncore", "neuron"},
+                                                       {"aws.amazon.com/neurondevice", "neuron"},
+                                                       {"google.com/tpu", "tpu"},
+                                                       {"huawei.com/Ascend910", "ascend"}};
   for (const auto& [name, vendor] : names) {
     EXPECT_TRUE(isKnownAcceleratorResource(name)) << name;
     EXPECT_EQ(misspeltAcceleratorName(name), std::nullopt) << name;

@@ -81,8 +81,8 @@ TEST(AcceleratorSelection, WhatNoProfilePlacesGetsNoneAndSaysWhatToAdd) {
             "none: no realtime profile places DeviceClass gpu.intel.com; add one with it in "
             "gpu.deviceClasses");
   // Its rules answer to the profile its scope selects.
-  const ProfileSelection intel = set.select(WorkloadClass::Realtime, "team-a", nullptr, nullptr,
-                                            "", AcceleratorAsk::ofResource("gpu.intel.com/i915"));
+  const ProfileSelection intel = set.select(WorkloadClass::Realtime, "team-a", nullptr, nullptr, "",
+                                            AcceleratorAsk::ofResource("gpu.intel.com/i915"));
   EXPECT_EQ(intel.profile, nullptr);
   ASSERT_NE(intel.actionsFrom(), nullptr);
   EXPECT_EQ(intel.actionsFrom()->name, "realtime");
@@ -124,11 +124,12 @@ TEST(AcceleratorSelection, ProfilesOfDifferentVendorsDoNotTie) {
   EXPECT_NE(errorsOf(sameVendor).find("both select a realtime workload in"), std::string::npos)
       << errorsOf(sameVendor);
   // Two that give GPUs by default could both take one that names none.
-  const ProfileLoadResult twoDefaults =
-      loadText(vendorProfile("realtime", "realtime", "{resourceName: nvidia.com/gpu, "
-                                                     "defaultCount: 1}") +
-               vendorProfile("realtime-amd", "realtime", "{resourceName: amd.com/gpu, "
-                                                         "defaultCount: 1}"));
+  const ProfileLoadResult twoDefaults = loadText(vendorProfile("realtime", "realtime",
+                                                               "{resourceName: nvidia.com/gpu, "
+                                                               "defaultCount: 1}") +
+                                                 vendorProfile("realtime-amd", "realtime",
+                                                               "{resourceName: amd.com/gpu, "
+                                                               "defaultCount: 1}"));
   EXPECT_NE(errorsOf(twoDefaults)
                 .find("both select a realtime workload that names no accelerator, to which both "
                       "give GPUs by default, in namespace default (any namespace, 0 labels) "

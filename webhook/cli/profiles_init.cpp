@@ -504,9 +504,8 @@ int profilesInitCommand(const std::vector<std::string>& args) {
   const std::vector<VendorPool> pools = poolsByVendor(groups);
   for (size_t i = 0; i < pools.size(); ++i) {
     const VendorPool& pool = pools[i];
-    const std::string header =
-        source + ", for its " + (pool.family.empty() ? "GPU" : pool.family) + " node groups:\n" +
-        describeGroups(pool.groups);
+    const std::string header = source + ", for its " + (pool.family.empty() ? "GPU" : pool.family) +
+                               " node groups:\n" + describeGroups(pool.groups);
     if (!fittedProfiles(header, placementFor(pool.groups), gpuFacts(pool, pools, *snapshot.view),
                         i == 0 ? "" : vendorSuffix(pool.family), files)) {
       return 2;

@@ -55,7 +55,8 @@ std::string familyOf(const std::map<std::string, int64_t>& accelerators,
   }
   if (!family.empty()) return family;
   for (const auto& [driver, count] : devices) {
-    if (const AcceleratorVendor* vendor = vendorOfDeviceClass(driver)) return std::string(vendor->key);
+    if (const AcceleratorVendor* vendor = vendorOfDeviceClass(driver))
+      return std::string(vendor->key);
   }
   return "";
 }
