@@ -20,17 +20,44 @@ bool servesTheNode(const ValidationContext& context) {
   return member(member(metadata, "annotations"), "kubernetes.io/config.mirror") != nullptr;
 }
 
+// A Pod bound to a node by name that shares the node's process, network or
+// IPC namespace is about that node (`kubectl debug node/NAME`, a node
+// agent run by hand), not work placed on its GPUs.
+bool sharesTheNodesNamespaces(const JsonValue* podSpec) {
+  for (const char* field : {"hostPID", "hostNetwork", "hostIPC"}) {
+    const JsonValue* value = member(podSpec, field);
+    if (value != nullptr && value->IsBool() && value->GetBool()) return true;
+  }
+  return false;
+}
+
 struct Aim {
   const Profile* profile = nullptr;
   std::string field;    // relative to the PodSpec
   std::string problem;  // how the Pod aims at the pool
 };
 
-bool aimsAtPool(const JsonValue* podSpec, const Profile& profile, Aim& aim) {
+// spec.nodeName skips the scheduler, and with it the pool's taints: a node
+// of the pool the cluster view knows is aimed at as surely as by a selector.
+bool bindsToPoolNode(const JsonValue* podSpec, const Profile& profile, const ClusterView* cluster,
+                     Aim& aim) {
+  const std::string_view nodeName = stringMember(podSpec, "nodeName");
+  if (nodeName.empty() || cluster == nullptr || sharesTheNodesNamespaces(podSpec)) return false;
+  const ClusterNode* node = cluster->node(nodeName);
+  if (node == nullptr || !ClusterView::nodeInPool(*node, profile.placement)) return false;
+  aim.profile = &profile;
+  aim.field = "nodeName";
+  aim.problem = "spec.nodeName \"" + std::string(nodeName) + "\" is a node of the GPU pool";
+  return true;
+}
+
+bool aimsAtPool(const JsonValue* podSpec, const Profile& profile, const ClusterView* cluster,
+                Aim& aim) {
   const Placement& pool = profile.placement;
   if (!placementDefinesPool(pool)) return false;
   const PoolVerdict verdict = relatePodToPool(podSpec, pool);
   if (verdict.relation == PoolRelation::Excludes) return false;
+  if (bindsToPoolNode(podSpec, profile, cluster, aim)) return true;
   if (verdict.relation == PoolRelation::Selects) {
     aim.profile = &profile;
     aim.field = verdict.site.fieldPath();
@@ -58,7 +85,7 @@ void PoolWithoutGpuValidator::check(const ValidationContext& context,
   // Cheapest exits first: this rule sees every Pod of the opted-in namespaces.
   if (!isObject(spec)) return;
   if (member(spec, "nodeSelector") == nullptr && member(spec, "affinity") == nullptr &&
-      member(spec, "tolerations") == nullptr) {
+      member(spec, "tolerations") == nullptr && member(spec, "nodeName") == nullptr) {
     return;
   }
   if (context.pod.asksForAccelerator() || context.pod.claimsDevices() ||
@@ -69,7 +96,7 @@ void PoolWithoutGpuValidator::check(const ValidationContext& context,
 
   Aim aim;
   if (context.profile != nullptr) {
-    if (!aimsAtPool(spec, *context.profile, aim)) return;
+    if (!aimsAtPool(spec, *context.profile, context.cluster, aim)) return;
   } else {
     // No profile of its own: the pools of every profile that could apply in
     // this namespace count, and the strictest of their actions decides.
@@ -86,16 +113,18 @@ void PoolWithoutGpuValidator::check(const ValidationContext& context,
         return;
       }
       Aim candidateAim;
-      if (aimsAtPool(spec, candidate, candidateAim)) aim = std::move(candidateAim);
+      if (aimsAtPool(spec, candidate, context.cluster, candidateAim)) aim = std::move(candidateAim);
     });
     if (aim.profile == nullptr) return;
   }
 
-  Violation violation{AIA007, context.view.specFieldPath() + "." + aim.field,
-                      aim.problem + " but no container asks for a GPU",
-                      "request \"" + aim.profile->gpu.resourceName +
-                          "\", or leave the GPU pool's selector and tolerations out",
-                      "aims at the GPU pool but asks for no GPU; request one or remove it"};
+  Violation violation{
+      AIA007, context.view.specFieldPath() + "." + aim.field,
+      aim.problem + " but no container asks for a GPU",
+      "request \"" + aim.profile->gpu.resourceName + "\", or leave " +
+          (aim.field == "nodeName" ? "spec.nodeName out and let the scheduler place it"
+                                   : "the GPU pool's selector and tolerations out"),
+      "aims at the GPU pool but asks for no GPU; request one or remove it"};
   if (context.profile == nullptr) violation.profile = aim.profile;
   out.push_back(std::move(violation));
 }

@@ -125,6 +125,57 @@ TEST(CheckCluster, APoolWithNoNodeIsNotJudged) {
   EXPECT_EQ(run.exitCode, 0) << run.out << run.err;
 }
 
+// spec.nodeName skips the scheduler and the pool's taint: a Pod bound by name
+// to a node of the GPU pool aims at it as surely as by a selector, and is
+// refused when it asks for no GPU. Beside it what runs: the same Pod asking
+// for a GPU, bound to a node outside the pool, bound to a node the snapshot
+// lacks, checked without a snapshot, and a node debugger sharing the node's
+// namespaces (`kubectl debug node/NAME`).
+std::string boundPod(const std::string& node, const std::string& extra = "") {
+  return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: tool\nspec:\n  nodeName: " + node + "\n" +
+         extra + "  containers:\n  - name: tool\n    image: busybox\n";
+}
+
+TEST(CheckCluster, APodBoundByNameToANodeOfTheGpuPoolWithoutAGpuIsRefused) {
+  TempDir dir;
+  std::string cpuNode = gpuNode("cpu-a", 0);
+  cpuNode.replace(cpuNode.find("accelerator: nvidia"), 19, "accelerator: none");
+  const std::string snapshot = list({gpuNode("gpu-a", 8), cpuNode});
+  const CommandResult run = check(dir, snapshot, boundPod("gpu-a"));
+  EXPECT_EQ(run.exitCode, 1) << run.out << run.err;
+  EXPECT_NE(run.out.find("[AIA007] spec.nodeName: spec.nodeName \"gpu-a\" is a node of the GPU "
+                         "pool but no container asks for a GPU"),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("leave spec.nodeName out and let the scheduler place it"),
+            std::string::npos)
+      << run.out;
+
+  TempDir outside;
+  const CommandResult elsewhere = check(outside, snapshot, boundPod("cpu-a"));
+  EXPECT_EQ(elsewhere.exitCode, 0) << elsewhere.out << elsewhere.err;
+  TempDir unknown;
+  const CommandResult absent = check(unknown, snapshot, boundPod("gpu-z"));
+  EXPECT_EQ(absent.exitCode, 0) << absent.out << absent.err;
+  TempDir none;
+  const CommandResult noView = check(none, "", boundPod("gpu-a"));
+  EXPECT_EQ(noView.exitCode, 0) << noView.out << noView.err;
+  TempDir debugger;
+  const CommandResult debug =
+      check(debugger, snapshot, boundPod("gpu-a", "  hostPID: true\n  hostNetwork: true\n"));
+  EXPECT_EQ(debug.exitCode, 0) << debug.out << debug.err;
+  EXPECT_EQ(debug.out.find("AIA007"), std::string::npos) << debug.out;
+}
+
+TEST(CheckCluster, APodBoundByNameToANodeOfTheGpuPoolThatAsksForAGpuIsAdmitted) {
+  TempDir dir;
+  std::string pod = boundPod("gpu-a");
+  pod += "    resources:\n      limits:\n        nvidia.com/gpu: 1\n";
+  const CommandResult run = check(dir, list({gpuNode("gpu-a", 8)}), pod);
+  EXPECT_EQ(run.exitCode, 0) << run.out << run.err;
+  EXPECT_EQ(run.out.find("AIA007"), std::string::npos) << run.out;
+}
+
 // Another vendor's real name is never a misspelling: with or without the
 // cluster view, the AMD Job is admitted, and no profile placing amd.com/gpu
 // says what to add. A misspelling of the profile's name is one, unless the

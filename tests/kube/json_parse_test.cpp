@@ -260,6 +260,25 @@ TEST(JsonParseCopy, StringsAndEscapesAreUnescapedAsRapidJsonDoes) {
   }
 }
 
+// A low surrogate escape with no high one before it would be written as bytes
+// that are not UTF-8, and echoed back so in patches and warnings: refused,
+// in keys too. A surrogate pair and the characters around the surrogates pass.
+TEST(JsonParseCopy, ALoneLowSurrogateIsRefusedAndAPairIsNot) {
+  for (const char* text : {R"({"name":"\udc00"})", R"({"name":"ok\uDFFFok"})", R"({"\udc80":1})",
+                           R"(["\ud83d\ude00","\udc00"])"}) {
+    std::string buffer;
+    PooledJsonDocument document;
+    const std::string error = parseJsonCopy(text, 200, buffer, document, {});
+    EXPECT_NE(error.find("low surrogate"), std::string::npos) << text << ": " << error;
+  }
+  for (const char* text : {R"({"name":"\ud83d\ude00"})", R"({"name":"\ud7ff\ue000"})",
+                           "{\"name\":\"\xed\x9f\xbf\"}"}) {
+    std::string buffer;
+    PooledJsonDocument document;
+    EXPECT_EQ(parseJsonCopy(text, 200, buffer, document, {}), "") << text;
+  }
+}
+
 TEST(JsonParseCopy, StructureWhitespaceAndErrorsAreRapidJsons) {
   for (const std::string& text :
        std::vector<std::string>{"",

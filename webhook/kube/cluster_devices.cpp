@@ -134,6 +134,17 @@ bool ClusterView::nodeMatches(const ClusterNode& node, const Placement& pool) {
   return tolerates(node.taints, pool);
 }
 
+bool ClusterView::nodeInPool(const ClusterNode& node, const Placement& pool) {
+  if (!placementDefinesPool(pool) || !nodeMatches(node, pool)) return false;
+  if (!pool.nodeSelector.empty() || !pool.requiredNodeAffinity.empty()) return true;
+  for (const NodeTaint& taint : node.taints) {
+    for (const Toleration& toleration : pool.tolerations) {
+      if (!toleration.key.empty() && toleration.key == taint.key) return true;
+    }
+  }
+  return false;
+}
+
 template <typename Visit>
 void ClusterView::forEachMatchingNode(const Placement& pool, Visit visit) const {
   if (!nodes_) return;

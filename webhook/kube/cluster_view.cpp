@@ -199,6 +199,14 @@ RecordList<ClusterNode> ClusterView::nodes() const {
   static const std::vector<const ClusterNode*> kNone;
   return RecordList<ClusterNode>(nodes_ ? nodes_->byName : kNone);
 }
+const ClusterNode* ClusterView::node(std::string_view name) const {
+  if (!nodes_) return nullptr;
+  const auto& byName = nodes_->byName;
+  const auto it = std::lower_bound(
+      byName.begin(), byName.end(), name,
+      [](const ClusterNode* node, std::string_view wanted) { return node->name < wanted; });
+  return it != byName.end() && (*it)->name == name ? *it : nullptr;
+}
 template <typename T>
 RecordList<T> orderedRecords(const std::shared_ptr<const Keyed<T>>& part) {
   static const std::vector<const T*> kNone;

@@ -339,6 +339,7 @@ class ClusterView {
 
   // By name.
   RecordList<ClusterNode> nodes() const;
+  const ClusterNode* node(std::string_view name) const;
   // Only each pool's newest generation, in the order of their sources.
   RecordList<ResourceSliceRecord> resourceSlices() const;
   const DeviceClassRecord* deviceClass(std::string_view name) const;
@@ -377,6 +378,10 @@ class ClusterView {
   // Whether a Pod placed as `pool` says (nodeSelector and required affinity,
   // tolerating every NoSchedule and NoExecute taint) may land on `node`.
   static bool nodeMatches(const ClusterNode& node, const Placement& pool);
+  // Whether `node` is one of the pool's own nodes: it has the labels the
+  // pool selects, or, for a pool that only tolerates, a taint the pool
+  // tolerates by key. A node any Pod may land on is not the pool's.
+  static bool nodeInPool(const ClusterNode& node, const Placement& pool);
 
   // The most of `resourceName` (an extended resource such as nvidia.com/gpu,
   // or one backed by DRA through a DeviceClass) that any one matching node

@@ -29,16 +29,49 @@ bool isAscii(const char* text, size_t size) {
   return any < 0x80;
 }
 
+// RapidJSON 1.1.0 takes an escaped low surrogate with no high one before it
+// ("\uDC00") and writes the three bytes of that code point, which are not
+// UTF-8: a string no client could decode when it is echoed back in a patch
+// or a warning. Such a string is refused.
+template <typename Handler>
+class SurrogateGuard : public DepthLimiter<Handler> {
+ public:
+  using DepthLimiter<Handler>::DepthLimiter;
+
+  bool String(const char* s, rapidjson::SizeType n, bool copy) {
+    return isUtf8(s, n) && this->handler_.String(s, n, copy);
+  }
+  bool Key(const char* s, rapidjson::SizeType n, bool copy) {
+    return isUtf8(s, n) && this->handler_.Key(s, n, copy);
+  }
+  bool loneSurrogate() const { return loneSurrogate_; }
+
+ private:
+  // A surrogate's code point in UTF-8 is 0xED followed by 0xA0-0xBF.
+  bool isUtf8(const char* s, size_t n) {
+    for (const char* at = s; (at = static_cast<const char*>(std::memchr(at, 0xED, n - (at - s))));
+         ++at) {
+      if (static_cast<size_t>(at - s) + 1 < n && static_cast<unsigned char>(at[1]) >= 0xA0) {
+        loneSurrogate_ = true;
+        return false;
+      }
+    }
+    return true;
+  }
+  bool loneSurrogate_ = false;
+};
+
 struct InSituParse {
   char* text;
   size_t size;
   size_t maxDepth;
   rapidjson::ParseResult result;
   bool tooDeep = false;
+  bool loneSurrogate = false;
 
   template <typename Handler>
   bool operator()(Handler& handler) {
-    DepthLimiter<Handler> limiter(handler, maxDepth);
+    SurrogateGuard<Handler> limiter(handler, maxDepth);
     rapidjson::Reader reader;
     // The recursive parser calls StartObject/StartArray before descending, so
     // the limiter stops hostile nesting before it costs stack.
@@ -50,6 +83,7 @@ struct InSituParse {
           stream, limiter);
     }
     tooDeep = limiter.tooDeep();
+    loneSurrogate = limiter.loneSurrogate();
     return !result.IsError();
   }
 };
@@ -469,9 +503,13 @@ std::string parseInSitu(char* text, size_t size, size_t maxDepth, Document& docu
     return "malformed JSON: NUL byte in body";
   }
   if (endsInsideUtf8Sequence(text, size)) return "malformed JSON: truncated UTF-8 at the end";
-  InSituParse parse{text, size, maxDepth, {}, false};
+  InSituParse parse{text, size, maxDepth, {}, false, false};
   document.Populate(parse);
   if (parse.tooDeep) return "JSON nested deeper than " + std::to_string(maxDepth) + " levels";
+  if (parse.loneSurrogate) {
+    return std::string("malformed JSON at offset ") + std::to_string(parse.result.Offset()) +
+           ": a UTF-16 low surrogate escape (\\uDC00-\\uDFFF) with no high surrogate before it";
+  }
   if (parse.result.IsError()) {
     return std::string("malformed JSON at offset ") + std::to_string(parse.result.Offset()) + ": " +
            rapidjson::GetParseError_En(parse.result.Code());
