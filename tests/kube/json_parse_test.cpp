@@ -11,111 +11,20 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/json_differential.h"
 #include "tests/support/test_support.h"
 #include "webhook/kube/json.h"
 
 namespace aiadmit {
 namespace {
 
-// Equal as RapidJSON stores them: the same type and number flags (an Int is
-// not a Uint64 of the same value), strings byte for byte and NUL-terminated,
-// members in order (a key twice included).
-::testing::AssertionResult sameValue(const JsonValue& a, const JsonValue& b,
-                                     const std::string& at = "") {
-  if (a.GetType() != b.GetType()) return ::testing::AssertionFailure() << at << ": type differs";
-  if (a.IsNumber()) {
-    const bool sameKind = a.IsInt() == b.IsInt() && a.IsUint() == b.IsUint() &&
-                          a.IsInt64() == b.IsInt64() && a.IsUint64() == b.IsUint64() &&
-                          a.IsDouble() == b.IsDouble();
-    const bool sameNumber = a.IsDouble()   ? a.GetDouble() == b.GetDouble()
-                            : a.IsUint64() ? a.GetUint64() == b.GetUint64()
-                                           : a.GetInt64() == b.GetInt64();
-    if (!sameKind || !sameNumber) return ::testing::AssertionFailure() << at << ": number differs";
-  } else if (a.IsString()) {
-    const rapidjson::SizeType length = a.GetStringLength();
-    if (length != b.GetStringLength() || std::memcmp(a.GetString(), b.GetString(), length) != 0 ||
-        a.GetString()[length] != '\0' || b.GetString()[length] != '\0') {
-      return ::testing::AssertionFailure() << at << ": string differs";
-    }
-  } else if (a.IsArray()) {
-    if (a.Size() != b.Size()) return ::testing::AssertionFailure() << at << ": size differs";
-    for (rapidjson::SizeType i = 0; i < a.Size(); ++i) {
-      auto same = sameValue(a[i], b[i], at + "/" + std::to_string(i));
-      if (!same) return same;
-    }
-  } else if (a.IsObject()) {
-    if (a.MemberCount() != b.MemberCount()) {
-      return ::testing::AssertionFailure() << at << ": member count differs";
-    }
-    for (auto i = a.MemberBegin(), j = b.MemberBegin(); i != a.MemberEnd(); ++i, ++j) {
-      const std::string name(i->name.GetString(), i->name.GetStringLength());
-      auto same = sameValue(i->name, j->name, at + "/" + name + " (name)");
-      if (same) same = sameValue(i->value, j->value, at + "/" + name);
-      if (!same) return same;
-    }
-  } else if (a != b) {
-    return ::testing::AssertionFailure() << at << ": value differs";
-  }
-  return ::testing::AssertionSuccess();
-}
-
-// The managedFields of a review's objects and two members of its request, as
-// the admission decoder leaves such members out.
-constexpr std::string_view kRequest[] = {"request"};
-constexpr std::string_view kObjects[] = {"object", "oldObject"};
-constexpr std::string_view kRequestLeftOut[] = {"userInfo", "options"};
-constexpr std::string_view kMetadata[] = {"metadata"};
-constexpr std::string_view kManagedFields[] = {"managedFields"};
-constexpr OmitStep kManagedFieldsPath[] = {
-    {kRequest, {}}, {kObjects, kRequestLeftOut}, {kMetadata, {}}, {{}, kManagedFields}};
-const OmittedMembers kNoManagedFields{kManagedFieldsPath};
-
-// The reference for a parse that omits: RapidJSON's document with each
-// member at the pointers erased, found the slow way (every key of a name).
-struct Step {
-  std::vector<std::string> leadOn;
-  std::vector<std::string> leaveOut;
-};
-void eraseAt(JsonValue& value, const std::vector<Step>& steps, size_t step) {
-  if (step == steps.size() || !value.IsObject()) return;
-  for (auto entry = value.MemberBegin(); entry != value.MemberEnd();) {
-    const std::string name(entry->name.GetString(), entry->name.GetStringLength());
-    const auto has = [&](const std::vector<std::string>& keys) {
-      return std::find(keys.begin(), keys.end(), name) != keys.end();
-    };
-    if (has(steps[step].leaveOut)) {
-      entry = value.EraseMember(entry);
-      continue;
-    }
-    if (has(steps[step].leadOn)) eraseAt(entry->value, steps, step + 1);
-    ++entry;
-  }
-}
+using testing::kNoManagedFields;
 
 ::testing::AssertionResult parsesAsRapidJson(const std::string& text,
                                              const OmittedMembers& omitted = {}) {
-  std::string buffer;
-  PooledJsonDocument copied;
-  const std::string copyError = parseJsonCopy(text, 200, buffer, copied, omitted);
-  std::string inSitu(text);
-  JsonDocument reference;
-  const std::string referenceError = parseJsonInSitu(inSitu.data(), inSitu.size(), 200, reference);
-  if (referenceError.empty() && !omitted.steps.empty()) {
-    std::vector<Step> steps;
-    for (const OmitStep& step : omitted.steps) {
-      steps.push_back(
-          {{step.leadOn.begin(), step.leadOn.end()}, {step.leaveOut.begin(), step.leaveOut.end()}});
-    }
-    eraseAt(reference, steps, 0);
-  }
-  if (copyError != referenceError) {
-    return ::testing::AssertionFailure() << "error \"" << copyError << "\", RapidJSON's \""
-                                         << referenceError << "\" for " << text.substr(0, 200);
-  }
-  if (!copyError.empty()) return ::testing::AssertionSuccess();
-  auto same = sameValue(copied, reference);
-  if (!same) same << " for " << text.substr(0, 200);
-  return same;
+  const std::string difference = testing::differenceFromRapidJson(text, omitted);
+  if (difference.empty()) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << difference << " for " << text.substr(0, 200);
 }
 
 std::vector<std::string> referenceReviews() {

@@ -1,0 +1,104 @@
+// The short reader (parseJsonCopy) against RapidJSON's reader
+// (parseJsonInSitu): the same document, value type for value type, and the
+// same error. Shared by the parser's tests and its differential fuzz target,
+// which is why it does not depend on GoogleTest.
+#pragma once
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "webhook/kube/json.h"
+
+namespace aiadmit::testing {
+
+// "" when equal as RapidJSON stores them: the same type and number flags (an
+// Int is not a Uint64 of the same value), strings byte for byte and
+// NUL-terminated, members in order (a key twice included); else where not.
+inline std::string valueDifference(const JsonValue& a, const JsonValue& b,
+                                   const std::string& at = "") {
+  if (a.GetType() != b.GetType()) return at + ": type differs";
+  if (a.IsNumber()) {
+    const bool sameKind = a.IsInt() == b.IsInt() && a.IsUint() == b.IsUint() &&
+                          a.IsInt64() == b.IsInt64() && a.IsUint64() == b.IsUint64() &&
+                          a.IsDouble() == b.IsDouble();
+    const bool sameNumber = a.IsDouble()   ? a.GetDouble() == b.GetDouble()
+                            : a.IsUint64() ? a.GetUint64() == b.GetUint64()
+                                           : a.GetInt64() == b.GetInt64();
+    if (!sameKind || !sameNumber) return at + ": number differs";
+  } else if (a.IsString()) {
+    const rapidjson::SizeType length = a.GetStringLength();
+    if (length != b.GetStringLength() || std::memcmp(a.GetString(), b.GetString(), length) != 0 ||
+        a.GetString()[length] != '\0' || b.GetString()[length] != '\0') {
+      return at + ": string differs";
+    }
+  } else if (a.IsArray()) {
+    if (a.Size() != b.Size()) return at + ": size differs";
+    for (rapidjson::SizeType i = 0; i < a.Size(); ++i) {
+      std::string difference = valueDifference(a[i], b[i], at + "/" + std::to_string(i));
+      if (!difference.empty()) return difference;
+    }
+  } else if (a.IsObject()) {
+    if (a.MemberCount() != b.MemberCount()) return at + ": member count differs";
+    for (auto i = a.MemberBegin(), j = b.MemberBegin(); i != a.MemberEnd(); ++i, ++j) {
+      const std::string name(i->name.GetString(), i->name.GetStringLength());
+      std::string difference = valueDifference(i->name, j->name, at + "/" + name + " (name)");
+      if (difference.empty()) difference = valueDifference(i->value, j->value, at + "/" + name);
+      if (!difference.empty()) return difference;
+    }
+  } else if (a != b) {
+    return at + ": value differs";
+  }
+  return {};
+}
+
+// The managedFields of a review's objects and two members of its request, as
+// the admission decoder leaves such members out.
+inline constexpr std::string_view kRequest[] = {"request"};
+inline constexpr std::string_view kObjects[] = {"object", "oldObject"};
+inline constexpr std::string_view kRequestLeftOut[] = {"userInfo", "options"};
+inline constexpr std::string_view kMetadata[] = {"metadata"};
+inline constexpr std::string_view kManagedFields[] = {"managedFields"};
+inline constexpr OmitStep kManagedFieldsPath[] = {
+    {kRequest, {}}, {kObjects, kRequestLeftOut}, {kMetadata, {}}, {{}, kManagedFields}};
+inline const OmittedMembers kNoManagedFields{kManagedFieldsPath};
+
+// The reference for a parse that omits: RapidJSON's document with each
+// member at the pointers erased, found the slow way (every key of a name).
+inline void eraseOmittedSlowly(JsonValue& value, std::span<const OmitStep> steps) {
+  if (steps.empty() || !value.IsObject()) return;
+  const auto has = [](std::span<const std::string_view> keys, std::string_view name) {
+    return std::find(keys.begin(), keys.end(), name) != keys.end();
+  };
+  for (auto entry = value.MemberBegin(); entry != value.MemberEnd();) {
+    const std::string_view name(entry->name.GetString(), entry->name.GetStringLength());
+    if (has(steps.front().leaveOut, name)) {
+      entry = value.EraseMember(entry);
+      continue;
+    }
+    if (has(steps.front().leadOn, name)) eraseOmittedSlowly(entry->value, steps.subspan(1));
+    ++entry;
+  }
+}
+
+// "" when parseJsonCopy gives `text` the document and the error RapidJSON's
+// reader gives it (less the omitted members); else what differs.
+inline std::string differenceFromRapidJson(std::string_view text,
+                                           const OmittedMembers& omitted = {}) {
+  std::string buffer;
+  PooledJsonDocument copied;
+  const std::string copyError = parseJsonCopy(text, 200, buffer, copied, omitted);
+  std::string inSitu(text);
+  JsonDocument reference;
+  const std::string referenceError = parseJsonInSitu(inSitu.data(), inSitu.size(), 200, reference);
+  if (copyError != referenceError) {
+    return "error \"" + copyError + "\", RapidJSON's \"" + referenceError + "\"";
+  }
+  if (!copyError.empty()) return {};
+  eraseOmittedSlowly(reference, omitted.steps);
+  return valueDifference(copied, reference);
+}
+
+}  // namespace aiadmit::testing
