@@ -1,6 +1,6 @@
-// Sends manifests written as YAML to /validate of the real server over TLS and
-// checks what every rule's test needs: a violation is denied, warned or let
-// through as its profile says, with the field path and a fix; a near miss
+// Sends manifests written as YAML through the engine's /validate path
+// (answerReview, as `serve` answers it) and checks what every rule's test needs: a violation is
+// denied, warned or let through as its profile says, with the field path and a fix; a near miss
 // passes. The manifests are shaped as /mutate hands them on: on the shipped
 // GPU pool, so that each case breaks one rule only.
 #pragma once
@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "tests/support/engine_harness.h"
 #include "tests/support/test_support.h"
 #include "webhook/engine/admission.h"
 #include "webhook/kube/warnings.h"
@@ -211,30 +212,25 @@ struct RuleCase {
   std::string field;
 };
 
-// One server per action (deny, warn, off), shared by the suite. The parameter
-// is the rule's number; each rule's file instantiates it for its rule. The
-// rules on the cluster view (AIA016 on) need a view, which `serve` does not
-// run yet; tests/cli/check_cluster_test.cpp holds them to their actions
-// through `check --cluster`.
+// One engine per action (deny, warn, off), shared by the suite, each with the
+// profiles `serve` would load from its directory; the transport has its own
+// tests (tests/serving). The parameter is the rule's number; each rule's
+// file instantiates it for its rule. The rules on the cluster view (AIA016
+// on) need a view; tests/cli/check_cluster_test.cpp holds them to their
+// actions through `check --cluster`.
 class RuleActionsTest : public ::testing::TestWithParam<int> {
  protected:
   static void SetUpTestSuite() {
     for (const char* action : {"deny", "warn", "off"}) {
-      auto dir = std::make_unique<TempDir>();
-      writeRuleProfiles(*dir, action);
-      WebhookServer::Options options;
-      options.profilesDir = dir->path();
-      servers_[action] = std::make_unique<WebhookServer>(options);
-      dirs_.push_back(std::move(dir));
+      TempDir dir;
+      writeRuleProfiles(dir, action);
+      engines_[action] = std::make_unique<EngineWebhook>(EngineWebhook::Options{dir.path()});
     }
   }
-  static void TearDownTestSuite() {
-    servers_.clear();
-    dirs_.clear();
-  }
+  static void TearDownTestSuite() { engines_.clear(); }
 
   static ReviewResponse validate(const std::string& action, const RuleCase& c) {
-    const HttpResponse http = servers_.at(action)->post(
+    const HttpResponse http = engines_.at(action)->post(
         "/validate",
         makeReview(yamlToJson(c.manifest), "CREATE", "uid-" + c.name, "", c.namespaceName));
     EXPECT_EQ(http.status, 200) << http.body;
@@ -287,8 +283,7 @@ class RuleActionsTest : public ::testing::TestWithParam<int> {
     EXPECT_TRUE(sawViolation && sawNearMiss) << "each rule needs a violation and a near miss";
   }
 
-  static inline std::map<std::string, std::unique_ptr<WebhookServer>> servers_;
-  static inline std::vector<std::unique_ptr<TempDir>> dirs_;
+  static inline std::map<std::string, std::unique_ptr<EngineWebhook>> engines_;
 };
 
 // Names an instantiation of RuleActionsTest by its rule ("AIA004").

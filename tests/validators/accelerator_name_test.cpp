@@ -1,4 +1,4 @@
-// AIA003 through the real server over TLS: misspelt accelerator resource names: typos of the
+// AIA003 through the engine's /validate path: misspelt accelerator resource names: typos of the
 // profile's names and of other vendors' (amd.com/gpus), no vendor domain, a domain cut short,
 // the removed alpha name, a MIG slice written otherwise, the ".shared" renaming either way.
 // Another vendor's real name is never "corrected" into the profile's, and ordinary extended

@@ -1,4 +1,4 @@
-// AIA001 through the real server over TLS: aiadmit.dev annotations whose
+// AIA001 through the engine's /validate path: aiadmit.dev annotations whose
 // value aiadmit cannot use. Two validators share the rule and this one test:
 // validators/workload_annotation.cpp (a workload class that is not one) and
 // validators/annotation_values.cpp (a container that does not exist, a GPU

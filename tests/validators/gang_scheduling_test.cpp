@@ -1,4 +1,4 @@
-// AIA010 through the real server over TLS: Pods that run together without a gang scheduler or
+// AIA010 through the engine's /validate path: Pods that run together without a gang scheduler or
 // queue, and the operators that gang-schedule their Pods themselves. Manifests that break the
 // rule and near misses that must pass, each under profiles that deny, warn and switch every rule
 // off.

@@ -1,5 +1,5 @@
 // The exact words a developer reads: each manifest of tests/golden/denials is
-// sent to /validate of the real server with the shipped profiles, and the
+// sent to /validate (the engine's path, as `serve` answers) with the shipped profiles, and the
 // answer (the denial message kubectl prints after `admission webhook
 // "validate.aiadmit.dev" denied the request: `, then any warnings) must match
 // the .txt beside it. AIADMIT_UPDATE_GOLDEN=1 rewrites the .txt files.
@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/engine_harness.h"
 #include "tests/support/test_support.h"
 #include "webhook/engine/admission.h"
 #include "webhook/kube/yaml_json.h"
@@ -47,9 +48,9 @@ std::string rendered(const ReviewResponse& response) {
 
 class GoldenDenials : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() { server_ = std::make_unique<WebhookServer>(); }
+  static void SetUpTestSuite() { server_ = std::make_unique<EngineWebhook>(); }
   static void TearDownTestSuite() { server_.reset(); }
-  static inline std::unique_ptr<WebhookServer> server_;
+  static inline std::unique_ptr<EngineWebhook> server_;
 };
 
 TEST_F(GoldenDenials, MessagesMatchTheGoldenFiles) {

@@ -1,4 +1,4 @@
-// AIA005 through the real server over TLS: requests of an extended resource (a GPU, an RDMA
+// AIA005 through the engine's /validate path: requests of an extended resource (a GPU, an RDMA
 // device, any vendor's device) that differ from their limits or have none, compared by value.
 // Manifests that break the rule and near misses that must pass, each under profiles that deny,
 // warn and switch every rule off.

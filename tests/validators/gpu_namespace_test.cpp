@@ -1,6 +1,6 @@
-// AIA012 through the real server over TLS: GPUs in a namespace the profile does not allow them in.
-// Manifests that break the rule and near misses that must pass, each under
-// profiles that deny, warn and switch every rule off.
+// AIA012 through the engine's /validate path: GPUs in a namespace the profile does not allow them
+// in. Manifests that break the rule and near misses that must pass, each under profiles that deny,
+// warn and switch every rule off.
 #include "tests/support/validator_harness.h"
 
 namespace aiadmit {

@@ -1,6 +1,7 @@
-// AIA004 through the real server over TLS: GPU quantities that are not positive whole numbers, in
-// every container list. Manifests that break the rule and near misses that must pass, each under
+// AIA004 through the engine's /validate path: GPU quantities that are not positive whole numbers,
+// in every container list. Manifests that break the rule and near misses that must pass, each under
 // profiles that deny, warn and switch every rule off.
+#include "tests/support/engine_harness.h"
 #include "tests/support/validator_harness.h"
 
 namespace aiadmit {
@@ -52,7 +53,7 @@ AIADMIT_RULE_ACTIONS_TEST(AIA004, kCases);
 // A GPU count that is not a whole number is AIA004's alone: such a Pod asks
 // for no GPU, so it is not aimed at the pool and needs no toleration.
 TEST(RuleEdges, ABadGpuQuantityIsReportedOnce) {
-  WebhookServer server;
+  EngineWebhook server;
   int index = 0;
   for (const std::string quantity : {"\"-1\"", "\"one\"", "-1"}) {
     SCOPED_TRACE(quantity);

@@ -1,4 +1,4 @@
-// AIA013 through the real server over TLS: shared GPUs (MIG slices, time-slicing) for training.
+// AIA013 through the engine's /validate path: shared GPUs (MIG slices, time-slicing) for training.
 // Manifests that break the rule and near misses that must pass, each under
 // profiles that deny, warn and switch every rule off.
 #include "tests/support/validator_harness.h"

@@ -1,6 +1,6 @@
-// AIA006 through the real server over TLS: more GPUs in one Pod, as the scheduler counts them, than
-// a node has. Manifests that break the rule and near misses that must pass, each under profiles
-// that deny, warn and switch every rule off.
+// AIA006 through the engine's /validate path: more GPUs in one Pod, as the scheduler counts them,
+// than a node has. Manifests that break the rule and near misses that must pass, each under
+// profiles that deny, warn and switch every rule off.
 #include "tests/support/validator_harness.h"
 
 namespace aiadmit {

@@ -1,6 +1,7 @@
-// AIA015 through the real server over TLS: GPU servers without a memory limit.
+// AIA015 through the engine's /validate path: GPU servers without a memory limit.
 // Manifests that break the rule and near misses that must pass, each under
 // profiles that deny, warn and switch every rule off.
+#include "tests/support/engine_harness.h"
 #include "tests/support/validator_harness.h"
 
 namespace aiadmit {
@@ -23,7 +24,7 @@ AIADMIT_RULE_ACTIONS_TEST(AIA015, kCases);
 // The field path says which container; a long container name must not push
 // it out of the 120 characters a warning has.
 TEST(RuleEdges, AWarningKeepsItsFieldPathWhateverTheContainerName) {
-  WebhookServer server;
+  EngineWebhook server;
   const std::string name(63, 'v');
   const std::string deployment =
       yamlToJson(realtimeDeployment("", "{name: " + name +

@@ -1,6 +1,7 @@
-// AIA008 through the real server over TLS: GPU Pods whose node selection excludes the pool or does
-// not tolerate its taint. Manifests that break the rule and near misses that must pass, each under
-// profiles that deny, warn and switch every rule off.
+// AIA008 through the engine's /validate path: GPU Pods whose node selection excludes the pool or
+// does not tolerate its taint. Manifests that break the rule and near misses that must pass, each
+// under profiles that deny, warn and switch every rule off.
+#include "tests/support/engine_harness.h"
 #include "tests/support/validator_harness.h"
 
 namespace aiadmit {
@@ -60,9 +61,9 @@ spec:
   placement:
     requiredNodeAffinity: [{key: gpu.nvidia.com/class, operator: In, values: [H100]}]
 )");
-  WebhookServer::Options options;
+  EngineWebhook::Options options;
   options.profilesDir = profiles.path();
-  WebhookServer server(options);
+  EngineWebhook server(options);
   const auto job = [](const std::string& expression) {
     return yamlToJson(R"(apiVersion: batch/v1
 kind: Job

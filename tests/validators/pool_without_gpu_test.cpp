@@ -1,6 +1,6 @@
-// AIA007 through the real server over TLS: placement on the GPU pool by a Pod that asks for no GPU.
-// Manifests that break the rule and near misses that must pass, each under
-// profiles that deny, warn and switch every rule off.
+// AIA007 through the engine's /validate path: placement on the GPU pool by a Pod that asks for no
+// GPU. Manifests that break the rule and near misses that must pass, each under profiles that deny,
+// warn and switch every rule off.
 #include "tests/support/validator_harness.h"
 
 namespace aiadmit {

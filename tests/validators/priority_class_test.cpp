@@ -1,4 +1,4 @@
-// AIA011 through the real server over TLS: priority classes the profile does not allow, in a
+// AIA011 through the engine's /validate path: priority classes the profile does not allow, in a
 // template or in the operator's own priority field. Manifests that break the rule and near
 // misses that must pass, each under profiles that deny, warn and switch every rule off.
 #include "tests/support/validator_harness.h"

@@ -1,6 +1,6 @@
-// AIA009 through the real server over TLS: GPU servers with no readiness probe and no port to give
-// them one. Manifests that break the rule and near misses that must pass, each under profiles that
-// deny, warn and switch every rule off.
+// AIA009 through the engine's /validate path: GPU servers with no readiness probe and no port to
+// give them one. Manifests that break the rule and near misses that must pass, each under profiles
+// that deny, warn and switch every rule off.
 #include "tests/support/validator_harness.h"
 
 namespace aiadmit {

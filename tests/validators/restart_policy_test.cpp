@@ -1,4 +1,4 @@
-// AIA014 through the real server over TLS: bare GPU Pods that restart, or keep the default
+// AIA014 through the engine's /validate path: bare GPU Pods that restart, or keep the default
 // restartPolicy. Manifests that break the rule and near misses that must pass, each under profiles
 // that deny, warn and switch every rule off.
 #include "tests/support/validator_harness.h"

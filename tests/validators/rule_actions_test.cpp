@@ -1,5 +1,5 @@
 // Every rule's cases, as its own file registers them with
-// AIADMIT_RULE_ACTIONS_TEST, through the real server over TLS under profiles
+// AIADMIT_RULE_ACTIONS_TEST, through the engine's /validate path under profiles
 // that deny, warn and switch every rule off: one test per rule,
 // AllRules/RuleActionsTest.ViolationsFollowTheActionAndNearMissesPass/AIA0NN.
 #include "tests/support/validator_harness.h"

@@ -1,4 +1,4 @@
-// AIA002 through the real server over TLS: a workload class on a kind that cannot carry it:
+// AIA002 through the engine's /validate path: a workload class on a kind that cannot carry it:
 // training or batch on a controller that serves forever, realtime on a Job. Manifests that break
 // the rule and near misses that must pass, each under profiles that deny, warn and switch every
 // rule off.

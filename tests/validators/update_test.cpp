@@ -1,10 +1,11 @@
-// UPDATE through the real server: the new object is validated, but what the
+// UPDATE through the engine's /validate path: the new object is validated, but what the
 // old object already had and the update did not touch is not held against
 // it, so a label change on an old Deployment keeps working.
 #include <gtest/gtest.h>
 
 #include <string>
 
+#include "tests/support/engine_harness.h"
 #include "tests/support/test_support.h"
 #include "webhook/kube/yaml_json.h"
 
@@ -56,7 +57,7 @@ std::string edited(std::string text, std::string_view from, std::string_view to)
 
 class UpdateValidation : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() { server_ = std::make_unique<WebhookServer>(); }
+  static void SetUpTestSuite() { server_ = std::make_unique<EngineWebhook>(); }
   static void TearDownTestSuite() { server_.reset(); }
 
   static ReviewResponse update(const std::string& newYaml, const std::string& oldYaml) {
@@ -71,7 +72,7 @@ class UpdateValidation : public ::testing::Test {
     return parseReviewResponse(http.body);
   }
 
-  static inline std::unique_ptr<WebhookServer> server_;
+  static inline std::unique_ptr<EngineWebhook> server_;
 };
 
 TEST_F(UpdateValidation, TheOldObjectWouldBeRefusedToday) {
