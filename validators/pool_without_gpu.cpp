@@ -6,12 +6,14 @@ namespace {
 
 // Pods that serve the GPU nodes themselves (device plugins, DCGM exporters,
 // driver installers) come from DaemonSets or are static: they are meant to
-// run there without a GPU.
+// run there without a GPU. A DaemonSet owner counts only where the engine
+// believes the Pod's owner (a controller's object, not a bare Pod's): on the
+// applied paths anyone may have written it.
 bool servesTheNode(const ValidationContext& context) {
   if (!context.view.objectIsPod()) return false;
   const JsonValue* metadata = member(&context.object, "metadata");
   const JsonValue* owners = member(metadata, "ownerReferences");
-  if (isArray(owners)) {
+  if (context.target == RuleTarget::Controller && isArray(owners)) {
     for (const JsonValue& owner : owners->GetArray()) {
       const std::string_view kind = stringMember(&owner, "kind");
       if (kind == "DaemonSet" || kind == "Node") return true;

@@ -47,9 +47,9 @@ TEST(E2eInstall, WebhooksAreTheBasesCallingTheLocalAiadmitWithItsCaBundle) {
         ASSERT_TRUE(shipped.count(name));
         ++seen;
         const json& base = shipped.at(name);
-        const std::string path = name == "profiles.validate.aiadmit.dev" ? "/validate-profiles"
-                                 : std::string(kind).rfind("mutating", 0) == 0 ? "/mutate"
-                                                                               : "/validate";
+        // The path the base's Service reference names.
+        const std::string path = base["clientConfig"]["service"].value("path", "");
+        EXPECT_FALSE(path.empty());
         EXPECT_EQ(stored["clientConfig"].value("url", ""), address + path);
         EXPECT_FALSE(stored["clientConfig"].contains("service"));
         EXPECT_EQ(stored["clientConfig"].value("caBundle", ""), caBundle);

@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -59,6 +61,57 @@ struct AdmissionCase {
   std::string username = "alice";  // request.userInfo.username; "" for none
 };
 
+// Identities of controllers.yaml's list, as the e2e control plane runs them
+// (kube-controller-manager with --use-service-account-credentials).
+inline constexpr const char* kReplicaSetController =
+    "system:serviceaccount:kube-system:replicaset-controller";
+inline constexpr const char* kJobController = "system:serviceaccount:kube-system:job-controller";
+inline constexpr const char* kDaemonSetController =
+    "system:serviceaccount:kube-system:daemon-set-controller";
+inline constexpr const char* kTrainingOperator = "system:serviceaccount:kubeflow:training-operator";
+inline constexpr const char* kJobSetController =
+    "system:serviceaccount:jobset-system:jobset-controller-manager";
+inline constexpr const char* kLwsController =
+    "system:serviceaccount:lws-system:lws-controller-manager";
+inline constexpr const char* kKserveController =
+    "system:serviceaccount:kserve:kserve-controller-manager";
+inline constexpr const char* kKueue = "system:serviceaccount:kueue-system:kueue-controller-manager";
+
+// controllers.yaml's list: kind → group → the identities that control it.
+// Its value is a CEL map, which is JSON but for single quotes and trailing
+// commas.
+using ControllerList = std::map<std::string, std::map<std::string, std::vector<std::string>>>;
+inline ControllerList controllerList() {
+  std::vector<ManifestDocument> documents;
+  std::string error;
+  EXPECT_TRUE(
+      parseManifests(readFile(manifestsDir() + "/base/controllers.yaml"), documents, &error))
+      << error;
+  ControllerList list;
+  if (documents.size() != 1) return list;
+  std::string text(stringMember(member(documents[0].json.get(), "data"), "controllers"));
+  std::replace(text.begin(), text.end(), '\'', '"');
+  text = std::regex_replace(text, std::regex(R"(,(\s*[\]}]))"), "$1");
+  const auto map = parseJson(text);
+  EXPECT_TRUE(isObject(map.get())) << text;
+  if (!isObject(map.get())) return list;
+  for (auto kind = map->MemberBegin(); kind != map->MemberEnd(); ++kind) {
+    for (auto group = kind->value.MemberBegin(); group != kind->value.MemberEnd(); ++group) {
+      auto& identities = list[kind->name.GetString()][group->name.GetString()];
+      for (const JsonValue& identity : group->value.GetArray()) {
+        identities.emplace_back(identity.GetString());
+      }
+    }
+  }
+  return list;
+}
+
+// `admission` as `username` asks for it.
+inline AdmissionCase by(std::string username, AdmissionCase admission) {
+  admission.username = std::move(username);
+  return admission;
+}
+
 inline std::string jsonString(std::string_view text) {
   JsonDocument doc;
   JsonValue value(text.data(), static_cast<rapidjson::SizeType>(text.size()), doc.GetAllocator());
@@ -93,8 +146,10 @@ inline std::map<std::string, std::map<std::string, std::string>> evaluateMatchin
         R"({"id":)" + jsonString(c.id) + R"(,"namespaceLabels":)" + labels +
         R"(,"request":{"uid":"u","resource":{"group":)" + jsonString(resource.group) +
         R"(,"version":)" + jsonString(resource.version) + R"(,"resource":)" +
-        jsonString(resource.resource) + R"(},"subResource":)" + jsonString(c.subResource) +
-        R"(,"operation":)" + jsonString(c.operation) +
+        jsonString(resource.resource) + R"(},"kind":{"group":)" + jsonString(resource.group) +
+        R"(,"version":)" + jsonString(resource.version) + R"(,"kind":)" +
+        jsonString(stringMember(object.get(), "kind")) + R"(},"subResource":)" +
+        jsonString(c.subResource) + R"(,"operation":)" + jsonString(c.operation) +
         (c.clusterScoped ? std::string()
                          : R"(,"namespace":)" +
                                jsonString(c.namespaceLabels.at("kubernetes.io/metadata.name"))) +

@@ -3,8 +3,10 @@
 // object aiadmit acts on is sent, compared with what the real server does
 // with it, and what aiadmit has no reason to see is left out; operators'
 // kinds are always sent, and an operator's Jobs, StatefulSets and
-// Deployments go to the controlled mutating webhook. Who asks decides
-// between the applied and reconciled tiers: reconciled_tier_test.cpp.
+// Deployments go to the controlled mutating webhook when their operator
+// makes them. Who asks decides between the applied and reconciled tiers
+// (reconciled_tier_test.cpp) and whether an owner is believed
+// (controllers_list_test.cpp).
 #include <gtest/gtest.h>
 
 #include <map>
@@ -59,8 +61,10 @@ TEST(MatchConditions, MatchConditionsSendEveryObjectAiadmitActsOn) {
   std::map<std::string, std::pair<bool, bool>> acts;  // id → (mutate acts, validate acts)
   auto addCase = [&](AdmissionCase c) {
     const std::string review = makeReview(c.object, c.operation, c.id, c.oldObject, "team-a");
-    const HttpResponse mutated = server.post("/mutate", review);
-    const HttpResponse validated = server.post("/validate", review);
+    // The path its tier calls: the controller's, or the applied one.
+    const std::string path = c.id.find(" pod of ") != std::string::npos ? "" : "/applied";
+    const HttpResponse mutated = server.post(path + "/mutate", review);
+    const HttpResponse validated = server.post(path + "/validate", review);
     ASSERT_EQ(mutated.status, 200) << c.id << mutated.body;
     ASSERT_EQ(validated.status, 200) << c.id << validated.body;
     acts[c.id] = {mutateActs(parseReviewResponse(mutated.body)),
@@ -80,9 +84,10 @@ TEST(MatchConditions, MatchConditionsSendEveryObjectAiadmitActsOn) {
     // Its Pods: made by a built-in controller, or by an operator. An
     // operator's own Pods come from templates at its kind's paths.
     if (object.kind == "Pod" || !isKubernetesKind(resource)) continue;
-    addCase(
-        {id + " pod of an operator", podFromTemplate(*parsed, "kubeflow.org/v1", "PyTorchJob")});
-    addCase({id + " pod of a ReplicaSet", podFromTemplate(*parsed, "apps/v1", "ReplicaSet")});
+    addCase(by(kTrainingOperator, {id + " pod of an operator",
+                                   podFromTemplate(*parsed, "kubeflow.org/v1", "PyTorchJob")}));
+    addCase(by(kReplicaSetController,
+               {id + " pod of a ReplicaSet", podFromTemplate(*parsed, "apps/v1", "ReplicaSet")}));
   }
   ASSERT_GE(workloads, 10);
 
@@ -211,17 +216,20 @@ TEST(MatchConditions, MatchConditionsSkipWhatAiadmitHasNoReasonToSee) {
                 gpuPod(
                     R"(,"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"c","uid":"1"}])")},
                "CSSCSS"},
-              {{"pod of a ReplicaSet", gpuPod(kReplicaSetOwner)}, "SSCSSS"},
-              {{"pod of an operator", gpuPod(kOperatorOwner)}, "SSCSSC"},
-              {{"plain pod of an operator", plainPod(kOperatorOwner)}, "SSSSSS"},
-              {{"pod of a DaemonSet aimed at GPU nodes",
-                plainPod(
-                    R"(,"ownerReferences":[{"apiVersion":"apps/v1","kind":"DaemonSet","name":"ds","uid":"1","controller":true}])",
-                    aiPool)},
+              {by(kReplicaSetController, {"pod of a ReplicaSet", gpuPod(kReplicaSetOwner)}),
+               "SSCSSS"},
+              {by(kTrainingOperator, {"pod of an operator", gpuPod(kOperatorOwner)}), "SSCSSC"},
+              {by(kTrainingOperator, {"plain pod of an operator", plainPod(kOperatorOwner)}),
                "SSSSSS"},
-              {{"pod of a ReplicaSet, updated",
-                gpuPod(kReplicaSetOwner, R"(,"activeDeadlineSeconds":5)"), gpuPod(kReplicaSetOwner),
-                "UPDATE"},
+              {by(kDaemonSetController,
+                  {"pod of a DaemonSet aimed at GPU nodes",
+                   plainPod(
+                       R"(,"ownerReferences":[{"apiVersion":"apps/v1","kind":"DaemonSet","name":"ds","uid":"1","controller":true}])",
+                       aiPool)}),
+               "SSSSSS"},
+              {by(kReplicaSetController, {"pod of a ReplicaSet, updated",
+                                          gpuPod(kReplicaSetOwner, R"(,"activeDeadlineSeconds":5)"),
+                                          gpuPod(kReplicaSetOwner), "UPDATE"}),
                "SSSSSS"},
               {{"pod spec updated", gpuPod("", R"(,"activeDeadlineSeconds":5)"), gpuPod(),
                 "UPDATE"},
@@ -230,17 +238,20 @@ TEST(MatchConditions, MatchConditionsSkipWhatAiadmitHasNoReasonToSee) {
                 namespaceNamed("team-a", "true"), "status"},
                "SSSSSS"},
               {{"gpu deployment", gpuDeployment()}, "CSSCSS"},
-              {{"replicaset of a deployment",
-                R"({"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"rs","ownerReferences":[{"apiVersion":"apps/v1","kind":"Deployment","name":"d","uid":"1","controller":true}]},)"
-                R"("spec":{"template":{"spec":{"containers":[{"name":"m","resources":{"limits":{"nvidia.com/gpu":"1"}}}]}}}})"},
+              {by("system:serviceaccount:kube-system:deployment-controller",
+                  {"replicaset of a deployment",
+                   R"({"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"rs","ownerReferences":[{"apiVersion":"apps/v1","kind":"Deployment","name":"d","uid":"1","controller":true}]},)"
+                   R"("spec":{"template":{"spec":{"containers":[{"name":"m","resources":{"limits":{"nvidia.com/gpu":"1"}}}]}}}})"}),
                "SSSSSS"},
-              {{"job of a cronjob",
-                R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j","ownerReferences":[{"apiVersion":"batch/v1","kind":"CronJob","name":"c","uid":"1","controller":true}]},)"
-                R"("spec":{"template":{"spec":{"containers":[{"name":"m","resources":{"limits":{"nvidia.com/gpu":"1"}}}]}}}})"},
+              {by("system:serviceaccount:kube-system:cronjob-controller",
+                  {"job of a cronjob",
+                   R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j","ownerReferences":[{"apiVersion":"batch/v1","kind":"CronJob","name":"c","uid":"1","controller":true}]},)"
+                   R"("spec":{"template":{"spec":{"containers":[{"name":"m","resources":{"limits":{"nvidia.com/gpu":"1"}}}]}}}})"}),
                "SSSSSS"},
-              {{"deployment of an operator",
-                R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d","ownerReferences":[{"apiVersion":"serving.kserve.io/v1beta1","kind":"InferenceService","name":"i","uid":"1","controller":true}]},)"
-                R"("spec":{"template":{"spec":{"containers":[{"name":"m","resources":{"limits":{"nvidia.com/gpu":"1"}}}]}}}})"},
+              {by(kKserveController,
+                  {"deployment of an operator",
+                   R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d","ownerReferences":[{"apiVersion":"serving.kserve.io/v1beta1","kind":"InferenceService","name":"i","uid":"1","controller":true}]},)"
+                   R"("spec":{"template":{"spec":{"containers":[{"name":"m","resources":{"limits":{"nvidia.com/gpu":"1"}}}]}}}})"}),
                "SSCSSC"},
               {{"deployment applied again unchanged", gpuDeployment(), gpuDeployment(), "UPDATE"},
                "SSSSSS"},
@@ -371,8 +382,9 @@ TEST(MatchConditions, OperatorsKindsAreSentAndWhatOperatorsMakeIsMutatedBeforeIt
       {{"rayjob given a profile", rayJob(R"(,"annotations":{"aiadmit.dev/profile":"x"})", "p"),
         rayJob("", "p"), "UPDATE"},
        "CSSCSS"},
-      {{"raycluster of a rayjob",
-        R"({"apiVersion":"ray.io/v1","kind":"RayCluster","metadata":{"name":"c","ownerReferences":[{"apiVersion":"ray.io/v1","kind":"RayJob","name":"r","uid":"1","controller":true}]},"spec":{}})"},
+      {by("system:serviceaccount:default:kuberay-operator",
+          {"raycluster of a rayjob",
+           R"({"apiVersion":"ray.io/v1","kind":"RayCluster","metadata":{"name":"c","ownerReferences":[{"apiVersion":"ray.io/v1","kind":"RayJob","name":"r","uid":"1","controller":true}]},"spec":{}})"}),
        "SSSSSS"},
       {{"cluster training runtime opted in",
         runtime + R"(,"labels":{"aiadmit.dev/enabled":"true"})" + runtimeSpec,
@@ -393,40 +405,46 @@ TEST(MatchConditions, OperatorsKindsAreSentAndWhatOperatorsMakeIsMutatedBeforeIt
         true},
        "SSSSSS"},
       // What operators make: mutated, then validated.
-      {{"gpu job of a jobset", ownedWorkload("batch/v1", "Job", kJobSetOwner, kGpuContainer)},
+      {by(kJobSetController,
+          {"gpu job of a jobset", ownedWorkload("batch/v1", "Job", kJobSetOwner, kGpuContainer)}),
        "SSCSSC"},
-      {{"cpu-only job of a jobset", ownedWorkload("batch/v1", "Job", kJobSetOwner, kCpuContainer)},
+      {by(kJobSetController, {"cpu-only job of a jobset",
+                              ownedWorkload("batch/v1", "Job", kJobSetOwner, kCpuContainer)}),
        "SSSSSS"},
-      {{"gpu statefulset of a leaderworkerset",
-        ownedWorkload("apps/v1", "StatefulSet", kLeaderWorkerSetOwner, kGpuContainer)},
+      {by(kLwsController,
+          {"gpu statefulset of a leaderworkerset",
+           ownedWorkload("apps/v1", "StatefulSet", kLeaderWorkerSetOwner, kGpuContainer)}),
        "SSCSSC"},
-      // The operator's own update (its desired spec) reaches no webhook:
-      // controlled.validate takes only what controlled.mutate takes.
-      {{"gpu statefulset of a leaderworkerset, updated",
+      // A person's edit of what an operator made is a person's update.
+      {{"gpu statefulset of a leaderworkerset, updated by a person",
         ownedWorkload("apps/v1", "StatefulSet", kLeaderWorkerSetOwner, kGpuContainer),
         ownedWorkload("apps/v1", "StatefulSet", kLeaderWorkerSetOwner, kCpuContainer), "UPDATE"},
-       "SSSSSS"},
+       "CSSCSS"},
       {{"gpu statefulset of a leaderworkerset, updated by its operator",
         ownedWorkload("apps/v1", "StatefulSet", kLeaderWorkerSetOwner, kGpuContainer),
         ownedWorkload("apps/v1", "StatefulSet", kLeaderWorkerSetOwner, kCpuContainer), "UPDATE",
-        namespaceNamed("team-a", "true"), "", false,
-        "system:serviceaccount:lws-system:lws-controller-manager"},
+        namespaceNamed("team-a", "true"), "", false, kLwsController},
        "SSSSSS"},
-      {{"gpu job of a cronjob",
-        ownedWorkload("batch/v1", "Job", R"("apiVersion":"batch/v1","kind":"CronJob")",
-                      kGpuContainer)},
+      {by("system:serviceaccount:kube-system:cronjob-controller",
+          {"gpu job of a cronjob",
+           ownedWorkload("batch/v1", "Job", R"("apiVersion":"batch/v1","kind":"CronJob")",
+                         kGpuContainer)}),
        "SSSSSS"},
-      {{"gpu replicaset of a deployment",
-        ownedWorkload("apps/v1", "ReplicaSet", R"("apiVersion":"apps/v1","kind":"Deployment")",
-                      kGpuContainer)},
+      {by("system:serviceaccount:kube-system:deployment-controller",
+          {"gpu replicaset of a deployment",
+           ownedWorkload("apps/v1", "ReplicaSet", R"("apiVersion":"apps/v1","kind":"Deployment")",
+                         kGpuContainer)}),
        "SSSSSS"},
-      {{"gpu replicaset of a rollout controller",
-        ownedWorkload("apps/v1", "ReplicaSet",
-                      R"("apiVersion":"argoproj.io/v1alpha1","kind":"Rollout")", kGpuContainer)},
+      {by("system:serviceaccount:argo-rollouts:argo-rollouts",
+          {"gpu replicaset of a rollout controller",
+           ownedWorkload("apps/v1", "ReplicaSet",
+                         R"("apiVersion":"argoproj.io/v1alpha1","kind":"Rollout")",
+                         kGpuContainer)}),
        "SSSSSS"},
-      {{"gpu pod of a jobset's job",
-        gpuPod(
-            R"(,"ownerReferences":[{"apiVersion":"batch/v1","kind":"Job","name":"j","uid":"1","controller":true}])")},
+      {by(kJobController,
+          {"gpu pod of a jobset's job",
+           gpuPod(
+               R"(,"ownerReferences":[{"apiVersion":"batch/v1","kind":"Job","name":"j","uid":"1","controller":true}])")}),
        "SSCSSS"},
       {{"cpu-only deployment", ownedWorkload("apps/v1", "Deployment", "", kCpuContainer)},
        "SSSSSS"},
@@ -435,9 +453,9 @@ TEST(MatchConditions, OperatorsKindsAreSentAndWhatOperatorsMakeIsMutatedBeforeIt
 }
 
 // ResourceClaims and ResourceClaimTemplates a person applies reach
-// applied.validate, at every version; a claim the resourceclaim controller
-// makes for a Pod (its controlling owner) does not, nor does any webhook
-// that mutates.
+// applied.validate, at every version, even one that names a Pod as its
+// owner; a claim the resourceclaim controller makes for a Pod (its
+// controlling owner) does not, nor does any webhook that mutates.
 TEST(MatchConditions, ClaimObjectsAppliedAreSentToValidationOnly) {
   const Rendered base = render(manifestsDir() + "/base");
   const std::string spec = R"({"spec":{"devices":{"requests":[{"name":"gpu","exactly":)"
@@ -453,7 +471,14 @@ TEST(MatchConditions, ClaimObjectsAppliedAreSentToValidationOnly) {
        R"({"apiVersion":"resource.k8s.io/v1beta1","kind":"ResourceClaim","metadata":)"
        R"({"name":"c","namespace":"team-a"},"spec":)" +
            claimSpec + "}"},
-      {"claim of a pod",
+      by("system:serviceaccount:kube-system:resource-claim-controller",
+         {"claim of a pod",
+          R"({"apiVersion":"resource.k8s.io/v1beta2","kind":"ResourceClaim","metadata":)"
+          R"({"name":"p-gpu","namespace":"team-a","ownerReferences":[{"apiVersion":"v1",)"
+          R"("kind":"Pod","name":"p","uid":"1","controller":true}]},"spec":)" +
+              claimSpec + "}"}),
+      // A person's claim that names a Pod as its owner is a person's claim.
+      {"claim naming a pod, by a person",
        R"({"apiVersion":"resource.k8s.io/v1beta2","kind":"ResourceClaim","metadata":)"
        R"({"name":"p-gpu","namespace":"team-a","ownerReferences":[{"apiVersion":"v1",)"
        R"("kind":"Pod","name":"p","uid":"1","controller":true}]},"spec":)" +

@@ -1,10 +1,12 @@
 // Who may be blocked while aiadmit is down. The Fail tier (applied.*) takes
-// every CREATE of an object no controller owns, by anyone, and the UPDATEs
-// of users that are not a system: identity; an UPDATE by a Kubernetes
-// component or a service account (Kueue toggling spec.suspend, an
-// autoscaler setting replicas, a GitOps controller's sync) goes to the
-// reconciled tier instead, which fails open and, while aiadmit is up, is
-// called for exactly what applied.* would be called for. Evaluated as
+// every CREATE of an object that is not its controller's, by anyone, and
+// every UPDATE but a controller's; an UPDATE by an identity that
+// controllers.yaml gives for the object's kind (Kueue toggling a Job's
+// spec.suspend, a built-in controller) goes to the reconciled tier instead,
+// which fails open and, while aiadmit is up, is called for exactly what
+// applied.* would be called for. Any other identity (a GitOps controller,
+// an autoscaler in a team's namespace, any service account) is judged as a
+// person: a name beginning with system: is no credential. Evaluated as
 // kube-apiserver evaluates the matchConditions (admission_matching.h).
 #include <gtest/gtest.h>
 
@@ -20,8 +22,6 @@ namespace {
 
 using namespace install;
 
-constexpr const char* kKueue = "system:serviceaccount:kueue-system:kueue-controller-manager";
-
 // `objectJson` with the label `key`=`value` set.
 std::string withLabel(const std::string& objectJson, const char* key, const char* value) {
   const auto doc = parseJson(objectJson);
@@ -36,27 +36,33 @@ std::string withLabel(const std::string& objectJson, const char* key, const char
   return toJson(*doc);
 }
 
-// Every object of the corpus, created and relabelled, by a person and by a
-// service account: the applied webhook a person's request reaches is the
-// one a CREATE by anyone reaches, and the reconciled one is what a service
-// account's UPDATE reaches instead, never both.
-TEST(ReconciledTier, AServiceAccountsUpdateReachesReconciledExactlyWhereAPersonsReachesApplied) {
+// Every object of the corpus, created and relabelled, by a person, by a
+// controller of its kind and by another service account: the applied
+// webhook a person's request reaches is the one a CREATE by anyone and the
+// other account's UPDATE reach, and the reconciled one is what the
+// controller's UPDATE reaches instead, never both.
+TEST(ReconciledTier, AControllersUpdateReachesReconciledExactlyWhereAPersonsReachesApplied) {
   const Rendered base = render(manifestsDir() + "/base");
+  const ControllerList controllers = controllerList();
+  const std::string gitOps = "system:serviceaccount:argocd:argocd-application-controller";
   std::vector<AdmissionCase> cases;
   std::vector<std::string> ids;
   for (const CorpusObject& object : corpusObjects()) {
     const auto parsed = parseJson(object.json);
-    if (resourceOf(parsed.get()).resource == "others") continue;
+    const Resource resource = resourceOf(parsed.get());
+    if (resource.resource == "others") continue;
+    const auto kind = controllers.find(object.kind);
+    if (kind == controllers.end() || !kind->second.count(resource.group)) continue;
+    const std::string controller = kind->second.at(resource.group).back();
     const std::string id = object.file + "#" + std::to_string(object.index);
     const std::string relabelled = withLabel(object.json, "team", "b");
     const std::string old = withLabel(object.json, "team", "a");
     ids.push_back(id);
     cases.push_back({id + " created by a person", object.json});
-    cases.push_back({id + " created by a service account", object.json});
-    cases.back().username = kKueue;
+    cases.push_back(by(controller, {id + " created by its controller", object.json}));
     cases.push_back({id + " updated by a person", relabelled, old, "UPDATE"});
-    cases.push_back({id + " updated by a service account", relabelled, old, "UPDATE"});
-    cases.back().username = kKueue;
+    cases.push_back(by(controller, {id + " updated by its controller", relabelled, old, "UPDATE"}));
+    cases.push_back(by(gitOps, {id + " updated by another account", relabelled, old, "UPDATE"}));
   }
   ASSERT_GE(ids.size(), 10u);
   const auto outcomes = evaluateMatching(base, cases);
@@ -64,19 +70,22 @@ TEST(ReconciledTier, AServiceAccountsUpdateReachesReconciledExactlyWhereAPersons
   for (const std::string& id : ids) {
     SCOPED_TRACE(id);
     const auto& personCreates = outcomes.at(id + " created by a person");
-    const auto& accountCreates = outcomes.at(id + " created by a service account");
+    const auto& controllerCreates = outcomes.at(id + " created by its controller");
     const auto& personUpdates = outcomes.at(id + " updated by a person");
-    const auto& accountUpdates = outcomes.at(id + " updated by a service account");
+    const auto& controllerUpdates = outcomes.at(id + " updated by its controller");
+    const auto& otherUpdates = outcomes.at(id + " updated by another account");
     for (const auto& [applied, reconciled] :
          {std::pair{kAppliedMutate, kReconciledMutate}, {kAppliedValidate, kReconciledValidate}}) {
       // A CREATE is the Fail tier's, whoever makes it.
-      EXPECT_EQ(accountCreates.at(applied), personCreates.at(applied)) << applied;
+      EXPECT_EQ(controllerCreates.at(applied), personCreates.at(applied)) << applied;
       EXPECT_EQ(personCreates.at(reconciled), "skip");
-      EXPECT_EQ(accountCreates.at(reconciled), "skip");
-      // An UPDATE: a person's in the Fail tier, a service account's out of it.
+      EXPECT_EQ(controllerCreates.at(reconciled), "skip");
+      // An UPDATE: a person's and another account's in the Fail tier, the
+      // controller's out of it.
       EXPECT_EQ(personUpdates.at(reconciled), "skip");
-      EXPECT_EQ(accountUpdates.at(applied), "skip");
-      EXPECT_EQ(accountUpdates.at(reconciled), personUpdates.at(applied)) << reconciled;
+      EXPECT_EQ(otherUpdates, personUpdates);
+      EXPECT_EQ(controllerUpdates.at(applied), "skip");
+      EXPECT_EQ(controllerUpdates.at(reconciled), personUpdates.at(applied)) << reconciled;
       updatesSent += personUpdates.at(applied) == "call" ? 1 : 0;
     }
   }
@@ -127,14 +136,10 @@ std::string gpuPod(std::string_view specExtra = "") {
          std::string(kGpuContainer) + "]" + std::string(specExtra) + "}}";
 }
 
-AdmissionCase by(std::string username, AdmissionCase admission) {
-  admission.username = std::move(username);
-  return admission;
-}
-
 // In the order applied.mutate, reconciled.mutate, controlled.mutate,
 // applied.validate, reconciled.validate, controlled.validate: C call, S skip.
-TEST(ReconciledTier, ControllersUpdatesGoToTheIgnoreTierAndPeoplesAndEveryCreateToTheFailTier) {
+TEST(ReconciledTier,
+     ControllersUpdatesGoToTheIgnoreTierAndEveryoneElsesAndEveryCreateToTheFailTier) {
   const std::string autoscaler = "system:serviceaccount:team-a:rc-autoscaler";
   const std::string argo = "system:serviceaccount:argocd:argocd-application-controller";
   const std::string jobOfJobSet =
@@ -153,16 +158,38 @@ TEST(ReconciledTier, ControllersUpdatesGoToTheIgnoreTierAndPeoplesAndEveryCreate
       {by("System:serviceaccount:a:b",
           {"update by an upper-case name", gpuDeployment(3), gpuDeployment(1), "UPDATE"}),
        "CSSCSS"},
+      // A service account or a component is no controller of the kind
+      // because of its name: it is judged as a person.
+      {by(autoscaler,
+          {"raycluster workers scaled by the autoscaler", rayCluster(4), rayCluster(1), "UPDATE"}),
+       "CSSCSS"},
+      {by(argo, {"deployment synced by a gitops controller", gpuDeployment(3), gpuDeployment(1),
+                 "UPDATE"}),
+       "CSSCSS"},
+      {by("system:serviceaccount:team-a:default",
+          {"job unsuspended by a team's account", gpuJob(false), gpuJob(true), "UPDATE"}),
+       "CSSCSS"},
+      {by("system:serviceaccount:kube-system:job-controller",
+          {"deployment scaled by the controller of another kind", gpuDeployment(3),
+           gpuDeployment(1), "UPDATE"}),
+       "CSSCSS"},
+      {by(kKueue,
+          {"cronjob updated by kueue, which does not control cronjobs",
+           R"({"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"c"},"spec":{"schedule":"@hourly","jobTemplate":{"spec":{"template":{"spec":{"restartPolicy":"Never","containers":[)" +
+               std::string(kGpuContainer) + "]}}}}}}",
+           R"({"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"c"},"spec":{"schedule":"@daily","jobTemplate":{"spec":{"template":{"spec":{"restartPolicy":"Never","containers":[)" +
+               std::string(kGpuContainer) + "]}}}}}}",
+           "UPDATE"}),
+       "CSSCSS"},
       // The reconciled tier's: what controllers and components update.
       {by(kKueue, {"job unsuspended by kueue", gpuJob(false), gpuJob(true), "UPDATE"}), "SCSSCS"},
       {by(kKueue, {"job suspended by kueue", gpuJob(true), gpuJob(false), "UPDATE"}), "SCSSCS"},
       {by(kKueue, {"jobset unsuspended by kueue", jobSet(false), jobSet(true), "UPDATE"}),
        "SCSSCS"},
-      {by(autoscaler,
-          {"raycluster workers scaled by the autoscaler", rayCluster(4), rayCluster(1), "UPDATE"}),
+      {by(kKueue, {"deployment scaled by kueue", gpuDeployment(3), gpuDeployment(1), "UPDATE"}),
        "SCSSCS"},
-      {by(argo, {"deployment synced by a gitops controller", gpuDeployment(3), gpuDeployment(1),
-                 "UPDATE"}),
+      {by("system:serviceaccount:kube-system:deployment-controller",
+          {"deployment updated by its controller", gpuDeployment(3), gpuDeployment(1), "UPDATE"}),
        "SCSSCS"},
       {by("system:kube-controller-manager",
           {"deployment updated by a component", gpuDeployment(3), gpuDeployment(1), "UPDATE"}),
@@ -173,6 +200,9 @@ TEST(ReconciledTier, ControllersUpdatesGoToTheIgnoreTierAndPeoplesAndEveryCreate
        "SSSCSS"},
       {by("system:node:gpu-node-1", {"pod spec updated by its node",
                                      gpuPod(R"(,"activeDeadlineSeconds":5)"), gpuPod(), "UPDATE"}),
+       "SSSCSS"},
+      {by(kKueue, {"pod spec updated by kueue", gpuPod(R"(,"activeDeadlineSeconds":5)"), gpuPod(),
+                   "UPDATE"}),
        "SSSSCS"},
       // What neither tier has a reason to see, whoever asks.
       {by(kKueue, {"job status-only update by kueue", gpuJob(true), gpuJob(true), "UPDATE"}),

@@ -23,8 +23,9 @@ namespace {
 constexpr const char* kServeHelp =
     R"(Usage: aiadmit serve --profiles DIR --tls-cert FILE --tls-key FILE [options]
 
-Runs the admission webhook over HTTPS: POST /mutate, POST /validate,
-POST /validate-profiles (the profiles ConfigMap's own check), GET /healthz,
+Runs the admission webhook over HTTPS: POST /mutate, POST /validate (and
+/applied/mutate, /applied/validate, which judge the object as a person's
+whatever owner it names), POST /validate-profiles (the profiles ConfigMap's own check), GET /healthz,
 GET /readyz, GET /metrics. With --metrics-listen, also GET /metrics,
 /healthz and /readyz over plain HTTP on a port of their own.
 

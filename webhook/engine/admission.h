@@ -24,6 +24,12 @@ struct AdmissionSubject {
   std::string_view namespaceName;
   std::string_view subResource;
   Operation operation = Operation::Create;
+  // Whether the object's controlling ownerReference may be believed. The
+  // API server calls the controller's paths (/mutate, /validate) only when
+  // the request comes from an identity that controls the owner's kind (the
+  // install's list of controllers); on the applied paths the owner may be
+  // one anyone wrote, and the object is judged as a person's.
+  bool ownerTrusted = true;
 
   // An object read from a file, as a CREATE in `namespaceName`: its group,
   // version and kind from its own apiVersion and kind.

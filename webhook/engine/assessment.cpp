@@ -75,7 +75,7 @@ bool madeByTableKind(const JsonValue& object, const WorkloadTypeTable& table) {
 Assessment assess(const JsonValue& object, const AdmissionSubject& subject,
                   const ProfileSet& profiles, const ClusterView* cluster) {
   Assessment assessment;
-  assessment.madeByController = madeByController(object);
+  assessment.madeByController = subject.ownerTrusted && madeByController(object);
   assessment.type = workloadTypeOf(subject, profiles.workloadTypes());
   if (assessment.type == nullptr) return assessment;
   assessment.resolution = resolveTemplates(*assessment.type, object);

@@ -28,8 +28,9 @@ struct Assessment {
   // The accelerator the workload asks for, which places it in its vendor's pool.
   AcceleratorAsk ask;
   ProfileSelection selection;  // empty for objects that are not AI workloads
-  // A controller made the object (madeByController): it is judged and
-  // mutated as its controller's, not as a workload of its own.
+  // A controller made the object (madeByController, with an owner the
+  // subject believes): it is judged and mutated as its controller's, not as
+  // a workload of its own.
   bool madeByController = false;
   // The controller that made it is a kind of the table, and neither the
   // object nor its templates carry any aiadmit annotation: aiadmit never

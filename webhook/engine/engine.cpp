@@ -20,6 +20,15 @@ std::string_view endpointName(Endpoint endpoint) {
   return endpoint == Endpoint::Mutate ? "mutate" : "validate";
 }
 
+std::optional<AdmissionRoute> admissionRoute(std::string_view path) {
+  constexpr std::string_view kApplied = "/applied";
+  const bool applied = path.starts_with(kApplied);
+  if (applied) path.remove_prefix(kApplied.size());
+  if (path == "/mutate") return AdmissionRoute{Endpoint::Mutate, !applied};
+  if (path == "/validate") return AdmissionRoute{Endpoint::Validate, !applied};
+  return std::nullopt;
+}
+
 Engine::Engine(std::shared_ptr<const ProfileSet> profiles, RuleAction enforcement)
     : profiles_(std::move(profiles)), enforcement_(enforcement) {}
 
@@ -646,17 +655,19 @@ AdmissionOutcome Engine::validate(const AdmissionSubject& subject, Evaluation* e
   return outcome;
 }
 
-ReviewAnswer answerReview(const Engine& engine, Endpoint endpoint, std::string_view body,
+ReviewAnswer answerReview(const Engine& engine, AdmissionRoute route, std::string_view body,
                           const ClusterAnswers* answers) {
   return answerDecoded(body, [&](const AdmissionRequest& request, Evaluation& evaluation) {
-    if (endpoint == Endpoint::Mutate) {
+    AdmissionSubject subject = request.subject;
+    subject.ownerTrusted = route.ownerTrusted;
+    if (route.endpoint == Endpoint::Mutate) {
       // The copy lives in the request's memory, as long as the request.
-      AdmissionOutcome outcome = engine.mutate(request.subject, &evaluation, nullptr, answers,
+      AdmissionOutcome outcome = engine.mutate(subject, &evaluation, nullptr, answers,
                                                &request.memory.memory().documentAllocator());
       outcome.setAuditAnnotations(mutationAuditAnnotations(evaluation));
       return outcome;
     }
-    AdmissionOutcome outcome = engine.validate(request.subject, &evaluation, answers);
+    AdmissionOutcome outcome = engine.validate(subject, &evaluation, answers);
     outcome.setAuditAnnotations(validationAuditAnnotations(evaluation, engine.enforcement()));
     return outcome;
   });

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -66,6 +67,19 @@ struct Evaluation {
 
 enum class Endpoint { Mutate, Validate };
 std::string_view endpointName(Endpoint endpoint);
+
+// An admission path: what it does, and whether the object's controlling
+// ownerReference is believed (AdmissionSubject::ownerTrusted). The API
+// server calls /mutate and /validate for the objects of a controller whose
+// identity the install lists for the owner's kind, and the applied paths,
+// /applied/mutate and /applied/validate, for everything else, whatever
+// owner it names: there it is judged as a person's object.
+struct AdmissionRoute {
+  Endpoint endpoint = Endpoint::Mutate;
+  bool ownerTrusted = true;
+};
+// The route of an HTTP path; none for a path that is no admission review's.
+std::optional<AdmissionRoute> admissionRoute(std::string_view path);
 
 class Engine {
  public:
@@ -147,8 +161,13 @@ struct ReviewAnswer {
   Evaluation evaluation;
 };
 
-ReviewAnswer answerReview(const Engine& engine, Endpoint endpoint, std::string_view body,
+ReviewAnswer answerReview(const Engine& engine, AdmissionRoute route, std::string_view body,
                           const ClusterAnswers* answers = nullptr);
+// The controller's paths (/mutate, /validate): the owner is believed.
+inline ReviewAnswer answerReview(const Engine& engine, Endpoint endpoint, std::string_view body,
+                                 const ClusterAnswers* answers = nullptr) {
+  return answerReview(engine, AdmissionRoute{endpoint, true}, body, answers);
+}
 
 // The frame every endpoint answers in: the review of `body` decoded (400
 // when it cannot be), `decide(const AdmissionRequest&, Evaluation&)` for its

@@ -72,7 +72,7 @@ constexpr std::chrono::milliseconds kProfilesReviewWait{4000};
 constexpr size_t kMaxProfilesReviewBytes = 4 * 1024 * 1024;
 
 bool isAdmissionPath(std::string_view path) {
-  return path == "/mutate" || path == "/validate" || path == kProfilesPath;
+  return admissionRoute(path).has_value() || path == kProfilesPath;
 }
 
 // How long an answer waits for the API to confirm what the cluster view
@@ -103,8 +103,7 @@ class Endpoints final : public HttpApplication {
       }
       if (!hasJsonBody(request, answer)) return;
       if (request.path == kProfilesPath) return reviewProfiles(request, answer);
-      return admit(request.path == "/mutate" ? Endpoint::Mutate : Endpoint::Validate, request,
-                   answer);
+      return admit(*admissionRoute(request.path), request, answer);
     }
     if (answerOperations(request, metrics_, ready_, answer)) return;
     answer.contentType = "text/plain";
@@ -179,14 +178,14 @@ class Endpoints final : public HttpApplication {
                                 {"status", std::to_string(result.httpStatus)}});
   }
 
-  void admit(Endpoint endpoint, const HttpRequest& request, HttpAnswer& answer) {
-    ReviewAnswer result = answerReview(engine_, endpoint, request.body);
+  void admit(AdmissionRoute route, const HttpRequest& request, HttpAnswer& answer) {
+    ReviewAnswer result = answerReview(engine_, route, request.body);
     if (lookup_ != nullptr && !result.evaluation.toConfirm.empty()) {
-      return confirmThenAnswer(endpoint, std::move(result), request, answer);
+      return confirmThenAnswer(route, std::move(result), request, answer);
     }
     answer.status = result.httpStatus;
     answer.body = std::move(result.body);
-    record(endpoint, result, request.started);
+    record(route.endpoint, result, request.started);
   }
 
   // The answer depends on objects the view lacks, which it may only not have
@@ -195,26 +194,26 @@ class Endpoints final : public HttpApplication {
   // answer again with what it says. Should that not come in time, the answer
   // from the view alone goes, with what a denial rests on counted unknown
   // (a warning, not a refusal).
-  void confirmThenAnswer(Endpoint endpoint, ReviewAnswer result, const HttpRequest& request,
+  void confirmThenAnswer(AdmissionRoute route, ReviewAnswer result, const HttpRequest& request,
                          HttpAnswer& answer) {
     std::vector<ClusterRef> refs = std::move(result.evaluation.toConfirm);
-    if (endpoint == Endpoint::Validate) {
+    if (route.endpoint == Endpoint::Validate) {
       ClusterAnswers unknown;
       for (const ClusterRef& ref : refs) unknown.presence[ref] = Presence::Unknown;
-      result = answerReview(engine_, endpoint, request.body, &unknown);
+      result = answerReview(engine_, route, request.body, &unknown);
     }
     answer.status = result.httpStatus;
     answer.body = std::move(result.body);
     answer.waitAtMost = kConfirmWait;
-    answer.later = [this, endpoint, refs = std::move(refs), body = std::string(request.body),
+    answer.later = [this, route, refs = std::move(refs), body = std::string(request.body),
                     started = request.started](AnswerLater reply) mutable {
-      lookup_->confirm(std::move(refs), [this, endpoint, body = std::move(body), started,
+      lookup_->confirm(std::move(refs), [this, route, body = std::move(body), started,
                                          reply = std::move(reply)](ClusterAnswers answers) {
-        ReviewAnswer confirmed = answerReview(engine_, endpoint, body, &answers);
+        ReviewAnswer confirmed = answerReview(engine_, route, body, &answers);
         HttpAnswer late;
         late.status = confirmed.httpStatus;
         late.body = std::move(confirmed.body);
-        record(endpoint, confirmed, started);
+        record(route.endpoint, confirmed, started);
         reply(std::move(late));
       });
     };
