@@ -183,6 +183,11 @@ TEST(MatchConditions, MatchConditionsSkipWhatAiadmitHasNoReasonToSee) {
               {{"pod aimed at the GPU pool without a GPU", plainPod("", aiPool)}, "SSSCSS"},
               {{"pod with node affinity", plainPod("", R"(,"affinity":{"nodeAffinity":{}})")},
                "SSSCSS"},
+              // Bound by name to a node: AIA007 asks the cluster view whether
+              // the node is one of the GPU pool's.
+              {{"pod bound to a node by name", plainPod("", R"(,"nodeName":"gpu-node-1")")},
+               "SSSCSS"},
+              {{"pod with an empty node name", plainPod("", R"(,"nodeName":"")")}, "SSSSSS"},
               {{"pod tolerating every taint",
                 plainPod("", R"(,"tolerations":[{"operator":"Exists"}])")},
                "SSSCSS"},
