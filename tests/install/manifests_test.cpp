@@ -571,6 +571,57 @@ TEST(Image, FilesStageInstallsEveryLibraryTheBinaryNeeds) {
   EXPECT_GE(libraries, 5);
 }
 
+// The files stage's gathering, run on the built binary into a directory:
+// the binary then runs with no library but those gathered (the loader told
+// to search only there, as it searches the image's /lib in the runtime),
+// and the gathered tree holds no shell.
+TEST(Image, GatheredFilesAloneRunTheBinary) {
+  const std::string files = filesStage(readDockerfile());
+  std::string gather;
+  std::istringstream lines(files);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("RUN ldd ", 0) == 0) gather = line.substr(4);
+  }
+  ASSERT_FALSE(gather.empty()) << files;
+  TempDir dir;
+  const std::string root = dir.file("rootfs");
+  for (size_t at = gather.find("/rootfs"); at != std::string::npos;
+       at = gather.find("/rootfs", at + root.size())) {
+    gather.replace(at, 7, root);
+  }
+  fs::create_directories(root + "/usr/local/bin");
+  fs::copy_file(binaryPath(), root + "/usr/local/bin/aiadmit");
+  fs::create_directories(root + "/usr/local/share/aiadmit");
+  fs::copy(sourceDir() + "/profiles", root + "/usr/local/share/aiadmit/profiles");
+  const CommandResult gathered = runCommand({"bash", "-c", gather});
+  ASSERT_EQ(gathered.exitCode, 0) << gather << "\n" << gathered.err;
+
+  std::string loader, libraryPath;
+  for (const auto& entry : fs::recursive_directory_iterator(root)) {
+    const std::string name = entry.path().filename().string();
+    EXPECT_TRUE(name != "sh" && name != "bash" && name != "dash" && name != "busybox")
+        << entry.path();
+    if (name.rfind("ld-linux", 0) == 0) loader = entry.path().string();
+    if (entry.is_directory() && name.find("-linux-gnu") != std::string::npos) {
+      libraryPath += (libraryPath.empty() ? "" : ":") + entry.path().string();
+    }
+  }
+  ASSERT_FALSE(loader.empty()) << "the dynamic loader is gathered";
+  const CommandResult run =
+      runCommand({"env", "LD_DEBUG=libs", loader, "--inhibit-cache", "--library-path", libraryPath,
+                  root + "/usr/local/bin/aiadmit", "profiles", "lint",
+                  root + "/usr/local/share/aiadmit/profiles"});
+  EXPECT_EQ(run.exitCode, 0) << run.out << run.err.substr(0, 4000);
+  const std::regex initialised(R"(calling init: (\S+))");
+  int libraries = 0;
+  for (auto it = std::sregex_iterator(run.err.begin(), run.err.end(), initialised);
+       it != std::sregex_iterator(); ++it) {
+    ++libraries;
+    EXPECT_EQ((*it)[1].str().rfind(root, 0), 0u) << (*it)[1] << " is not among the gathered files";
+  }
+  EXPECT_GE(libraries, 5);
+}
+
 TEST(Image, RunsAsTheDeploymentsUserAndFindsItsProfiles) {
   const Dockerfile dockerfile = readDockerfile();
   ASSERT_FALSE(dockerfile.stages.empty());
