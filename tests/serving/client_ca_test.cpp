@@ -212,6 +212,34 @@ TEST_F(ClientCa, ProbesNeedNoCertificateAndMetricsDo) {
   EXPECT_EQ(statusOf(apiServer.answer()), 200);
 }
 
+// One CA signs both ends in the install: its serving certificate (server
+// auth only) is no client certificate, while a client certificate of the
+// same CA is.
+TEST(ClientCaPurpose, ServingCertificateOfTheSameCaIsNoClientCertificate) {
+  TempDir dir;
+  const std::string ca = devCertificates().file("ca.crt");
+  const ClientPki apiServer{ca, dir.file("client.crt"), dir.file("client.key")};
+  const CommandResult made =
+      runCommand({"bash", "-c",
+                  "source '" + sourceDir() + "/certs/pki.sh' && pki_new_client_cert '" +
+                      apiServer.keyFile + "' '" + apiServer.certFile + "' '" + ca + "' '" +
+                      devCertificates().file("ca.key") + "' 2 kube-apiserver"});
+  ASSERT_EQ(made.exitCode, 0) << made.err;
+  WebhookServer::Options options;
+  options.extraArgs = {"--client-ca", ca};
+  WebhookServer server(options);
+  const std::string review = gpuPodReview();
+
+  const ClientPki serving{ca, devCertificates().file("tls.crt"), devCertificates().file("tls.key")};
+  Caller impostor(server.port(), &serving);
+  impostor.send(postHeaders("/mutate", review.size()) + review);
+  EXPECT_EQ(statusOf(impostor.answer()), 0) << "refused in the handshake";
+
+  Caller caller(server.port(), &apiServer);
+  ASSERT_TRUE(caller.send(postHeaders("/mutate", review.size()) + review));
+  EXPECT_EQ(statusOf(caller.answer()), 200);
+}
+
 TEST(ClientCaReload, ReplacedCaIsTrustedAndAnUnusableOneKeepsThePrevious) {
   TempDir dir;
   const ClientPki first = makeClientPki(dir, "first");

@@ -111,6 +111,9 @@ bool readClientCa(const std::string& path, Credentials& into, std::string* error
     return false;
   }
   into.clientCa = X509_STORE_new();
+  // Any certificate of the file is an anchor, an intermediate CA too, as
+  // the API server takes its own --client-ca-file.
+  X509_STORE_set_flags(into.clientCa, X509_V_FLAG_PARTIAL_CHAIN);
   into.clientCaNames = sk_X509_NAME_new_null();
   while (X509* ca = PEM_read_X509(in.get(), nullptr, nullptr, nullptr)) {
     X509_STORE_add_cert(into.clientCa, ca);
