@@ -579,6 +579,11 @@ int runServer(const ServerOptions& options) {
     metrics.setClusterView(&clusterView->watcher());
     metrics.setWaitingGauges(clusterView->waitingGauges());
   }
+  if (clusterView && options.clientCaFile.empty()) {
+    // Its answers say whether objects exist in any namespace.
+    logWarn("reviews are answered to any caller; --client-ca keeps them to the API server",
+            {{"cluster_view", "on"}});
+  }
   control.run();
   // A signal from here on waits until the process has exited.
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
