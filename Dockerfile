@@ -1,6 +1,7 @@
 # syntax=docker/dockerfile:1
-# The aiadmit webhook image: built on Debian 12, run on Debian 12 slim as a
-# non-root user, holding the binary and the default profiles only.
+# The aiadmit webhook image: built on Debian 12, run as a non-root user from
+# scratch, holding the binary, the Debian 12 libraries it loads and the
+# default profiles only.
 #
 #   docker build -t REGISTRY/aiadmit:0.1.0 .
 
@@ -22,16 +23,26 @@ RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=Release \
  && strip build/aiadmit \
  && build/aiadmit profiles lint profiles
 
-FROM debian:12-slim
-# The shared libraries the binary links against (with their dependencies).
+# The runtime's files under /rootfs: the binary, the profiles, and the
+# shared libraries the binary loads (the dynamic loader among them), copied
+# from the Debian packages installed here, as ldd resolves them.
+FROM debian:12-slim AS files
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       libcpp-httplib0.11 libspdlog1.10 libyaml-cpp0.7 libssl3 \
  && rm -rf /var/lib/apt/lists/*
-COPY --from=build /src/build/aiadmit /usr/local/bin/aiadmit
+COPY --from=build /src/build/aiadmit /rootfs/usr/local/bin/aiadmit
 # Found by the binary as ../share/aiadmit/profiles; in a cluster the profiles
 # ConfigMap is passed with --profiles instead.
-COPY --from=build /src/profiles/ /usr/local/share/aiadmit/profiles/
+COPY --from=build /src/profiles/ /rootfs/usr/local/share/aiadmit/profiles/
+RUN ldd /rootfs/usr/local/bin/aiadmit | grep -o '/[^ ]*' | sort -u \
+      | xargs -I{} cp --parents --dereference {} /rootfs/ \
+ && /rootfs/usr/local/bin/aiadmit profiles lint /rootfs/usr/local/share/aiadmit/profiles
+
+# No shell, no package manager, no other program: the binary, its libraries
+# and the profiles alone.
+FROM scratch
+COPY --from=files /rootfs/ /
 # Numeric, so that Kubernetes can verify runAsNonRoot.
 USER 65532:65532
 EXPOSE 8443

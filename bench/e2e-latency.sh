@@ -188,6 +188,7 @@ cpu_ticks() {
 apiserver_metrics() { "$KUBECTL" get --raw /metrics >"$1" || fail "kubectl get --raw /metrics failed"; }
 aiadmit_metrics() {
   curl -sf --max-time 10 --cacert "$AIADMIT_E2E_AIADMIT_CA" \
+    --cert "$AIADMIT_E2E_AIADMIT_CLIENT_CERT" --key "$AIADMIT_E2E_AIADMIT_CLIENT_KEY" \
     "https://127.0.0.1:$AIADMIT_E2E_AIADMIT_PORT/metrics" >"$1" || fail "aiadmit's /metrics did not answer (is it running?)"
 }
 

@@ -12,8 +12,16 @@
 #   - writes the TLS Secret manifest (default
 #     manifests/overlays/script-certs/tls-secret.yaml): tls.crt, tls.key and
 #     ca.crt, the CA bundle that the overlay copies into the caBundle of every
-#     webhook of both webhook configurations.
+#     webhook of both webhook configurations, and that `serve --client-ca`
+#     trusts callers by (manifests/components/client-ca);
+#   - issues the client certificate the API server presents to aiadmit
+#     (PKI_DIR/apiserver-client.crt and .key, CN kube-apiserver, valid
+#     --days) and writes the API server's side of mutual TLS:
+#     PKI_DIR/admission-kubeconfig.yaml (that certificate, for the Service's
+#     name) and PKI_DIR/admission-config.yaml (the AdmissionConfiguration
+#     that points both webhook plugins at it, in --apiserver-config-dir).
 # Then: kubectl apply -k manifests/overlays/script-certs
+# (docs/install.md, "Mutual TLS", says where the two admission files go.)
 #
 # Renewing the serving certificate is the same command again: the CA and so
 # the caBundle stay the same, and the running pods pick up the new pair from
@@ -34,6 +42,9 @@
 #   --secret FILE        where to write the Secret manifest
 #   --days N             serving certificate validity in days (default 365)
 #   --ca-days N          validity of a new CA in days (default 3650)
+#   --apiserver-config-dir DIR
+#                        where admission-kubeconfig.yaml will be on the
+#                        control-plane nodes (default /etc/kubernetes/aiadmit)
 #   -h, --help           this help
 #
 # Needs bash and OpenSSL 1.1.1 or newer.
@@ -58,6 +69,7 @@ secret_name=aiadmit-tls
 secret_file="$here/../manifests/overlays/script-certs/tls-secret.yaml"
 days=365
 ca_days=3650
+apiserver_config_dir=/etc/kubernetes/aiadmit
 mode=issue
 pki_dir=
 
@@ -69,6 +81,7 @@ while [ $# -gt 0 ]; do
     --secret) secret_file=${2:?--secret needs a value}; shift 2 ;;
     --days) days=${2:?--days needs a value}; shift 2 ;;
     --ca-days) ca_days=${2:?--ca-days needs a value}; shift 2 ;;
+    --apiserver-config-dir) apiserver_config_dir=${2:?--apiserver-config-dir needs a value}; shift 2 ;;
     --rotate-ca) mode=rotate; shift ;;
     --finish-ca-rotation) mode=finish; shift ;;
     -h | --help) usage 0 ;;
@@ -147,7 +160,13 @@ if [ "$mode" != finish ]; then
   pki_new_serving_cert "$work/tls.key" "$work/tls.crt" "$pki_dir/ca.crt" "$pki_dir/ca.key" "$days" \
     "$dns" "DNS:${dns},DNS:${dns}.cluster.local" || fail "cannot issue the serving certificate"
   openssl verify -CAfile "$pki_dir/ca.crt" "$work/tls.crt" >/dev/null || fail "the new certificate does not verify"
-  mv "$work/tls.key" "$work/tls.crt" "$pki_dir/"
+  # The API server's certificate for aiadmit, from the same CA, renewed
+  # with the serving pair.
+  pki_new_client_cert "$work/apiserver-client.key" "$work/apiserver-client.crt" \
+    "$pki_dir/ca.crt" "$pki_dir/ca.key" "$days" kube-apiserver ||
+    fail "cannot issue the API server's client certificate"
+  mv "$work/tls.key" "$work/tls.crt" "$work/apiserver-client.key" "$work/apiserver-client.crt" \
+    "$pki_dir/"
 fi
 
 # The trust bundle: the current CA, and the previous one while a rotation runs.
@@ -158,6 +177,41 @@ chmod 644 "$pki_dir/ca.crt" "$pki_dir/ca-bundle.crt" "$pki_dir/tls.crt"
 [ ! -e "$pki_dir/ca-previous.crt" ] || chmod 644 "$pki_dir/ca-previous.crt"
 
 b64() { openssl base64 -A -in "$1"; }
+
+# The API server's side of mutual TLS: the kubeconfig entry is found by the
+# name of the Service the webhooks call (port 443), and holds the client
+# certificate inline, so that one file is copied to each control-plane node.
+if [ -e "$pki_dir/apiserver-client.crt" ]; then
+  cat >"$work/admission-kubeconfig.yaml" <<YAML
+# Written by certs/webhook-certs.sh: the client certificate kube-apiserver
+# presents to aiadmit (serve --client-ca). Holds a private key.
+apiVersion: v1
+kind: Config
+users:
+  - name: ${dns}
+    user:
+      client-certificate-data: $(b64 "$pki_dir/apiserver-client.crt")
+      client-key-data: $(b64 "$pki_dir/apiserver-client.key")
+YAML
+  cat >"$work/admission-config.yaml" <<YAML
+# Written by certs/webhook-certs.sh: kube-apiserver --admission-control-config-file.
+apiVersion: apiserver.config.k8s.io/v1
+kind: AdmissionConfiguration
+plugins:
+  - name: ValidatingAdmissionWebhook
+    configuration:
+      apiVersion: apiserver.config.k8s.io/v1
+      kind: WebhookAdmissionConfiguration
+      kubeConfigFile: ${apiserver_config_dir}/admission-kubeconfig.yaml
+  - name: MutatingAdmissionWebhook
+    configuration:
+      apiVersion: apiserver.config.k8s.io/v1
+      kind: WebhookAdmissionConfiguration
+      kubeConfigFile: ${apiserver_config_dir}/admission-kubeconfig.yaml
+YAML
+  mv "$work/admission-kubeconfig.yaml" "$work/admission-config.yaml" "$pki_dir/"
+  chmod 644 "$pki_dir/apiserver-client.crt" "$pki_dir/admission-config.yaml"
+fi
 mkdir -p "$(dirname "$secret_file")"
 cat >"$work/secret.yaml" <<YAML
 # Written by certs/webhook-certs.sh. Holds a private key: keep it out of git
@@ -181,3 +235,5 @@ mv "$work/secret.yaml" "$secret_file"
 echo "serving certificate for ${dns}: valid until $(pki_end_date "$pki_dir/tls.crt")"
 echo "CA: valid until ${ca_end}$([ -e "$pki_dir/ca-previous.crt" ] && echo "; the previous CA is still trusted")"
 echo "wrote $secret_file"
+[ ! -e "$pki_dir/admission-config.yaml" ] ||
+  echo "wrote $pki_dir/admission-config.yaml and admission-kubeconfig.yaml for kube-apiserver (docs/install.md, \"Mutual TLS\")"

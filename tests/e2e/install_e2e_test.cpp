@@ -4,6 +4,7 @@
 // ServiceAccount, the PriorityClasses the profiles name, and matchConditions
 // evaluated by the API server itself.
 #include <gtest/gtest.h>
+#include <httplib.h>
 
 #include "tests/e2e/support/e2e_cluster.h"
 
@@ -138,6 +139,39 @@ TEST(E2eInstall, TheApiServerSendsAiadmitOnlyWhatConcernsIt) {
   EXPECT_FALSE(calledAiadmit(plain, "gpu"));
   const json stored = kubectlJson({"get", "pod", "gpu", "-n", optedIn.name()});
   EXPECT_EQ(stored["metadata"]["annotations"].value("aiadmit.dev/class", ""), "batch");
+}
+
+// The API server presents the client certificate of its admission
+// configuration (scripts/e2e-cluster, docs/install.md "Mutual TLS"), and
+// aiadmit runs with --client-ca: a review reaches it only from there. The
+// API server's own calls are answered, as every other e2e test shows too.
+TEST(E2eInstall, AiadmitAnswersReviewsFromTheApiServerAlone) {
+  Namespace ns("e2e-mtls");
+  const std::string pod = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"mtls"},
+    "spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"busybox",
+    "resources":{"limits":{"nvidia.com/gpu":"1"}}}]}})";
+  const CommandResult created =
+      kubectl({"create", "--dry-run=server", "-n", ns.name(), "-o", "json", "-f", "-"}, pod);
+  ASSERT_EQ(created.exitCode, 0) << created.err;
+  EXPECT_NE(created.out.find("\"aiadmit.dev/class\""), std::string::npos)
+      << "the API server's review was answered: " << created.out;
+
+  const Cluster& c = cluster();
+  httplib::SSLClient anonymous("127.0.0.1", c.aiadmitPort);
+  anonymous.set_ca_cert_path(c.aiadmitCa.c_str());
+  anonymous.enable_server_certificate_verification(true);
+  anonymous.set_connection_timeout(2);
+  anonymous.set_read_timeout(5);
+  const auto refused = anonymous.Post("/validate", "{}", "application/json");
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 403) << refused->body;
+  const auto probe = anonymous.Get("/readyz");
+  ASSERT_TRUE(probe);
+  EXPECT_EQ(probe->status, 200) << "the kubelet's probes need no certificate";
+  const std::string metrics = aiadmitMetrics();
+  EXPECT_NE(metrics.find("\naiadmit_unauthenticated_requests_total "), std::string::npos)
+      << metrics;
+  EXPECT_EQ(metrics.find("\naiadmit_unauthenticated_requests_total 0\n"), std::string::npos);
 }
 
 }  // namespace

@@ -353,6 +353,56 @@ TEST(Manifests, DocumentedOverlayOfYourOwnSetsTheImage) {
   EXPECT_EQ(stringMember(container, "image"), "REGISTRY/aiadmit:0.1.0");
 }
 
+// Mutual TLS as docs/install.md writes the overlay: serve trusts callers by
+// the ca.crt of the mounted Secret aiadmit-tls, which both ways of issuing
+// certificates fill with aiadmit's own CA, and cert-manager issues the API
+// server's client certificate from that CA.
+TEST(Manifests, DocumentedClientCaOverlayTrustsTheCaOfTheServingSecret) {
+  std::string overlay = documentedYaml("the component `manifests/components/client-ca` passes it");
+  TempDir dir;
+  for (const std::string& part :
+       {std::string("overlays/cert-manager"), std::string("components/client-ca")}) {
+    const std::string relative = "../aiadmit/manifests/" + part;
+    const size_t at = overlay.find(relative);
+    ASSERT_NE(at, std::string::npos) << overlay;
+    overlay.replace(at, relative.size(),
+                    fs::relative(manifestsDir() + "/" + part, dir.path()).string());
+  }
+  writeFile(dir.file("kustomization.yaml"), overlay);
+  const Rendered rendered = render(dir.path());
+  const JsonValue* pod = podTemplateSpec(rendered.find("Deployment", "aiadmit"));
+  const JsonValue* container = containerNamed(pod, "aiadmit");
+  ASSERT_NE(container, nullptr);
+  std::string tlsMount;
+  for (const JsonValue& mount : member(container, "volumeMounts")->GetArray()) {
+    if (stringMember(&mount, "name") == "tls") tlsMount = stringMember(&mount, "mountPath");
+  }
+  ASSERT_FALSE(tlsMount.empty());
+  EXPECT_EQ(argValue(container, "--client-ca"), tlsMount + "/ca.crt");
+  EXPECT_EQ(argValue(container, "--tls-cert"), tlsMount + "/tls.crt") << "the same Secret";
+  // The probes stay on the serving port, which answers them without a certificate.
+  EXPECT_EQ(stringMember(member(member(container, "readinessProbe"), "httpGet"), "path"),
+            "/readyz");
+
+  const JsonValue* client = rendered.find("Certificate", "aiadmit-apiserver-client");
+  ASSERT_NE(client, nullptr);
+  const JsonValue* spec = member(client, "spec");
+  EXPECT_TRUE(stringSet(member(spec, "usages")).count("client auth"));
+  EXPECT_FALSE(stringSet(member(spec, "usages")).count("server auth"));
+  const JsonValue* serving = rendered.find("Certificate", "aiadmit-serving-cert");
+  ASSERT_NE(serving, nullptr);
+  EXPECT_EQ(stringMember(member(spec, "issuerRef"), "name"),
+            stringMember(member(member(serving, "spec"), "issuerRef"), "name"))
+      << "the CA in aiadmit-tls's ca.crt";
+
+  // Without the component, no client certificate is asked for.
+  const Rendered plain = render(manifestsDir() + "/overlays/cert-manager");
+  EXPECT_EQ(
+      argValue(containerNamed(podTemplateSpec(plain.find("Deployment", "aiadmit")), "aiadmit"),
+               "--client-ca"),
+      "");
+}
+
 TEST(Manifests, DocumentedFailOpenPatchChangesOnlyTheAppliedWebhooks) {
   const std::string patches = documentedYaml("To fail open everywhere");
   ASSERT_NE(patches.find("patches:"), std::string::npos);
@@ -442,11 +492,43 @@ std::set<std::string> dependencyClosure(std::set<std::string> packages) {
   return packages;
 }
 
-TEST(Image, RuntimeStageIsDebianSlimWithEveryLibraryTheBinaryNeeds) {
+// The stage that gathers the runtime's files: Debian 12 slim with the
+// packages of every library the binary loads.
+std::string filesStage(const Dockerfile& dockerfile) {
+  for (const std::string& stage : dockerfile.stages) {
+    if (stage.rfind("FROM debian:12-slim AS files\n", 0) == 0) return stage;
+  }
+  return "";
+}
+
+TEST(Image, RuntimeStageIsTheBinaryItsLibrariesAndProfilesWithoutAShell) {
   const Dockerfile dockerfile = readDockerfile();
-  ASSERT_EQ(dockerfile.stages.size(), 2u) << "a build stage and a runtime stage";
+  ASSERT_EQ(dockerfile.stages.size(), 3u) << "build, gather the runtime's files, run";
   const std::string& runtime = dockerfile.stages.back();
-  EXPECT_EQ(runtime.rfind("FROM debian:12-slim\n", 0), 0u) << runtime;
+  EXPECT_EQ(runtime.rfind("FROM scratch\n", 0), 0u) << runtime;
+  std::istringstream lines(runtime);
+  int copies = 0;
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_NE(line.rfind("RUN ", 0), 0u) << "nothing runs in the runtime stage: " << line;
+    if (line.rfind("COPY ", 0) != 0) continue;
+    ++copies;
+    EXPECT_EQ(line, "COPY --from=files /rootfs/ /") << "only the gathered files";
+  }
+  EXPECT_EQ(copies, 1);
+  // What the gathering copies: ldd's resolution of the binary, the loader
+  // included, and nothing that would be a shell.
+  const std::string files = filesStage(dockerfile);
+  ASSERT_FALSE(files.empty());
+  EXPECT_NE(files.find("ldd /rootfs/usr/local/bin/aiadmit"), std::string::npos) << files;
+  for (const char* shell : {"/bin/sh", "/bin/bash", "/bin/dash", "busybox"}) {
+    EXPECT_EQ(files.find(std::string("cp --parents --dereference ") + shell), std::string::npos);
+  }
+}
+
+TEST(Image, FilesStageInstallsEveryLibraryTheBinaryNeeds) {
+  const Dockerfile dockerfile = readDockerfile();
+  const std::string runtime = filesStage(dockerfile);
+  ASSERT_FALSE(runtime.empty()) << "a stage FROM debian:12-slim AS files";
 
   std::set<std::string> installed;
   std::smatch match;
@@ -489,6 +571,57 @@ TEST(Image, RuntimeStageIsDebianSlimWithEveryLibraryTheBinaryNeeds) {
   EXPECT_GE(libraries, 5);
 }
 
+// The files stage's gathering, run on the built binary into a directory:
+// the binary then runs with no library but those gathered (the loader told
+// to search only there, as it searches the image's /lib in the runtime),
+// and the gathered tree holds no shell.
+TEST(Image, GatheredFilesAloneRunTheBinary) {
+  const std::string files = filesStage(readDockerfile());
+  std::string gather;
+  std::istringstream lines(files);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("RUN ldd ", 0) == 0) gather = line.substr(4);
+  }
+  ASSERT_FALSE(gather.empty()) << files;
+  TempDir dir;
+  const std::string root = dir.file("rootfs");
+  for (size_t at = gather.find("/rootfs"); at != std::string::npos;
+       at = gather.find("/rootfs", at + root.size())) {
+    gather.replace(at, 7, root);
+  }
+  fs::create_directories(root + "/usr/local/bin");
+  fs::copy_file(binaryPath(), root + "/usr/local/bin/aiadmit");
+  fs::create_directories(root + "/usr/local/share/aiadmit");
+  fs::copy(sourceDir() + "/profiles", root + "/usr/local/share/aiadmit/profiles");
+  const CommandResult gathered = runCommand({"bash", "-c", gather});
+  ASSERT_EQ(gathered.exitCode, 0) << gather << "\n" << gathered.err;
+
+  std::string loader, libraryPath;
+  for (const auto& entry : fs::recursive_directory_iterator(root)) {
+    const std::string name = entry.path().filename().string();
+    EXPECT_TRUE(name != "sh" && name != "bash" && name != "dash" && name != "busybox")
+        << entry.path();
+    if (name.rfind("ld-linux", 0) == 0) loader = entry.path().string();
+    if (entry.is_directory() && name.find("-linux-gnu") != std::string::npos) {
+      libraryPath += (libraryPath.empty() ? "" : ":") + entry.path().string();
+    }
+  }
+  ASSERT_FALSE(loader.empty()) << "the dynamic loader is gathered";
+  const CommandResult run =
+      runCommand({"env", "LD_DEBUG=libs", loader, "--inhibit-cache", "--library-path", libraryPath,
+                  root + "/usr/local/bin/aiadmit", "profiles", "lint",
+                  root + "/usr/local/share/aiadmit/profiles"});
+  EXPECT_EQ(run.exitCode, 0) << run.out << run.err.substr(0, 4000);
+  const std::regex initialised(R"(calling init: (\S+))");
+  int libraries = 0;
+  for (auto it = std::sregex_iterator(run.err.begin(), run.err.end(), initialised);
+       it != std::sregex_iterator(); ++it) {
+    ++libraries;
+    EXPECT_EQ((*it)[1].str().rfind(root, 0), 0u) << (*it)[1] << " is not among the gathered files";
+  }
+  EXPECT_GE(libraries, 5);
+}
+
 TEST(Image, RunsAsTheDeploymentsUserAndFindsItsProfiles) {
   const Dockerfile dockerfile = readDockerfile();
   ASSERT_FALSE(dockerfile.stages.empty());
@@ -508,11 +641,13 @@ TEST(Image, RunsAsTheDeploymentsUserAndFindsItsProfiles) {
 
   ASSERT_TRUE(std::regex_search(runtime, match, std::regex(R"re(\nENTRYPOINT \["([^"]+)"\])re")));
   const std::string entrypoint = match[1];
-  ASSERT_TRUE(
-      std::regex_search(runtime, match, std::regex(R"(\nCOPY --from=build \S+/aiadmit (\S+)\n)")));
+  // Gathered under /rootfs, which the runtime stage copies to /.
+  const std::string files = filesStage(dockerfile);
+  ASSERT_TRUE(std::regex_search(files, match,
+                                std::regex(R"(\nCOPY --from=build \S+/aiadmit /rootfs(\S+)\n)")));
   EXPECT_EQ(match[1], entrypoint);
-  ASSERT_TRUE(std::regex_search(runtime, match,
-                                std::regex(R"(\nCOPY --from=build \S+/profiles/ (\S+)\n)")));
+  ASSERT_TRUE(std::regex_search(files, match,
+                                std::regex(R"(\nCOPY --from=build \S+/profiles/ /rootfs(\S+)\n)")));
   std::string profilesDir = match[1];
   if (profilesDir.back() == '/') profilesDir.pop_back();
 

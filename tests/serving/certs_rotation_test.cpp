@@ -11,6 +11,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -421,6 +422,179 @@ TEST(CertificateRotation, UnusableFilesKeepThePreviousCertificateInService) {
             std::string::npos)
       << metrics;
   EXPECT_NE(metrics.find("aiadmit_certificate_last_reload_successful 1\n"), std::string::npos);
+}
+
+// --- certificates callers would refuse ------------------------------------------
+
+using Pkey = std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)>;
+using Cert = std::unique_ptr<X509, decltype(&X509_free)>;
+
+Cert readCertificate(const std::string& path) {
+  std::unique_ptr<FILE, decltype(&fclose)> in(fopen(path.c_str(), "rb"), fclose);
+  return Cert(in ? PEM_read_X509(in.get(), nullptr, nullptr, nullptr) : nullptr, X509_free);
+}
+
+Pkey readKey(const std::string& path) {
+  std::unique_ptr<FILE, decltype(&fclose)> in(fopen(path.c_str(), "rb"), fclose);
+  return Pkey(in ? PEM_read_PrivateKey(in.get(), nullptr, nullptr, nullptr) : nullptr,
+              EVP_PKEY_free);
+}
+
+// What no OpenSSL command line of Debian 12 makes: a serving certificate of
+// the script's CA valid from `fromSeconds` to `toSeconds` (relative to now),
+// for `names` (subjectAltName syntax); its pair as {"tls.crt", "tls.key"}.
+std::map<std::string, std::string> issuePair(const std::string& pki, long fromSeconds,
+                                             long toSeconds, const std::string& names) {
+  const Cert ca = readCertificate(pki + "/ca.crt");
+  const Pkey caKey = readKey(pki + "/ca.key");
+  EXPECT_TRUE(ca && caKey);
+  Pkey key(EVP_EC_gen("P-256"), EVP_PKEY_free);
+  Cert leaf(X509_new(), X509_free);
+  X509_set_version(leaf.get(), 2);
+  ASN1_INTEGER_set(X509_get_serialNumber(leaf.get()), 0x7e57);
+  X509_NAME_add_entry_by_txt(X509_get_subject_name(leaf.get()), "CN", MBSTRING_ASC,
+                             reinterpret_cast<const unsigned char*>("aiadmit test"), -1, -1, 0);
+  X509_set_issuer_name(leaf.get(), X509_get_subject_name(ca.get()));
+  X509_gmtime_adj(X509_getm_notBefore(leaf.get()), fromSeconds);
+  X509_gmtime_adj(X509_getm_notAfter(leaf.get()), toSeconds);
+  X509_set_pubkey(leaf.get(), key.get());
+  X509V3_CTX context;
+  X509V3_set_ctx(&context, ca.get(), leaf.get(), nullptr, nullptr, 0);
+  X509_EXTENSION* san = X509V3_EXT_conf_nid(nullptr, &context, NID_subject_alt_name, names.c_str());
+  X509_add_ext(leaf.get(), san, -1);
+  X509_EXTENSION_free(san);
+  EXPECT_GT(X509_sign(leaf.get(), caKey.get(), EVP_sha256()), 0);
+  std::unique_ptr<BIO, decltype(&BIO_free)> certOut(BIO_new(BIO_s_mem()), BIO_free);
+  std::unique_ptr<BIO, decltype(&BIO_free)> keyOut(BIO_new(BIO_s_mem()), BIO_free);
+  PEM_write_bio_X509(certOut.get(), leaf.get());
+  PEM_write_bio_PrivateKey(keyOut.get(), key.get(), nullptr, nullptr, 0, nullptr, nullptr);
+  const auto text = [](BIO* bio) {
+    char* data = nullptr;
+    const long size = BIO_get_mem_data(bio, &data);
+    return std::string(data, static_cast<size_t>(size));
+  };
+  return {{"tls.crt", text(certOut.get())}, {"tls.key", text(keyOut.get())}};
+}
+
+const std::string kServiceNames =
+    "DNS:" + std::string(kServiceName) + ",DNS:" + std::string(kServiceName) + ".cluster.local";
+constexpr long kDay = 86400;
+
+long metricValue(const std::string& metrics, const std::string& series) {
+  const size_t at = metrics.find("\n" + series + " ");
+  return at == std::string::npos ? -1 : std::stol(metrics.substr(at + series.size() + 2));
+}
+
+std::string refusals(const std::string& reason) {
+  return "aiadmit_certificate_refusals_total{reason=\"" + reason + "\"}";
+}
+
+// Each certificate a caller would refuse is refused at reload, with its
+// reason in the log and /metrics, while the previous one is served; then a
+// good one is taken at once.
+void expectRefusedThenRecovered(const std::map<std::string, std::string>& refused,
+                                const std::string& reason,
+                                const std::vector<std::string>& extraArgs = {}) {
+  TempDir dir;
+  ASSERT_EQ(runScript(dir).exitCode, 0);
+  const std::string pki = dir.file("pki");
+  SecretVolume volume;
+  volume.publish(servingPair(pki));
+  WebhookServer::Options options;
+  options.certFile = volume.file("tls.crt");
+  options.keyFile = volume.file("tls.key");
+  options.extraArgs = extraArgs;
+  WebhookServer server(options);
+  const std::string servedSerial = serialOfFile(pki + "/tls.crt");
+
+  volume.publish(refused);
+  ASSERT_TRUE(server.waitForOutput("\"reason\":\"" + reason + "\"", 15)) << server.output();
+  TlsConnection during(server.port(), pki + "/ca.crt", kServiceName);
+  ASSERT_TRUE(during.connected()) << during.error();
+  EXPECT_EQ(during.serial(), servedSerial) << "the previous certificate is still served";
+  const std::string metrics = during.get("/metrics").body;
+  EXPECT_GE(metricValue(metrics, refusals(reason)), 1) << metrics;
+  EXPECT_NE(metrics.find("aiadmit_certificate_last_reload_successful 0\n"), std::string::npos);
+
+  // The near miss: a good certificate of the same CA is taken at once.
+  ASSERT_EQ(runScript(dir).exitCode, 0);
+  volume.publish(servingPair(pki));
+  ASSERT_TRUE(server.waitForOutput("certificate reloaded", 15)) << server.output();
+  TlsConnection after(server.port(), pki + "/ca.crt", kServiceName);
+  EXPECT_TRUE(after.get("/healthz").ok) << after.error();
+  EXPECT_EQ(after.serial(), serialOfFile(pki + "/tls.crt"));
+}
+
+TEST(CertificateChecks, ExpiredCertificateIsRefusedOnReload) {
+  TempDir dir;
+  ASSERT_EQ(runScript(dir).exitCode, 0);
+  expectRefusedThenRecovered(issuePair(dir.file("pki"), -2 * kDay, -60, kServiceNames), "expired");
+}
+
+TEST(CertificateChecks, NotYetValidCertificateIsRefusedOnReload) {
+  TempDir dir;
+  ASSERT_EQ(runScript(dir).exitCode, 0);
+  expectRefusedThenRecovered(issuePair(dir.file("pki"), kDay, 2 * kDay, kServiceNames),
+                             "not_yet_valid");
+}
+
+TEST(CertificateChecks, CertificateWithoutTheServerNameIsRefusedOnReload) {
+  TempDir dir;
+  ASSERT_EQ(runScript(dir).exitCode, 0);
+  expectRefusedThenRecovered(issuePair(dir.file("pki"), -60, kDay, "DNS:other.aiadmit-system.svc"),
+                             "wrong_name", {"--tls-server-name", kServiceName});
+}
+
+// Without --tls-server-name, the names served so far are what callers check:
+// a certificate sharing none of them (another Service's) is refused; one
+// that shares one (ChangingTheKeyTypeServesTheNewCertificate) is taken.
+TEST(CertificateChecks, CertificateOfAnotherServiceIsRefusedWithoutTheFlag) {
+  TempDir dir;
+  ASSERT_EQ(runScript(dir).exitCode, 0);
+  expectRefusedThenRecovered(issuePair(dir.file("pki"), -60, kDay, "DNS:other.default.svc"),
+                             "wrong_name");
+}
+
+TEST(CertificateChecks, ServerNameMatchesWildcardsAndAddresses) {
+  TempDir dir;
+  ASSERT_EQ(runScript(dir).exitCode, 0);
+  const std::string pki = dir.file("pki");
+  for (const auto& [names, serverName] : std::vector<std::pair<std::string, std::string>>{
+           {"DNS:*.aiadmit-system.svc", kServiceName}, {"IP:127.0.0.1", "127.0.0.1"}}) {
+    const auto pair = issuePair(pki, -60, kDay, names);
+    writeFile(dir.file("tls.crt"), pair.at("tls.crt"));
+    writeFile(dir.file("tls.key"), pair.at("tls.key"));
+    WebhookServer::Options options;
+    options.certFile = dir.file("tls.crt");
+    options.keyFile = dir.file("tls.key");
+    options.extraArgs = {"--tls-server-name", serverName};
+    // A refused certificate stops the server before it listens
+    // (RefusedCertificateStopsTheServerAtStart); this one is served.
+    WebhookServer server(options);
+    EXPECT_EQ(serialOfFile(dir.file("tls.crt")), "7E57");
+    EXPECT_EQ(server.output().find("cannot load"), std::string::npos) << server.output();
+  }
+}
+
+TEST(CertificateChecks, RefusedCertificateStopsTheServerAtStart) {
+  TempDir dir;
+  ASSERT_EQ(runScript(dir).exitCode, 0);
+  const std::string pki = dir.file("pki");
+  const std::vector<std::tuple<long, long, std::string, std::string>> cases = {
+      {-2 * kDay, -60, kServiceNames, "expired"},
+      {kDay, 2 * kDay, kServiceNames, "not_yet_valid"},
+      {-60, kDay, "DNS:other.aiadmit-system.svc", "wrong_name"}};
+  for (const auto& [from, to, names, reason] : cases) {
+    const auto pair = issuePair(pki, from, to, names);
+    writeFile(dir.file("tls.crt"), pair.at("tls.crt"));
+    writeFile(dir.file("tls.key"), pair.at("tls.key"));
+    const CommandResult run = runCommand({binaryPath(), "serve", "--tls-cert", dir.file("tls.crt"),
+                                          "--tls-key", dir.file("tls.key"), "--tls-server-name",
+                                          kServiceName, "--listen", "127.0.0.1:0"});
+    EXPECT_EQ(run.exitCode, 1) << reason;
+    EXPECT_NE((run.out + run.err).find("\"reason\":\"" + reason + "\""), std::string::npos)
+        << run.out << run.err;
+  }
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <set>
 #include <string>
 
 #include "tests/support/certs_harness.h"
@@ -201,6 +202,89 @@ TEST(CertsScript, DevelopmentCertificatesKeepTheirInterface) {
        {"DNS:localhost", "IP Address:127.0.0.1", "DNS:aiadmit.aiadmit-system.svc"}) {
     EXPECT_NE(text.out.find(name), std::string::npos) << text.out;
   }
+}
+
+// The API server's side of mutual TLS: a client certificate of the same CA,
+// in a kubeconfig entry named for the Service, referenced by an
+// AdmissionConfiguration for both webhook plugins; aiadmit with --client-ca
+// set to the Secret's ca.crt answers it, and answers no one without it.
+TEST(CertsScript, IssuesTheApiServersClientCertificateAndAdmissionConfiguration) {
+  TempDir dir;
+  ASSERT_EQ(runScript(dir, {"--apiserver-config-dir", "/etc/kubernetes/aiadmit-test"}).exitCode, 0);
+  const std::string pki = dir.file("pki");
+  EXPECT_EQ(runCommand({"openssl", "verify", "-purpose", "sslclient", "-CAfile", pki + "/ca.crt",
+                        pki + "/apiserver-client.crt"})
+                .exitCode,
+            0);
+  EXPECT_NE(runCommand({"openssl", "verify", "-purpose", "sslserver", "-CAfile", pki + "/ca.crt",
+                        pki + "/apiserver-client.crt"})
+                .exitCode,
+            0)
+      << "a client certificate only";
+  struct stat info {};
+  ASSERT_EQ(stat((pki + "/admission-kubeconfig.yaml").c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 077, 0u) << "the kubeconfig holds the client key";
+
+  std::vector<ManifestDocument> documents;
+  std::string error;
+  ASSERT_TRUE(parseManifests(readFile(pki + "/admission-kubeconfig.yaml"), documents, &error))
+      << error;
+  ASSERT_EQ(documents.size(), 1u);
+  const JsonValue& user = (*member(documents[0].json.get(), "users"))[0];
+  EXPECT_EQ(stringMember(&user, "name"), kServiceName);
+  EXPECT_EQ(base64Decode(stringMember(member(&user, "user"), "client-certificate-data")),
+            readFile(pki + "/apiserver-client.crt"));
+  EXPECT_EQ(base64Decode(stringMember(member(&user, "user"), "client-key-data")),
+            readFile(pki + "/apiserver-client.key"));
+
+  documents.clear();
+  ASSERT_TRUE(parseManifests(readFile(pki + "/admission-config.yaml"), documents, &error)) << error;
+  const JsonValue* config = documents.at(0).json.get();
+  EXPECT_EQ(stringMember(config, "apiVersion"), "apiserver.config.k8s.io/v1");
+  EXPECT_EQ(stringMember(config, "kind"), "AdmissionConfiguration");
+  std::set<std::string> plugins;
+  for (const JsonValue& plugin : member(config, "plugins")->GetArray()) {
+    plugins.insert(std::string(stringMember(&plugin, "name")));
+    const JsonValue* configuration = member(&plugin, "configuration");
+    EXPECT_EQ(stringMember(configuration, "kind"), "WebhookAdmissionConfiguration");
+    EXPECT_EQ(stringMember(configuration, "kubeConfigFile"),
+              "/etc/kubernetes/aiadmit-test/admission-kubeconfig.yaml");
+  }
+  EXPECT_EQ(plugins,
+            (std::set<std::string>{"ValidatingAdmissionWebhook", "MutatingAdmissionWebhook"}));
+
+  WebhookServer::Options options;
+  options.certFile = pki + "/tls.crt";
+  options.keyFile = pki + "/tls.key";
+  options.extraArgs = {"--client-ca", pki + "/ca-bundle.crt"};
+  WebhookServer server(options);
+  const std::string port = std::to_string(server.port());
+  const std::string name = kServiceName;
+  const auto curlMutate = [&](const std::vector<std::string>& identity) {
+    std::vector<std::string> argv = {"curl",
+                                     "-sS",
+                                     "--max-time",
+                                     "10",
+                                     "-o",
+                                     "/dev/null",
+                                     "-w",
+                                     "%{http_code}",
+                                     "--resolve",
+                                     name + ":" + port + ":127.0.0.1",
+                                     "--cacert",
+                                     pki + "/ca-bundle.crt",
+                                     "-H",
+                                     "Content-Type: application/json",
+                                     "--data-binary",
+                                     "@" + corpusDir() + "/../bench/gpu-pod-review.json",
+                                     "https://" + name + ":" + port + "/mutate"};
+    argv.insert(argv.begin() + 1, identity.begin(), identity.end());
+    return runCommand(argv).out;
+  };
+  EXPECT_EQ(
+      curlMutate({"--cert", pki + "/apiserver-client.crt", "--key", pki + "/apiserver-client.key"}),
+      "200");
+  EXPECT_EQ(curlMutate({}), "403");
 }
 
 }  // namespace

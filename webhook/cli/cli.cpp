@@ -32,7 +32,15 @@ GET /readyz, GET /metrics. With --metrics-listen, also GET /metrics,
 Options:
   --profiles DIR          profile directory (default: the shipped profiles)
   --tls-cert FILE         PEM certificate (chain) to serve; reloaded when it changes
-  --tls-key FILE          PEM private key; reloaded when it changes
+  --tls-key FILE          PEM private key; reloaded when it changes. A certificate that is
+                          expired, not yet valid or lacks the --tls-server-name is refused
+                          (at start, and on reload, where the previous one stays)
+  --tls-server-name NAME  the name callers check the certificate against, e.g.
+                          aiadmit.aiadmit-system.svc (default: a reloaded certificate must
+                          share a name with the one served so far)
+  --client-ca FILE        mutual TLS: callers must present a certificate this PEM CA (bundle)
+                          verifies; without one, every path but /healthz and /readyz is
+                          refused (403) before the body is read; reloaded when it changes
   --listen HOST:PORT      address to listen on (default [::]:8443: IPv6 and IPv4, or 0.0.0.0:8443
                           where the host has no IPv6; port 0 picks a free one)
   --enforcement LEVEL     audit, warn or deny (default): caps every rule's action, for a
@@ -156,6 +164,8 @@ int serveCommand(const Arguments& args) {
     if (takeValue(args, i, "--profiles", options.profilesDir) ||
         takeValue(args, i, "--tls-cert", options.certFile) ||
         takeValue(args, i, "--tls-key", options.keyFile) ||
+        takeValue(args, i, "--tls-server-name", options.tlsServerName) ||
+        takeValue(args, i, "--client-ca", options.clientCaFile) ||
         takeValue(args, i, "--listen", listen) || takeValue(args, i, "--log-level", logLevel) ||
         takeValue(args, i, "--kubeconfig", options.clusterView.kubeconfig)) {
       continue;

@@ -12,6 +12,7 @@
 
 #include "webhook/serving/duration.h"
 #include "webhook/serving/http_status.h"
+#include "webhook/serving/tls.h"
 
 namespace aiadmit {
 
@@ -375,6 +376,7 @@ bool HttpConnection::checkHeader() {
   const auto& request = parser_->get();
   const std::string_view target = asView(request.target());
   path_ = std::string(target.substr(0, target.find('?')));
+  if (!checkCaller()) return false;
   const auto lengths = request.equal_range(http::field::content_length);
   if (std::distance(lengths.first, lengths.second) > 1 ||
       (lengths.first != lengths.second &&
@@ -406,6 +408,18 @@ bool HttpConnection::checkHeader() {
     return false;
   }
   return true;
+}
+
+// Before the body is read or budgeted: a caller without a verified client
+// certificate gets nothing but the probes.
+bool HttpConnection::checkCaller() {
+  if (!shared_.application->needsAuthenticatedCaller(path_) ||
+      CertificateStore::callerAuthenticated(ssl_)) {
+    return true;
+  }
+  shared_.metrics->recordUnauthenticatedCaller();
+  refuse(403, "a client certificate signed by the CA of --client-ca is required", Limit::None);
+  return false;
 }
 
 bool HttpConnection::reserveBody(size_t total) {

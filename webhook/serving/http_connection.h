@@ -85,6 +85,9 @@ class HttpApplication {
   // The answer to a request the transport refuses (a limit, a deadline, bad HTTP).
   virtual void refuse(std::string_view path, int status, const std::string& message,
                       HttpAnswer& answer) = 0;
+  // Whether a request to `path` needs a caller whose client certificate was
+  // verified; one without is refused once its headers are in.
+  virtual bool needsAuthenticatedCaller(std::string_view /*path*/) const { return false; }
 };
 
 // What every connection shares: limits, the application, counters.
@@ -160,6 +163,7 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   bool parse();
   bool requestLineTooLong() const;
   bool checkHeader();
+  bool checkCaller();
   bool reserveBody(size_t total);
   void releaseBody();
   void sendContinue();

@@ -105,6 +105,14 @@ void Metrics::recordCertificateReload(bool success) {
   lastCertificateLoadGood_.store(success);
 }
 
+void Metrics::recordCertificateRefusal(CertificateProblem problem) {
+  certificateRefusals_[static_cast<size_t>(problem)].fetch_add(1, std::memory_order_relaxed);
+}
+
+void Metrics::recordUnauthenticatedCaller() {
+  unauthenticatedCallers_.fetch_add(1, std::memory_order_relaxed);
+}
+
 // The `limit` label of aiadmit_http_limit_hits_total, in the order of Limit,
 // as the counters are kept.
 constexpr std::string_view kLimitNames[] = {
@@ -285,6 +293,21 @@ void Metrics::renderCertificate(std::string& out) const {
         "Whether the last load of the serving certificate succeeded (0: a changed pair was "
         "refused and the previous one is served).",
         lastCertificateLoadGood_.load() ? "1" : "0");
+  out +=
+      "# HELP aiadmit_certificate_refusals_total Loads of the serving certificate refused, by "
+      "reason (expired, not_yet_valid, wrong_name: what callers would refuse; unusable; "
+      "client_ca).\n# TYPE aiadmit_certificate_refusals_total counter\n";
+  for (size_t p = 1; p < kCertificateProblemCount; ++p) {
+    out += "aiadmit_certificate_refusals_total{reason=\"" +
+           std::string(certificateProblemName(static_cast<CertificateProblem>(p))) + "\"} " +
+           std::to_string(certificateRefusals_[p].load()) + "\n";
+  }
+  out +=
+      "# HELP aiadmit_unauthenticated_requests_total Requests refused before their body was "
+      "read: the caller presented no certificate of the --client-ca.\n"
+      "# TYPE aiadmit_unauthenticated_requests_total counter\n";
+  out += "aiadmit_unauthenticated_requests_total " +
+         std::to_string(unauthenticatedCallers_.load()) + "\n";
 }
 
 void Metrics::renderPoolFit(std::string& out) const {

@@ -14,6 +14,7 @@
 #include "webhook/kube/workload.h"
 #include "webhook/policy/classify.h"
 #include "webhook/policy/rules.h"
+#include "webhook/serving/tls.h"
 #include "webhook/serving/waiting_metrics.h"
 
 namespace aiadmit {
@@ -50,7 +51,11 @@ class Metrics {
   void recordProfileReview(Decision decision);
   // A load of the serving certificate: at start, on a change, on SIGHUP.
   void recordCertificateReload(bool success);
+  // A load refused, and why (the previous certificate stays served).
+  void recordCertificateRefusal(CertificateProblem problem);
   void setCertificateExpiry(double unixTime);
+  // A request refused for want of a client certificate (--client-ca).
+  void recordUnauthenticatedCaller();
   void setProfilesLoaded(size_t count);
   // The profiles whose pool matches no GPU node of the cluster (Engine::poolFit).
   void setPoolFit(std::shared_ptr<const PoolFit> fit);
@@ -111,6 +116,8 @@ class Metrics {
   std::atomic<uint64_t> certificateLoadFailures_{0};
   std::atomic<bool> lastCertificateLoadGood_{true};
   std::atomic<double> certificateExpiry_{0};
+  std::array<std::atomic<uint64_t>, kCertificateProblemCount> certificateRefusals_{};
+  std::atomic<uint64_t> unauthenticatedCallers_{0};
   std::atomic<uint64_t> profilesLoaded_{0};
   std::array<std::atomic<uint64_t>, kLimitCount> limitHits_{};
   std::atomic<uint64_t> connectionsAccepted_{0};

@@ -85,13 +85,23 @@ class Endpoints final : public HttpApplication {
  public:
   // `lookup` (null without a live cluster view) confirms absences with the
   // API; `profilesWorker` checks profiles ConfigMaps off the I/O threads.
+  // With `authenticatedCallers` (--client-ca), every path but the probes
+  // needs a caller with a verified client certificate.
   Endpoints(const Engine& engine, Metrics& metrics, const std::atomic<bool>& ready,
-            ApiLookup* lookup, BackgroundWorker& profilesWorker)
+            ApiLookup* lookup, BackgroundWorker& profilesWorker, bool authenticatedCallers)
       : engine_(engine),
         metrics_(metrics),
         ready_(ready),
         lookup_(lookup),
-        profilesWorker_(profilesWorker) {}
+        profilesWorker_(profilesWorker),
+        authenticatedCallers_(authenticatedCallers) {}
+
+  // The kubelet's probes carry no certificate; everything else, the reviews
+  // and what the cluster view answers through them, goes only to callers
+  // of the client CA (/metrics has its plain listener, --metrics-listen).
+  bool needsAuthenticatedCaller(std::string_view path) const override {
+    return authenticatedCallers_ && path != "/healthz" && path != "/readyz";
+  }
 
   void handle(const HttpRequest& request, HttpAnswer& answer) override {
     if (isAdmissionPath(request.path)) {
@@ -240,6 +250,7 @@ class Endpoints final : public HttpApplication {
   const std::atomic<bool>& ready_;
   ApiLookup* const lookup_;
   BackgroundWorker& profilesWorker_;
+  const bool authenticatedCallers_;
 };
 
 // Profiles and certificate, reloaded when their files change (polled: a
@@ -264,7 +275,10 @@ class Reloader {
       logLifecycle("certificate reloaded", {{"file", options_.certFile}});
     } else if (!error.empty()) {
       metrics_.recordCertificateReload(false);
-      logError("certificate reload failed; serving the previous one", {{"error", error}});
+      metrics_.recordCertificateRefusal(certificates_.problem());
+      logError("certificate reload failed; serving the previous one",
+               {{"reason", std::string(certificateProblemName(certificates_.problem()))},
+                {"error", error}});
     }
   }
 
@@ -460,7 +474,9 @@ void logPoolFit(const PoolFit& fit) {
 bool setUpTls(CertificateStore& certificates, asio::ssl::context& tls, Metrics& metrics) {
   std::string error;
   if (!certificates.load(&error)) {
-    logError("cannot load TLS certificate; not starting", {{"error", error}});
+    logError("cannot load TLS certificate; not starting",
+             {{"reason", std::string(certificateProblemName(certificates.problem()))},
+              {"error", error}});
     return false;
   }
   metrics.setCertificateExpiry(certificates.expiry());
@@ -515,7 +531,8 @@ int runServer(const ServerOptions& options) {
     metrics.setPoolFit(std::move(fit));
   });
 
-  CertificateStore certificates(options.certFile, options.keyFile);
+  CertificateStore certificates(
+      {options.certFile, options.keyFile, options.clientCaFile, options.tlsServerName});
   asio::ssl::context tls(asio::ssl::context::tls_server);
   if (!setUpTls(certificates, tls, metrics)) return 1;
   // Declared before the transport, so that it outlives every /metrics
@@ -526,7 +543,7 @@ int runServer(const ServerOptions& options) {
   std::atomic<bool> ready{true};
   BackgroundWorker profilesWorker(kProfilesReviewsPending);
   Endpoints endpoints(engine, metrics, ready, clusterView ? &clusterView->lookup() : nullptr,
-                      profilesWorker);
+                      profilesWorker, !options.clientCaFile.empty());
   const size_t threads = options.ioThreads != 0 ? options.ioThreads : usableCores();
   HttpTransport transport(options.limits, threads, endpoints, metrics, &tls);
   // Stopped before the transport goes, on every way out: a job's answer is
@@ -560,6 +577,11 @@ int runServer(const ServerOptions& options) {
     }
     metrics.setClusterView(&clusterView->watcher());
     metrics.setWaitingGauges(clusterView->waitingGauges());
+  }
+  if (clusterView && options.clientCaFile.empty()) {
+    // Its answers say whether objects exist in any namespace.
+    logWarn("reviews are answered to any caller; --client-ca keeps them to the API server",
+            {{"cluster_view", "on"}});
   }
   control.run();
   // A signal from here on waits until the process has exited.

@@ -20,6 +20,11 @@ struct ServerOptions {
   int port = 8443;  // 0: any free port, reported in the "listening" log line
   std::string certFile;
   std::string keyFile;
+  // --client-ca: callers of every path but /healthz and /readyz must present
+  // a certificate this CA verifies; empty: no client certificate is asked.
+  std::string clientCaFile;
+  // --tls-server-name: the name a certificate must carry to be served.
+  std::string tlsServerName;
   std::string profilesDir;
   // Caps every rule's action (--enforcement): audit, warn or deny.
   RuleAction enforcement = RuleAction::Deny;

@@ -39,6 +39,8 @@ Cluster loadCluster() {
   loaded.auditLog = env["AIADMIT_E2E_AUDIT_LOG"];
   loaded.aiadmitCa = env["AIADMIT_E2E_AIADMIT_CA"];
   loaded.aiadmitPort = std::atoi(env["AIADMIT_E2E_AIADMIT_PORT"].c_str());
+  loaded.aiadmitClientCert = env["AIADMIT_E2E_AIADMIT_CLIENT_CERT"];
+  loaded.aiadmitClientKey = env["AIADMIT_E2E_AIADMIT_CLIENT_KEY"];
   std::istringstream operators(env["AIADMIT_E2E_OPERATORS"]);
   for (std::string name; std::getline(operators, name, ',');) {
     if (!name.empty()) loaded.operators.push_back(name);
@@ -293,7 +295,8 @@ std::map<std::string, std::string> auditAnnotations(const std::vector<json>& eve
 
 std::string aiadmitMetrics() {
   const Cluster& c = cluster();
-  httplib::SSLClient client("127.0.0.1", c.aiadmitPort);
+  // As the API server calls it: aiadmit runs with --client-ca.
+  httplib::SSLClient client("127.0.0.1", c.aiadmitPort, c.aiadmitClientCert, c.aiadmitClientKey);
   client.set_ca_cert_path(c.aiadmitCa.c_str());
   client.enable_server_certificate_verification(true);
   client.set_connection_timeout(2);

@@ -27,6 +27,9 @@ struct Cluster {
   std::string auditLog;
   std::string aiadmitCa;
   int aiadmitPort = 0;
+  // The certificate the API server presents to aiadmit (serve --client-ca).
+  std::string aiadmitClientCert;
+  std::string aiadmitClientKey;
   // The operators `up --operators` started, in order (jobset, lws, ...).
   std::vector<std::string> operators;
 };
