@@ -13,6 +13,7 @@
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -33,11 +34,15 @@ struct TransportLimits {
   // Past this many open connections a new one closes the longest-idle one
   // (or the longest-waiting handshake or header) instead of waiting.
   size_t maxConnections = 4096;
-  size_t maxHeaderBytes = 16 * 1024;      // request line and headers (431)
-  size_t maxRequestLineBytes = 4096;      // method, target and version (414)
-  size_t maxBodyBytes = 8 * 1024 * 1024;  // refused (413) before it is read
+  size_t maxHeaderBytes = 16 * 1024;  // request line and headers (431)
+  size_t maxRequestLineBytes = 4096;  // method, target and version (414)
+  // The API server's own limit on a request (3 MiB): no object it stores
+  // makes a larger review. Refused (413) before it is read.
+  size_t maxBodyBytes = 3 * 1024 * 1024;
   // Bodies being received or decided, all connections together (503 past it):
-  // what bounds memory when many large reviews arrive at once.
+  // what bounds memory when many large reviews arrive at once. Charged as the
+  // bytes arrive, not from what a request declares, so that connections that
+  // declare large bodies and send nothing hold nothing.
   size_t maxInflightBodyBytes = 128 * 1024 * 1024;
   Milliseconds handshakeTimeout{5000};
   Milliseconds headerTimeout{10000};      // from the first byte of a request
@@ -45,6 +50,41 @@ struct TransportLimits {
   Milliseconds maxRequestTimeout{30000};  // the API server's own ceiling
   Milliseconds writeTimeout{10000};
   Milliseconds idleTimeout{90000};  // the API server's idle connection timeout
+
+  // No one connection holds more than this share of the in-flight budget: a
+  // few connections cannot take it all.
+  static constexpr size_t kConnectionShares = 4;
+  // The largest body a connection may send: the body limit, or its share of
+  // the budget when that is smaller (413 past it).
+  size_t connectionBodyBytes() const {
+    return std::min(maxBodyBytes, maxInflightBodyBytes / kConnectionShares);
+  }
+};
+
+struct TransportShared;
+
+// Bytes of the in-flight body budget (TransportLimits::maxInflightBodyBytes)
+// that one body holds, given back when the charge goes. Movable, so that a
+// body handed to a worker stays counted until its answer is made.
+class BodyCharge {
+ public:
+  BodyCharge() = default;
+  explicit BodyCharge(TransportShared& shared) : shared_(&shared) {}
+  BodyCharge(BodyCharge&& other) noexcept { *this = std::move(other); }
+  BodyCharge& operator=(BodyCharge&& other) noexcept;
+  BodyCharge(const BodyCharge&) = delete;
+  BodyCharge& operator=(const BodyCharge&) = delete;
+  ~BodyCharge() { release(); }
+
+  size_t bytes() const { return bytes_; }
+  // Grows the charge to `total` bytes; false, and unchanged, when the budget
+  // has no room for them.
+  bool growTo(size_t total);
+  void release();
+
+ private:
+  TransportShared* shared_ = nullptr;
+  size_t bytes_ = 0;
 };
 
 // What a handler is given: a complete request.
@@ -55,6 +95,11 @@ struct HttpRequest {
   std::string_view contentType;
   std::string_view body;
   std::chrono::steady_clock::time_point started;
+  // The body's storage and its charge on the budget: a handler that answers
+  // later may move both out, so that the body is neither copied nor
+  // uncounted while it waits (null where the transport keeps them).
+  std::string* ownBody = nullptr;
+  BodyCharge* charge = nullptr;
 };
 
 struct HttpAnswer;
@@ -160,8 +205,7 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   bool parse();
   bool requestLineTooLong() const;
   bool checkHeader();
-  bool reserveBody(size_t total);
-  void releaseBody();
+  bool chargeBody();
   void sendContinue();
   void respond();
   void awaitAnswer(HttpAnswer fallback, bool keepAlive);
@@ -190,7 +234,7 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   size_t requestsServed_ = 0;
   Clock::time_point requestStarted_;
   std::string path_;  // of the request being read, for refusals
-  size_t reservedBody_ = 0;
+  BodyCharge charge_;
   std::string out_;
   size_t written_ = 0;
   AfterWrite afterWrite_ = AfterWrite::Close;
