@@ -80,18 +80,28 @@ bool isAdmissionPath(std::string_view path) {
 // webhook's timeout (3 s and more).
 constexpr std::chrono::milliseconds kConfirmWait{1000};
 
+// A review's decision takes time linear in its body, about 3 ms per MiB: a
+// body up to this size is decided on its I/O thread at once (a fraction of
+// a millisecond, no hand-over), a larger one on the review workers, so that
+// no review holds an I/O thread, and the connections it serves, for long.
+constexpr size_t kDecidedInPlaceBytes = 64 * 1024;
+// A review on the workers is answered by its request's own deadline (the
+// API server's ?timeout=), which comes first.
+constexpr std::chrono::hours kWorkerWait{1};
+
 // The endpoints. Runs on the I/O threads; the engine never blocks.
 class Endpoints final : public HttpApplication {
  public:
   // `lookup` (null without a live cluster view) confirms absences with the
   // API; `profilesWorker` checks profiles ConfigMaps off the I/O threads.
   Endpoints(const Engine& engine, Metrics& metrics, const std::atomic<bool>& ready,
-            ApiLookup* lookup, BackgroundWorker& profilesWorker)
+            ApiLookup* lookup, BackgroundWorker& profilesWorker, BackgroundWorker& reviewWorkers)
       : engine_(engine),
         metrics_(metrics),
         ready_(ready),
         lookup_(lookup),
-        profilesWorker_(profilesWorker) {}
+        profilesWorker_(profilesWorker),
+        reviewWorkers_(reviewWorkers) {}
 
   void handle(const HttpRequest& request, HttpAnswer& answer) override {
     if (isAdmissionPath(request.path)) {
@@ -103,8 +113,10 @@ class Endpoints final : public HttpApplication {
       }
       if (!hasJsonBody(request, answer)) return;
       if (request.path == kProfilesPath) return reviewProfiles(request, answer);
-      return admit(request.path == "/mutate" ? Endpoint::Mutate : Endpoint::Validate, request,
-                   answer);
+      const Endpoint endpoint = request.path == "/mutate" ? Endpoint::Mutate : Endpoint::Validate;
+      if (request.body.size() > kDecidedInPlaceBytes)
+        return admitOnWorker(endpoint, request, answer);
+      return admit(endpoint, request.body, request.started, answer);
     }
     if (answerOperations(request, metrics_, ready_, answer)) return;
     answer.contentType = "text/plain";
@@ -179,14 +191,53 @@ class Endpoints final : public HttpApplication {
                                 {"status", std::to_string(result.httpStatus)}});
   }
 
-  void admit(Endpoint endpoint, const HttpRequest& request, HttpAnswer& answer) {
-    ReviewAnswer result = answerReview(engine_, endpoint, request.body);
+  void admit(Endpoint endpoint, std::string_view body, Clock::time_point started,
+             HttpAnswer& answer) {
+    ReviewAnswer result = answerReview(engine_, endpoint, body);
     if (lookup_ != nullptr && !result.evaluation.toConfirm.empty()) {
-      return confirmThenAnswer(endpoint, std::move(result), request, answer);
+      return confirmThenAnswer(endpoint, std::move(result), body, started, answer);
     }
     answer.status = result.httpStatus;
     answer.body = std::move(result.body);
-    record(endpoint, result, request.started);
+    record(endpoint, result, started);
+  }
+
+  // A large review is decided on a review worker; its body, moved out of
+  // the connection, stays charged to the in-flight budget until then. When
+  // every worker is taken and the queue full, or the decision comes after
+  // the request's deadline, the answer is a 503: the API server applies the
+  // webhook's failurePolicy.
+  void admitOnWorker(Endpoint endpoint, const HttpRequest& request, HttpAnswer& answer) {
+    struct Held {
+      std::string body;
+      BodyCharge charge;
+    };
+    auto held = std::make_shared<Held>();
+    if (request.ownBody != nullptr) {
+      held->body = std::move(*request.ownBody);
+    } else {
+      held->body = std::string(request.body);
+    }
+    if (request.charge != nullptr) held->charge = std::move(*request.charge);
+    refuse(request.path, 503, "aiadmit did not decide the review in time", answer);
+    answer.waitAtMost = kWorkerWait;
+    answer.later = [this, endpoint, held, path = std::string(request.path),
+                    started = request.started](AnswerLater reply) {
+      auto job = [this, endpoint, held, started, reply] {
+        HttpAnswer decided;
+        admit(endpoint, held->body, started, decided);
+        std::string().swap(held->body);
+        held->charge.release();
+        metrics_.addReviewsOnWorkers(-1);
+        reply(std::move(decided));
+      };
+      metrics_.addReviewsOnWorkers(1);
+      if (reviewWorkers_.submit(std::move(job))) return;
+      metrics_.addReviewsOnWorkers(-1);
+      HttpAnswer busy;
+      refuse(path, 503, "aiadmit is deciding as many reviews as it can hold; retry", busy);
+      reply(std::move(busy));
+    };
   }
 
   // The answer depends on objects the view lacks, which it may only not have
@@ -195,19 +246,19 @@ class Endpoints final : public HttpApplication {
   // answer again with what it says. Should that not come in time, the answer
   // from the view alone goes, with what a denial rests on counted unknown
   // (a warning, not a refusal).
-  void confirmThenAnswer(Endpoint endpoint, ReviewAnswer result, const HttpRequest& request,
-                         HttpAnswer& answer) {
+  void confirmThenAnswer(Endpoint endpoint, ReviewAnswer result, std::string_view body,
+                         Clock::time_point started, HttpAnswer& answer) {
     std::vector<ClusterRef> refs = std::move(result.evaluation.toConfirm);
     if (endpoint == Endpoint::Validate) {
       ClusterAnswers unknown;
       for (const ClusterRef& ref : refs) unknown.presence[ref] = Presence::Unknown;
-      result = answerReview(engine_, endpoint, request.body, &unknown);
+      result = answerReview(engine_, endpoint, body, &unknown);
     }
     answer.status = result.httpStatus;
     answer.body = std::move(result.body);
     answer.waitAtMost = kConfirmWait;
-    answer.later = [this, endpoint, refs = std::move(refs), body = std::string(request.body),
-                    started = request.started](AnswerLater reply) mutable {
+    answer.later = [this, endpoint, refs = std::move(refs), body = std::string(body),
+                    started](AnswerLater reply) mutable {
       lookup_->confirm(std::move(refs), [this, endpoint, body = std::move(body), started,
                                          reply = std::move(reply)](ClusterAnswers answers) {
         ReviewAnswer confirmed = answerReview(engine_, endpoint, body, &answers);
@@ -241,6 +292,7 @@ class Endpoints final : public HttpApplication {
   const std::atomic<bool>& ready_;
   ApiLookup* const lookup_;
   BackgroundWorker& profilesWorker_;
+  BackgroundWorker& reviewWorkers_;
 };
 
 // Profiles and certificate, reloaded when their files change (polled: a
@@ -525,17 +577,21 @@ int runServer(const ServerOptions& options) {
   if (!prepareClusterView(options.clusterView, engine, clusterView)) return 1;
 
   std::atomic<bool> ready{true};
-  BackgroundWorker profilesWorker(kProfilesReviewsPending);
-  Endpoints endpoints(engine, metrics, ready, clusterView ? &clusterView->lookup() : nullptr,
-                      profilesWorker);
   const size_t threads = options.ioThreads != 0 ? options.ioThreads : usableCores();
+  BackgroundWorker profilesWorker(kProfilesReviewsPending);
+  // As many as the I/O threads, to use the same cores; a connection waits
+  // for at most one review, so the queue is bounded by the connections, and
+  // the bodies it holds by the in-flight budget.
+  BackgroundWorker reviewWorkers(options.limits.maxConnections, threads);
+  Endpoints endpoints(engine, metrics, ready, clusterView ? &clusterView->lookup() : nullptr,
+                      profilesWorker, reviewWorkers);
   HttpTransport transport(options.limits, threads, endpoints, metrics, &tls);
   // Stopped before the transport goes, on every way out: a job's answer is
   // for one of the transport's connections.
   struct StopBeforeTheTransport {
     BackgroundWorker& worker;
     ~StopBeforeTheTransport() { worker.stop(); }
-  } stopProfilesWorker{profilesWorker};
+  } stopProfilesWorker{profilesWorker}, stopReviewWorkers{reviewWorkers};
   std::string host = options.host;
   if (!listenOn(transport, host, options.port)) return 1;
   transport.start();
