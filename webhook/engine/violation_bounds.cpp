@@ -40,6 +40,7 @@ std::string moreLine(size_t count) {
 }  // namespace
 
 void eraseRepeatedViolations(std::vector<Violation>& violations, size_t from) {
+  if (violations.size() < 2) return;  // the usual review: no set to make
   IndexSet seen = indexSet(violations);
   size_t kept = 0;
   for (size_t i = 0; i < violations.size(); ++i) {
@@ -66,6 +67,7 @@ void eraseViolationsIn(std::vector<Violation>& violations, const std::vector<Vio
 }
 
 void capViolationsPerRule(std::vector<Violation>& violations) {
+  if (violations.size() <= kMaxViolationsPerRule) return;
   struct LeftOut {
     size_t count = 0;
     size_t at = 0;  // where the rule's last listed violation is
