@@ -579,10 +579,14 @@ int runServer(const ServerOptions& options) {
   std::atomic<bool> ready{true};
   const size_t threads = options.ioThreads != 0 ? options.ioThreads : usableCores();
   BackgroundWorker profilesWorker(kProfilesReviewsPending);
-  // As many as the I/O threads, to use the same cores; a connection waits
-  // for at most one review, so the queue is bounded by the connections, and
-  // the bodies it holds by the in-flight budget.
-  BackgroundWorker reviewWorkers(options.limits.maxConnections, threads);
+  // One for every two I/O threads: a large review costs up to about 15
+  // times its size while it is decided, so how many are decided at once is
+  // what bounds memory (sixteen 3 MiB reviews at once peaked at 140 MB with
+  // two workers, against the Pod's 256 Mi); they are rare, and the small
+  // ones never wait for them. A connection waits for at most one review, so
+  // the queue is bounded by the connections, and the bodies it holds by the
+  // in-flight budget.
+  BackgroundWorker reviewWorkers(options.limits.maxConnections, std::max<size_t>(1, threads / 2));
   Endpoints endpoints(engine, metrics, ready, clusterView ? &clusterView->lookup() : nullptr,
                       profilesWorker, reviewWorkers);
   HttpTransport transport(options.limits, threads, endpoints, metrics, &tls);
