@@ -123,9 +123,10 @@ TEST(Limits, ChunkedBodyOverTheLimitIs413) {
 }
 
 // The budget is charged as the bytes arrive: four connections hold 23,000
-// bytes each of a 100,000-byte budget, and the body that would pass it is
-// refused; once one of them is answered, the same body is served.
-TEST(Limits, BodiesInFlightOverTheBudgetAre503UntilOneFinishes) {
+// bytes each of a 100,000-byte budget. A body that would pass it waits,
+// unread: answered 503 at its deadline, or served once one of the four is
+// answered and gives its bytes back.
+TEST(Limits, ABodyOverTheBudgetWaitsForRoomAndIs503OnlyAtItsDeadline) {
   WebhookServer server(withArgs({"--max-inflight-body-bytes", "100000"}));
   const std::string head = makeReview(kGpuPod, "CREATE", "held");
   const std::string body = head + std::string(24000 - head.size(), ' ');
@@ -142,21 +143,23 @@ TEST(Limits, BodiesInFlightOverTheBudgetAre503UntilOneFinishes) {
   }
   ASSERT_EQ(metric(server, "aiadmit_inflight_body_bytes"), 4.0 * kSent);
 
-  RawConnection over(server.port(), true);
-  ASSERT_TRUE(over.connected());
-  ASSERT_TRUE(over.send(post("/mutate", "", body.size()) + body));
-  const std::string refused = over.readResponse(5);
+  RawConnection late(server.port(), true);
+  ASSERT_TRUE(late.connected());
+  ASSERT_TRUE(late.send(post("/mutate?timeout=1s", "", body.size()) + body));
+  const std::string refused = late.readResponse(10);
   EXPECT_EQ(statusOf(refused), 503) << refused;
+  EXPECT_NE(refused.find("too many request bodies in flight"), std::string::npos) << refused;
   EXPECT_EQ(limitHits(server, "inflight_body_bytes"), 1);
   EXPECT_EQ(metric(server, "aiadmit_inflight_body_bytes"), 4.0 * kSent);
 
+  RawConnection waiting(server.port(), true);
+  ASSERT_TRUE(waiting.connected());
+  ASSERT_TRUE(waiting.send(post("/mutate", "", body.size()) + body));
   ASSERT_TRUE(held.front()->send(body.substr(kSent)));
   EXPECT_EQ(statusOf(held.front()->readResponse(5)), 200);
+  EXPECT_EQ(statusOf(waiting.readResponse(5)), 200);
+  EXPECT_EQ(limitHits(server, "inflight_body_bytes"), 1);
   EXPECT_EQ(metric(server, "aiadmit_inflight_body_bytes"), 3.0 * kSent);
-  RawConnection next(server.port(), true);
-  ASSERT_TRUE(next.connected());
-  ASSERT_TRUE(next.send(post("/mutate", "", body.size()) + body));
-  EXPECT_EQ(statusOf(next.readResponse(5)), 200);
 }
 
 // No connection holds more than a quarter of the budget: past it the body is

@@ -74,6 +74,22 @@ void BodyCharge::release() {
   shared_->inflightBodyBytes.fetch_sub(bytes_, std::memory_order_relaxed);
   shared_->metrics->addInflightBodyBytes(-static_cast<int64_t>(bytes_));
   bytes_ = 0;
+  // Paired with the fence of a body that starts to wait: either it sees
+  // these bytes free, or this sees it waiting.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (shared_->waitingForRoom.load(std::memory_order_relaxed) != 0) wakeWaiting();
+}
+
+void BodyCharge::wakeWaiting() {
+  std::vector<std::weak_ptr<HttpConnection>> waiting;
+  {
+    std::lock_guard<std::mutex> lock(shared_->roomMutex);
+    waiting.swap(shared_->awaitingRoom);
+    shared_->waitingForRoom.fetch_sub(waiting.size(), std::memory_order_relaxed);
+  }
+  for (const auto& connection : waiting) {
+    if (auto alive = connection.lock()) alive->resumeBody();
+  }
 }
 
 bool IoThread::shedOne() {
@@ -201,8 +217,14 @@ void HttpConnection::onDeadline() {
     case Phase::Idle:
       shared_.metrics->recordLimit(Limit::IdleTimeout);
       return close();
-    case Phase::Header:
     case Phase::Body:
+      // A body that waited for room in the budget all this time: 503.
+      if (awaitingRoom_) {
+        awaitingRoom_ = false;
+        return refuseNoRoom();
+      }
+      [[fallthrough]];
+    case Phase::Header:
       // The pending wait ends with operation_aborted; onIoError answers 408.
       timedOut_ = true;
       socket_.cancel();
@@ -435,14 +457,42 @@ bool HttpConnection::checkHeader() {
 }
 
 // The body's bytes so far are charged to the in-flight budget as they
-// arrive: what a request declares costs nothing until it is sent.
+// arrive: what a request declares costs nothing until it is sent. When the
+// budget has no room (a burst of large reviews), the body waits, unread,
+// until a charge gives bytes back or its deadline passes (then 503): a
+// burst is answered late rather than refused.
 bool HttpConnection::chargeBody() {
-  if (charge_.growTo(parser_->get().body().size())) return true;
+  const size_t size = parser_->get().body().size();
+  if (charge_.growTo(size)) return true;
+  {
+    std::lock_guard<std::mutex> lock(shared_.roomMutex);
+    shared_.waitingForRoom.fetch_add(1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (charge_.growTo(size)) {
+      shared_.waitingForRoom.fetch_sub(1, std::memory_order_relaxed);
+      return true;
+    }
+    shared_.awaitingRoom.push_back(weak_from_this());
+  }
+  awaitingRoom_ = true;
+  return false;
+}
+
+void HttpConnection::resumeBody() {
+  asio::post(thread_.context, [self = shared_from_this()] {
+    if (self->phase_ != Phase::Body || !self->awaitingRoom_) return;
+    self->awaitingRoom_ = false;
+    if (!self->chargeBody()) return;  // waits again
+    if (self->parser_->is_done()) return self->respond();
+    if (self->parse()) self->readLoop();
+  });
+}
+
+void HttpConnection::refuseNoRoom() {
   refuse(503,
          "too many request bodies in flight (" +
              std::to_string(shared_.limits.maxInflightBodyBytes) + " bytes); retry",
          Limit::InflightBodyBytes);
-  return false;
 }
 
 void HttpConnection::sendContinue() {
