@@ -204,7 +204,7 @@ memory() {
   stop_server "$server"
   start_server memory-big "$binary"
   server=$pid
-  echo "memory: 16 concurrent 7.9 MiB reviews: $(python3 bench/hostile.py "$port" "$ca" big 16 "$work/huge-pod.json")," \
+  echo "memory: 16 concurrent 2.9 MiB reviews: $(python3 bench/hostile.py "$port" "$ca" big 16 "$work/huge-pod.json")," \
     "peak RSS $(status_kib "$server" VmHWM) KiB, after $(status_kib "$server" VmRSS) KiB"
   stop_server "$server"
 }

@@ -260,5 +260,28 @@ TEST(JsonParseCopy, BrokenReviewsFailAsRapidJsonFailsThem) {
   }
 }
 
+// The document's values (keys aside) are bounded: as many as allowed are
+// read, one more is refused, whichever reader takes the text (the short one
+// for ASCII integers, RapidJSON's for a fraction or a byte outside ASCII).
+TEST(JsonParseCopy, ValuesBeyondTheBoundAreRefusedByBothReaders) {
+  // An object and its three values: four.
+  for (const std::string text : {R"({"a":1,"b":[2]})", R"({"a":1.5,"b":["é"]})"}) {
+    std::string buffer;
+    PooledJsonDocument document;
+    EXPECT_EQ(parseJsonCopy(text, 200, buffer, document, {}, 4), "") << text;
+    EXPECT_EQ(parseJsonCopy(text, 200, buffer, document, {}, 3), "JSON holds more than 3 values")
+        << text;
+  }
+}
+
+// Values of omitted members are not counted where the short reader takes
+// the text: the managedFields an object carries cost the document nothing.
+TEST(JsonParseCopy, OmittedMembersDoNotCountAgainstTheBound) {
+  const std::string text = R"({"request":{"object":{"metadata":{"managedFields":[1,2,3,4,5]}}}})";
+  std::string buffer;
+  PooledJsonDocument document;
+  EXPECT_EQ(parseJsonCopy(text, 200, buffer, document, kNoManagedFields, 4), "");
+}
+
 }  // namespace
 }  // namespace aiadmit

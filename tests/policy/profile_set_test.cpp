@@ -311,3 +311,29 @@ TEST(ProfileSelection, ManyProfilesScopedToDistinctNamespacesLoadAndSelect) {
 
 }  // namespace
 }  // namespace aiadmit
+
+namespace aiadmit {
+namespace {
+
+size_t linesOf(const std::string& text) {
+  return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+// Each profile is reported once, with the first one it ties with: three of
+// one scope make two errors (not three pairs), and 150 make 100 and a line
+// saying the rest are not looked for.
+TEST(ScopeTies, EachProfileIsReportedOnceAndTiesAreCappedAtOneHundred) {
+  std::string three;
+  for (const char* name : {"a", "b", "c"}) three += profileYaml(name, "batch");
+  EXPECT_EQ(linesOf(loadErrors(three)), 2u) << loadErrors(three);
+
+  std::string many;
+  for (int i = 0; i < 150; ++i) many += profileYaml("p" + std::to_string(i), "batch");
+  const std::string errors = loadErrors(many);
+  EXPECT_EQ(linesOf(errors), 101u);
+  EXPECT_NE(errors.find("more than 100 profiles tie with another"), std::string::npos);
+  EXPECT_EQ(linesOf(loadErrors(profileYaml("a", "batch") + profileYaml("b", "training"))), 0u);
+}
+
+}  // namespace
+}  // namespace aiadmit

@@ -423,6 +423,24 @@ TEST_F(ServeClusterView, AClassTheViewHasNotSeenYetIsAskedForAndThePodAdmitted) 
   EXPECT_EQ(requestsTo(api_, kAiBatchPath), 1u);
 }
 
+// The same for a review over 64 KiB, decided on a review worker: its answer
+// waits in turn for the API's.
+TEST_F(ServeClusterView, ALargeReviewDecidedOnAWorkerIsAskedForTooAndThePodAdmitted) {
+  api_.stallNextWatches(1000);
+  auto server = serve({"--kubeconfig", dir_.file("kubeconfig")});
+  ASSERT_TRUE(server->waitForOutput("\"msg\":\"cluster view: synced\"", kDeadlineSeconds))
+      << server->output();
+  api_.put(kPriorityClasses, R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass",)"
+                             R"("metadata":{"name":"ai-batch"},"value":1000})");
+  const std::string large = makeReview(kBatchPod, "CREATE", "large") + std::string(70000, ' ');
+  const HttpResponse answer = server->post("/validate", large);
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  const ReviewResponse response = parseReviewResponse(answer.body);
+  EXPECT_TRUE(response.allowed) << response.message;
+  EXPECT_EQ(response.uid, "large");
+  EXPECT_EQ(requestsTo(api_, kAiBatchPath), 1u);
+}
+
 TEST_F(ServeClusterView, AClassTheApiLacksTooRefusesTheBarePodAndIsAskedForOnce) {
   auto server = serve({"--kubeconfig", dir_.file("kubeconfig")});
   ASSERT_TRUE(server->waitForOutput("\"msg\":\"cluster view: synced\"", kDeadlineSeconds))

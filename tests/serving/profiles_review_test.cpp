@@ -281,7 +281,8 @@ std::string largeProfile() {
   std::string yaml =
       "apiVersion: aiadmit.dev/v1\nkind: Profile\nmetadata:\n  name: big\nspec:\n"
       "  class: batch\n  notes:\n";
-  for (int i = 0; i < 25000; ++i) {
+  // Just under the 1 MiB a ConfigMap holds at most.
+  for (int i = 0; yaml.size() < 1000 * 1024; ++i) {
     yaml += "  - {name: item" + std::to_string(i) + ", value: " + std::to_string(i) +
             ", other: [a, b, c]}\n";
   }
@@ -294,7 +295,8 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
 
 TEST(ProfilesReview, ALargeConfigMapIsLoadedOffTheIoThreads) {
   WebhookServer::Options options;
-  options.extraArgs = {"--io-threads", "1"};
+  // A body limit above the review's own, so that its 4 MiB is what refuses.
+  options.extraArgs = {"--io-threads", "1", "--max-body-bytes", "8388608"};
   WebhookServer server(options);
   const std::string body = makeReview(configMap({{"big.yaml", largeProfile()}}), "CREATE", "u-big",
                                       "", "aiadmit-system");
@@ -327,6 +329,18 @@ TEST(ProfilesReview, ALargeConfigMapIsLoadedOffTheIoThreads) {
   const HttpResponse huge =
       server.post("/validate-profiles", body + std::string(4 * 1024 * 1024, ' '));
   EXPECT_EQ(huge.status, 413);
+}
+
+// More than a ConfigMap may hold (1 MiB) is not loaded: a 400, which the API
+// server, which stores no such ConfigMap, never sends.
+TEST(ProfilesReview, AConfigMapOverOneMebibyteIsNotLoaded) {
+  WebhookServer server;
+  const std::string over = largeProfile() + "#" + std::string(64 * 1024, 'x') + "\n";
+  const HttpResponse refused = server.post(
+      "/validate-profiles",
+      makeReview(configMap({{"big.yaml", over}}), "CREATE", "u-over", "", "aiadmit-system"));
+  EXPECT_EQ(refused.status, 400) << refused.body.substr(0, 300);
+  EXPECT_NE(refused.body.find("more than 1 MiB"), std::string::npos) << refused.body;
 }
 
 TEST(ProfilesReview, ReviewsAreCountedByDecision) {

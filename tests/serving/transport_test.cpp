@@ -122,29 +122,64 @@ TEST(Limits, ChunkedBodyOverTheLimitIs413) {
   EXPECT_EQ(limitHits(server, "body_bytes"), 1);
 }
 
-TEST(Limits, BodiesInFlightOverTheBudgetAre503UntilOneFinishes) {
+// The budget is charged as the bytes arrive: four connections hold 23,000
+// bytes each of a 100,000-byte budget. A body that would pass it waits,
+// unread: answered 503 at its deadline, or served once one of the four is
+// answered and gives its bytes back.
+TEST(Limits, ABodyOverTheBudgetWaitsForRoomAndIs503OnlyAtItsDeadline) {
   WebhookServer server(withArgs({"--max-inflight-body-bytes", "100000"}));
-  const std::string body = makeReview(kGpuPod, "CREATE", "first") + std::string(60000, ' ');
-  RawConnection first(server.port(), true);
-  ASSERT_TRUE(first.connected());
-  ASSERT_TRUE(first.send(post("/mutate", "", body.size()) + body.substr(0, 100)));
-  ASSERT_EQ(first.readResponse(0.3), "");  // the first body is now reserved, unanswered
+  const std::string head = makeReview(kGpuPod, "CREATE", "held");
+  const std::string body = head + std::string(24000 - head.size(), ' ');
+  constexpr size_t kSent = 23000;
+  std::vector<std::unique_ptr<RawConnection>> held;
+  for (int i = 0; i < 4; ++i) {
+    held.push_back(std::make_unique<RawConnection>(server.port(), true));
+    ASSERT_TRUE(held.back()->connected());
+    ASSERT_TRUE(held.back()->send(post("/mutate", "", body.size()) + body.substr(0, kSent)));
+  }
+  // Every held byte is in (the metric counts what arrived) before the next body.
+  for (int asked = 0; asked < 2000 && metric(server, "aiadmit_inflight_body_bytes") < 4 * kSent;
+       ++asked) {
+  }
+  ASSERT_EQ(metric(server, "aiadmit_inflight_body_bytes"), 4.0 * kSent);
 
-  RawConnection second(server.port(), true);
-  ASSERT_TRUE(second.connected());
-  ASSERT_TRUE(second.send(post("/mutate", "", body.size())));
-  const std::string refused = second.readResponse(5);
+  RawConnection late(server.port(), true);
+  ASSERT_TRUE(late.connected());
+  ASSERT_TRUE(late.send(post("/mutate?timeout=1s", "", body.size()) + body));
+  const std::string refused = late.readResponse(10);
   EXPECT_EQ(statusOf(refused), 503) << refused;
+  EXPECT_NE(refused.find("too many request bodies in flight"), std::string::npos) << refused;
   EXPECT_EQ(limitHits(server, "inflight_body_bytes"), 1);
-  EXPECT_EQ(metric(server, "aiadmit_inflight_body_bytes"), static_cast<double>(body.size()));
+  EXPECT_EQ(metric(server, "aiadmit_inflight_body_bytes"), 4.0 * kSent);
 
-  ASSERT_TRUE(first.send(body.substr(100)));
-  EXPECT_EQ(statusOf(first.readResponse(5)), 200);
-  EXPECT_EQ(metric(server, "aiadmit_inflight_body_bytes"), 0);
-  RawConnection third(server.port(), true);
-  ASSERT_TRUE(third.connected());
-  ASSERT_TRUE(third.send(post("/mutate", "", body.size()) + body));
-  EXPECT_EQ(statusOf(third.readResponse(5)), 200);
+  RawConnection waiting(server.port(), true);
+  ASSERT_TRUE(waiting.connected());
+  ASSERT_TRUE(waiting.send(post("/mutate", "", body.size()) + body));
+  ASSERT_TRUE(held.front()->send(body.substr(kSent)));
+  EXPECT_EQ(statusOf(held.front()->readResponse(5)), 200);
+  EXPECT_EQ(statusOf(waiting.readResponse(5)), 200);
+  EXPECT_EQ(limitHits(server, "inflight_body_bytes"), 1);
+  EXPECT_EQ(metric(server, "aiadmit_inflight_body_bytes"), 3.0 * kSent);
+}
+
+// No connection holds more than a quarter of the budget: past it the body is
+// refused before it is read, as one over --max-body-bytes; a body of exactly
+// that share is served.
+TEST(Limits, ABodyOverItsConnectionsShareIs413AndOneAtTheShareIsServed) {
+  WebhookServer server(withArgs({"--max-inflight-body-bytes", "100000"}));
+  const std::string head = makeReview(kGpuPod, "CREATE", "share");
+  const std::string atShare = head + std::string(25000 - head.size(), ' ');
+  const HttpResponse served = server.post("/mutate", atShare);
+  EXPECT_EQ(served.status, 200) << served.body.substr(0, 300);
+
+  RawConnection over(server.port(), true);
+  ASSERT_TRUE(over.connected());
+  ASSERT_TRUE(over.send(post("/mutate", "", atShare.size() + 1)));
+  const std::string refused = over.readResponse(5);
+  EXPECT_EQ(statusOf(refused), 413) << refused;
+  EXPECT_NE(refused.find("larger than 25000 bytes"), std::string::npos) << refused;
+  EXPECT_EQ(limitHits(server, "body_bytes"), 1);
+  expectStillServing(server);
 }
 
 TEST(Limits, DuplicateOrMalformedContentLengthIs400) {
@@ -399,7 +434,7 @@ TEST(Flags, EveryLimitIsAFlagWithItsDefaultAndBadValuesAreRefused) {
   EXPECT_EQ(help.exitCode, 0);
   for (const char* flag :
        {"--max-connections N", "(default 4096)", "--max-header-bytes N", "(default 16 KiB)",
-        "--max-request-line-bytes N", "--max-body-bytes N", "(default 8 MiB)",
+        "--max-request-line-bytes N", "--max-body-bytes N", "(default 3 MiB)",
         "--max-inflight-body-bytes N", "--io-threads N", "--handshake-timeout DUR",
         "--header-timeout DUR", "--body-timeout DUR", "--max-request-timeout DUR", "(default 30s)",
         "--write-timeout DUR", "--idle-timeout DUR", "(default 90s)", "--shutdown-delay DUR"}) {

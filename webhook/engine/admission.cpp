@@ -107,7 +107,8 @@ bool decodeAdmissionReview(std::string_view body, AdmissionRequest& request, Dec
   if (body.empty())
     return fail(error, "empty body: expected an admission.k8s.io/v1 AdmissionReview");
   PooledJsonDocument& doc = request.document;
-  std::string parseError = parseJsonCopy(body, kMaxJsonNesting, request.buffer, doc, {kLeftOut});
+  std::string parseError = parseJsonCopy(body, kMaxJsonNesting, request.buffer, doc, {kLeftOut},
+                                         maxJsonValues(body.size()));
   if (!parseError.empty()) return fail(error, std::move(parseError));
   if (!doc.IsObject()) return fail(error, "body is not a JSON object");
 

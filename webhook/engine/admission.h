@@ -56,6 +56,14 @@ struct AdmissionRequest {
 
 // Nesting deeper than this is refused before parsing (real objects stay far below).
 inline constexpr size_t kMaxJsonNesting = 200;
+// A review's document holds at most this many values (400 past it): the API
+// server's JSON takes about 25 bytes a value, and a value costs the document
+// and its parse stack 16 to 64 bytes, so that a review of values as small as
+// JSON allows ("[1,1,...]") costs 14 times its size rather than 43.
+// No body under 128 KiB comes near it.
+inline size_t maxJsonValues(size_t bodyBytes) {
+  return bodyBytes / 6 + 65536;
+}
 
 struct DecodeError {
   std::string message;

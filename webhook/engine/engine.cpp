@@ -9,6 +9,7 @@
 #include "webhook/engine/audit_annotations.h"
 #include "webhook/engine/claim_objects.h"
 #include "webhook/engine/updates.h"
+#include "webhook/engine/violation_bounds.h"
 #include "webhook/kube/json_patch.h"
 #include "webhook/kube/warnings.h"
 #include "webhook/kube/workload_update.h"
@@ -147,14 +148,6 @@ void runValidator(const Validator& validator, Validator::Scope scope,
       out[i].templateField = context.view.specFieldPath();
     }
   }
-  // A rule about the object itself (its annotations, its profile) is found
-  // again on every template: keep each violation once.
-  for (size_t i = out.size(); i-- > before;) {
-    if (std::find(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(i), out[i]) !=
-        out.begin() + static_cast<std::ptrdiff_t>(i)) {
-      out.erase(out.begin() + static_cast<std::ptrdiff_t>(i));
-    }
-  }
 }
 
 // A Pod no controller owns: a refusal reaches whoever made it, and nothing
@@ -206,6 +199,9 @@ void collectViolations(const JsonValue& object, const Assessment& assessment,
       runValidator(*validator, scope, context, out);
     }
   }
+  // A rule about the object itself (its annotations, its profile) is found
+  // again on every template: keep each violation once.
+  eraseRepeatedViolations(out);
 }
 
 // The view the request decides with: the engine's, with what the API, asked
@@ -394,11 +390,10 @@ AdmissionOutcome validateClaimObject(const AdmissionSubject& subject, const Prof
     collectClaimViolations(
         assessClaim(*subject.oldObject, subject.namespaceName, profiles, cluster),
         subject.operation, cluster, existing);
-    std::erase_if(violations, [&](const Violation& v) {
-      return std::find(existing.begin(), existing.end(), v) != existing.end();
-    });
+    eraseViolationsIn(violations, existing);
   }
   applyAnswers(violations, answers);
+  capViolationsPerRule(violations);
   // A claim object is not a Pod: nothing is refused that a controller's
   // retries would see converge.
   return decide(violations, assessment.selection.actionsFrom(), RuleTarget::Controller, enforcement,
@@ -633,12 +628,11 @@ AdmissionOutcome Engine::validate(const AdmissionSubject& subject, Evaluation* e
       collectViolations(*subject.oldObject, before, subject, *profiles, cluster.get(), target,
                         existing);
     }
-    std::erase_if(violations, [&](const Violation& v) {
-      return std::find(existing.begin(), existing.end(), v) != existing.end();
-    });
+    eraseViolationsIn(violations, existing);
   }
 
   applyAnswers(violations, answers);
+  capViolationsPerRule(violations);
   // What a controller changes without a rollout (a scale, Kueue's suspend
   // and placement) is the controller's: refusing it would stop the workload
   // from ever starting or scaling. aiadmit warns.

@@ -19,6 +19,17 @@ constexpr size_t kErrorBytes = 300;
 
 constexpr const char* kFileFields[] = {"data", "binaryData"};
 
+// What a ConfigMap holds at most (data and binaryData together): the API
+// server stores no larger one, so a review of more is no review of a real
+// one, and its YAML is not loaded.
+constexpr size_t kMaxConfigMapBytes = 1024 * 1024;
+
+size_t bytesOf(const std::vector<ProfileFileText>& files) {
+  size_t total = 0;
+  for (const ProfileFileText& file : files) total += file.name.size() + file.text.size();
+  return total;
+}
+
 bool emptyMap(const JsonValue* map) {
   return map == nullptr || map->IsNull() || (map->IsObject() && map->MemberCount() == 0);
 }
@@ -140,6 +151,11 @@ AdmissionOutcome decide(const AdmissionRequest& request) {
   std::vector<ProfileFileText> files;
   std::string error;
   if (!filesOf(*subject.object, files, error)) return AdmissionOutcome::badRequest(error);
+  if (bytesOf(files) > kMaxConfigMapBytes) {
+    return AdmissionOutcome::badRequest(
+        "the ConfigMap holds more than 1 MiB, which no ConfigMap "
+        "may; its profiles are not loaded");
+  }
   std::vector<std::string> warnings = ignoredKeys(files);
   const ProfileLoadResult loaded = loadProfileFiles(
       std::move(files),

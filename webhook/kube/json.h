@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <span>
 #include <string>
 #include <string_view>
@@ -182,8 +183,11 @@ struct OmittedMembers {
 // strings then point into (it must outlive the document): the same document
 // and the same errors, faster for the JSON the API server sends (ASCII,
 // integers), which a shorter reader than RapidJSON's takes
-// (webhook/kube/json_parse.cpp). Leaves out the `omitted` members.
+// (webhook/kube/json_parse.cpp). Leaves out the `omitted` members, and
+// refuses a document of more than `maxValues` values (keys aside; the omitted
+// members' are not counted where the short reader takes the text).
 std::string parseJsonCopy(std::string_view text, size_t maxDepth, std::string& buffer,
-                          PooledJsonDocument& document, const OmittedMembers& omitted = {});
+                          PooledJsonDocument& document, const OmittedMembers& omitted = {},
+                          size_t maxValues = std::numeric_limits<size_t>::max());
 
 }  // namespace aiadmit

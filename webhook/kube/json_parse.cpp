@@ -29,20 +29,60 @@ bool isAscii(const char* text, size_t size) {
   return any < 0x80;
 }
 
+// Counts the values that go into the document (keys aside) and refuses more
+// than `maxValues` in the same pass: a value costs the document and its parse
+// stack several times the bytes it takes in the text.
+template <typename Handler>
+class ValueLimiter : public DepthLimiter<Handler> {
+  using Base = DepthLimiter<Handler>;
+
+ public:
+  ValueLimiter(Handler& handler, size_t maxDepth, size_t maxValues)
+      : Base(handler, maxDepth), maxValues_(maxValues) {}
+
+  bool Null() { return count() && Base::Null(); }
+  bool Bool(bool b) { return count() && Base::Bool(b); }
+  bool Int(int i) { return count() && Base::Int(i); }
+  bool Uint(unsigned u) { return count() && Base::Uint(u); }
+  bool Int64(int64_t i) { return count() && Base::Int64(i); }
+  bool Uint64(uint64_t u) { return count() && Base::Uint64(u); }
+  bool Double(double d) { return count() && Base::Double(d); }
+  bool String(const char* s, rapidjson::SizeType n, bool copy) {
+    return count() && Base::String(s, n, copy);
+  }
+  bool StartObject() { return count() && Base::StartObject(); }
+  bool StartArray() { return count() && Base::StartArray(); }
+  bool tooMany() const { return tooMany_; }
+
+ private:
+  bool count() {
+    if (++values_ <= maxValues_) return true;
+    tooMany_ = true;
+    return false;
+  }
+  size_t maxValues_;
+  size_t values_ = 0;
+  bool tooMany_ = false;
+};
+
+std::string tooManyValues(size_t maxValues) {
+  return "JSON holds more than " + std::to_string(maxValues) + " values";
+}
+
 // RapidJSON 1.1.0 takes an escaped low surrogate with no high one before it
 // ("\uDC00") and writes the three bytes of that code point, which are not
 // UTF-8: a string no client could decode when it is echoed back in a patch
 // or a warning. Such a string is refused.
 template <typename Handler>
-class SurrogateGuard : public DepthLimiter<Handler> {
+class SurrogateGuard : public ValueLimiter<Handler> {
  public:
-  using DepthLimiter<Handler>::DepthLimiter;
+  using ValueLimiter<Handler>::ValueLimiter;
 
   bool String(const char* s, rapidjson::SizeType n, bool copy) {
-    return isUtf8(s, n) && this->handler_.String(s, n, copy);
+    return isUtf8(s, n) && ValueLimiter<Handler>::String(s, n, copy);
   }
   bool Key(const char* s, rapidjson::SizeType n, bool copy) {
-    return isUtf8(s, n) && this->handler_.Key(s, n, copy);
+    return isUtf8(s, n) && ValueLimiter<Handler>::Key(s, n, copy);
   }
   bool loneSurrogate() const { return loneSurrogate_; }
 
@@ -65,13 +105,15 @@ struct InSituParse {
   char* text;
   size_t size;
   size_t maxDepth;
+  size_t maxValues;
   rapidjson::ParseResult result;
   bool tooDeep = false;
+  bool tooMany = false;
   bool loneSurrogate = false;
 
   template <typename Handler>
   bool operator()(Handler& handler) {
-    SurrogateGuard<Handler> limiter(handler, maxDepth);
+    SurrogateGuard<Handler> limiter(handler, maxDepth, maxValues);
     rapidjson::Reader reader;
     // The recursive parser calls StartObject/StartArray before descending, so
     // the limiter stops hostile nesting before it costs stack.
@@ -83,6 +125,7 @@ struct InSituParse {
           stream, limiter);
     }
     tooDeep = limiter.tooDeep();
+    tooMany = limiter.tooMany();
     loneSurrogate = limiter.loneSurrogate();
     return !result.IsError();
   }
@@ -207,10 +250,12 @@ inline bool mayBeOneOf(uint64_t lengths, rapidjson::SizeType length) {
 // would be read again after every byte the unescaping writes).
 class ShortReader {
  public:
-  ShortReader(char* text, size_t size, size_t maxDepth, const OmittedMembers& omitted)
+  ShortReader(char* text, size_t size, size_t maxDepth, size_t maxValues,
+              const OmittedMembers& omitted)
       : text_(text),
         end_(text + size),
         maxDepth_(std::min(maxDepth, kMaxLevels)),
+        valuesLeft_(maxValues),
         omitted_(omitted.steps) {
     for (size_t i = 0; i < stepLengths_.size(); ++i) {
       stepLengths_[i] = i < omitted_.size() ? lengthsOf(omitted_[i]) : ~uint64_t{0};
@@ -224,6 +269,8 @@ class ShortReader {
     return parsed_;
   }
   bool parsed() const { return parsed_; }
+  // Declined because the document would hold more values than allowed.
+  bool tooMany() const { return tooMany_; }
 
  private:
   // Deeper nesting is declined when the limit is higher still (RapidJSON's
@@ -304,6 +351,12 @@ class ShortReader {
       }
       bool closing = false;  // `p` is at the end of the innermost container
       if (!omitted) {
+        if constexpr (kFollowsPath) {
+          if (valuesLeft_-- == 0) {
+            tooMany_ = true;
+            return nullptr;
+          }
+        }
         switch (*p) {
           case '"': {
             char* text = nullptr;
@@ -476,9 +529,11 @@ class ShortReader {
   char* const text_;
   const char* const end_;
   const size_t maxDepth_;
+  size_t valuesLeft_;
   const std::span<const OmitStep> omitted_;
   std::array<uint64_t, 8> stepLengths_;
   bool parsed_ = false;
+  bool tooMany_ = false;
 };
 
 // What the short reader leaves out, left out of RapidJSON's document.
@@ -497,15 +552,17 @@ void eraseOmitted(JsonValue& object, std::span<const OmitStep> steps) {
 }
 
 template <typename Document>
-std::string parseInSitu(char* text, size_t size, size_t maxDepth, Document& document) {
+std::string parseInSitu(char* text, size_t size, size_t maxDepth, size_t maxValues,
+                        Document& document) {
   // InsituStringStream reads up to a NUL; a NUL inside the body must not end it early.
   if (std::char_traits<char>::find(text, size, '\0') != nullptr) {
     return "malformed JSON: NUL byte in body";
   }
   if (endsInsideUtf8Sequence(text, size)) return "malformed JSON: truncated UTF-8 at the end";
-  InSituParse parse{text, size, maxDepth, {}, false, false};
+  InSituParse parse{text, size, maxDepth, maxValues, {}, false, false, false};
   document.Populate(parse);
   if (parse.tooDeep) return "JSON nested deeper than " + std::to_string(maxDepth) + " levels";
+  if (parse.tooMany) return tooManyValues(maxValues);
   if (parse.loneSurrogate) {
     return std::string("malformed JSON at offset ") + std::to_string(parse.result.Offset()) +
            ": a UTF-16 low surrogate escape (\\uDC00-\\uDFFF) with no high surrogate before it";
@@ -520,22 +577,27 @@ std::string parseInSitu(char* text, size_t size, size_t maxDepth, Document& docu
 }  // namespace
 
 std::string parseJsonInSitu(char* text, size_t size, size_t maxDepth, JsonDocument& document) {
-  return parseInSitu(text, size, maxDepth, document);
+  return parseInSitu(text, size, maxDepth, std::numeric_limits<size_t>::max(), document);
 }
 
 std::string parseJsonCopy(std::string_view text, size_t maxDepth, std::string& buffer,
-                          PooledJsonDocument& document, const OmittedMembers& omitted) {
+                          PooledJsonDocument& document, const OmittedMembers& omitted,
+                          size_t maxValues) {
   buffer.reserve(text.size() + kPadding);
   buffer.assign(text.data(), text.size());
   buffer.append(kPadding, '\0');
-  ShortReader reader(buffer.data(), text.size(), maxDepth, omitted);
+  ShortReader reader(buffer.data(), text.size(), maxDepth, maxValues, omitted);
   document.Populate(reader);
   if (reader.parsed()) return {};
+  if (reader.tooMany()) {
+    document.SetNull();
+    return tooManyValues(maxValues);
+  }
   // Declined: RapidJSON's reader on a fresh copy (the short one may have
   // unescaped part of this one in place).
   buffer.assign(text.data(), text.size());
   document.SetNull();
-  std::string error = parseInSitu(buffer.data(), buffer.size(), maxDepth, document);
+  std::string error = parseInSitu(buffer.data(), buffer.size(), maxDepth, maxValues, document);
   if (error.empty()) eraseOmitted(document, omitted.steps);
   return error;
 }

@@ -54,13 +54,21 @@ void checkNames(const std::vector<Profile>& profiles, std::vector<ProfileError>&
   }
 }
 
+// Ties reported at most: each profile is reported once, with the first
+// profile it ties with, so that n profiles of one scope make n errors, not
+// n²/2 (1,200 of them made 215 MB of messages).
+constexpr size_t kMaxTieErrors = 100;
+
 // Pairs of the same class that could select one object with equal precedence.
 // Only pairs that can tie are compared: two scopes without namespaces, two
 // with patterns, or two listing one namespace exactly. So a large set of
 // profiles scoped to distinct namespaces costs little.
 void checkTies(const std::vector<Profile>& profiles, std::vector<ProfileError>& errors) {
   std::set<std::pair<size_t, size_t>> compared;
+  std::vector<bool> reported(profiles.size(), false);
+  size_t ties = 0;
   auto compare = [&](size_t first, size_t second, bool remember) {
+    if (reported[second] || ties > kMaxTieErrors) return;
     if (remember && !compared.emplace(first, second).second) return;
     const Profile& a = profiles[first];
     const Profile& b = profiles[second];
@@ -71,6 +79,14 @@ void checkTies(const std::vector<Profile>& profiles, std::vector<ProfileError>& 
     if (!sameAccelerator && (a.gpu.defaultCount == 0 || b.gpu.defaultCount == 0)) return;
     const auto tie = findScopeTie(a.scope, b.scope);
     if (!tie) return;
+    reported[second] = true;
+    if (++ties > kMaxTieErrors) {
+      errors.push_back({b.sourceFile, b.scopeLocation.line, b.scopeLocation.column, "spec.scope",
+                        "more than " + std::to_string(kMaxTieErrors) +
+                            " profiles tie with another; the rest are not looked for until "
+                            "these are fixed"});
+      return;
+    }
     const std::string workload =
         sameAccelerator ? std::string(className(a.workloadClass)) + " workload"
                         : std::string(className(a.workloadClass)) +

@@ -1,9 +1,13 @@
 #include "webhook/serving/background_worker.h"
 
+#include <algorithm>
+
 namespace aiadmit {
 
-BackgroundWorker::BackgroundWorker(size_t maxPending)
-    : maxPending_(maxPending), thread_([this] { run(); }) {}
+BackgroundWorker::BackgroundWorker(size_t maxPending, size_t threads) : maxPending_(maxPending) {
+  for (size_t i = 0; i < std::max<size_t>(threads, 1); ++i)
+    threads_.emplace_back([this] { run(); });
+}
 
 BackgroundWorker::~BackgroundWorker() {
   stop();
@@ -12,7 +16,7 @@ BackgroundWorker::~BackgroundWorker() {
 bool BackgroundWorker::submit(std::function<void()> job) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (stopping_ || queue_.size() + (running_ ? 1 : 0) >= maxPending_) return false;
+    if (stopping_ || queue_.size() + running_ >= maxPending_) return false;
     queue_.push_back(std::move(job));
   }
   wake_.notify_one();
@@ -26,8 +30,10 @@ void BackgroundWorker::stop() {
     stopping_ = true;
     dropped.swap(queue_);
   }
-  wake_.notify_one();
-  if (thread_.joinable()) thread_.join();
+  wake_.notify_all();
+  for (std::thread& thread : threads_) {
+    if (thread.joinable()) thread.join();
+  }
   // Destroyed here, outside the lock: what the jobs hold goes with them.
 }
 
@@ -38,12 +44,12 @@ void BackgroundWorker::run() {
     if (stopping_) return;
     std::function<void()> job = std::move(queue_.front());
     queue_.pop_front();
-    running_ = true;
+    ++running_;
     lock.unlock();
     job();
     job = nullptr;
     lock.lock();
-    running_ = false;
+    --running_;
   }
 }
 

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <utility>
 
 #include "webhook/serving/duration.h"
 #include "webhook/serving/http_status.h"
@@ -48,6 +49,50 @@ std::string seconds(Milliseconds duration) {
 
 }  // namespace
 
+BodyCharge& BodyCharge::operator=(BodyCharge&& other) noexcept {
+  if (this == &other) return *this;
+  release();
+  shared_ = other.shared_;
+  bytes_ = std::exchange(other.bytes_, 0);
+  return *this;
+}
+
+bool BodyCharge::growTo(size_t total) {
+  if (total <= bytes_) return true;
+  const size_t more = total - bytes_;
+  size_t current = shared_->inflightBodyBytes.load(std::memory_order_relaxed);
+  do {
+    if (current + more > shared_->limits.maxInflightBodyBytes) return false;
+  } while (!shared_->inflightBodyBytes.compare_exchange_weak(current, current + more,
+                                                             std::memory_order_relaxed));
+  bytes_ = total;
+  shared_->metrics->addInflightBodyBytes(static_cast<int64_t>(more));
+  return true;
+}
+
+void BodyCharge::release() {
+  if (bytes_ == 0) return;
+  shared_->inflightBodyBytes.fetch_sub(bytes_, std::memory_order_relaxed);
+  shared_->metrics->addInflightBodyBytes(-static_cast<int64_t>(bytes_));
+  bytes_ = 0;
+  // Paired with the fence of a body that starts to wait: either it sees
+  // these bytes free, or this sees it waiting.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (shared_->waitingForRoom.load(std::memory_order_relaxed) != 0) wakeWaiting();
+}
+
+void BodyCharge::wakeWaiting() {
+  std::vector<std::weak_ptr<HttpConnection>> waiting;
+  {
+    std::lock_guard<std::mutex> lock(shared_->roomMutex);
+    waiting.swap(shared_->awaitingRoom);
+    shared_->waitingForRoom.fetch_sub(waiting.size(), std::memory_order_relaxed);
+  }
+  for (const auto& connection : waiting) {
+    if (auto alive = connection.lock()) alive->resumeBody();
+  }
+}
+
 bool IoThread::shedOne() {
   for (auto* list : {&idle_, &waiting_}) {
     if (!list->empty()) {
@@ -81,12 +126,13 @@ HttpConnection::HttpConnection(TransportShared& shared, IoThread& thread,
       socket_(std::move(socket)),
       ssl_(shared.tls != nullptr ? SSL_new(shared.tls->native_handle()) : nullptr),
       timer_(thread.context),
-      buffer_(shared.limits.maxHeaderBytes + kBodyReadBytes) {}
+      buffer_(shared.limits.maxHeaderBytes + kBodyReadBytes),
+      charge_(shared) {}
 
 HttpConnection::~HttpConnection() {
   if (list_ != nullptr) list_->erase(position_);
   if (ssl_ != nullptr) SSL_free(ssl_);
-  releaseBody();
+  charge_.release();
   shared_.openConnections.fetch_sub(1, std::memory_order_relaxed);
   shared_.metrics->recordConnectionClosed();
 }
@@ -172,8 +218,14 @@ void HttpConnection::onDeadline() {
     case Phase::Idle:
       shared_.metrics->recordLimit(Limit::IdleTimeout);
       return close();
-    case Phase::Header:
     case Phase::Body:
+      // A body that waited for room in the budget all this time: 503.
+      if (awaitingRoom_) {
+        awaitingRoom_ = false;
+        return refuseNoRoom();
+      }
+      [[fallthrough]];
+    case Phase::Header:
       // The pending wait ends with operation_aborted; onIoError answers 408.
       timedOut_ = true;
       socket_.cancel();
@@ -265,7 +317,7 @@ void HttpConnection::handshake() {
 void HttpConnection::beginRequest() {
   parser_.emplace();
   parser_->header_limit(static_cast<std::uint32_t>(shared_.limits.maxHeaderBytes));
-  parser_->body_limit(shared_.limits.maxBodyBytes);
+  parser_->body_limit(shared_.limits.connectionBodyBytes());
   headerChecked_ = false;
   startLineDone_ = false;
   path_.clear();
@@ -337,10 +389,10 @@ bool HttpConnection::parse() {
       return false;
     }
     if (error == http::error::body_limit) {
-      refuse(
-          413,
-          "request body is larger than " + std::to_string(shared_.limits.maxBodyBytes) + " bytes",
-          Limit::BodyBytes);
+      refuse(413,
+             "request body is larger than " + std::to_string(shared_.limits.connectionBodyBytes()) +
+                 " bytes",
+             Limit::BodyBytes);
       return false;
     }
     if (error) {
@@ -352,15 +404,14 @@ bool HttpConnection::parse() {
       headerChecked_ = true;
       if (!checkHeader()) return false;
     }
+    if (headerChecked_ && !chargeBody()) return false;
     if (parser_->is_done()) {
       respond();
       return false;
     }
     if (used == 0 || buffer_.size() == 0) break;
   }
-  // A chunked body reserves its budget as it grows.
-  return phase_ != Phase::Body || parser_->content_length() ||
-         reserveBody(parser_->get().body().size() + kBodyReadBytes);
+  return true;
 }
 
 bool HttpConnection::requestLineTooLong() const {
@@ -385,9 +436,6 @@ bool HttpConnection::checkHeader() {
     refuse(400, "Content-Length must be given once, as one number", Limit::None);
     return false;
   }
-  const auto declared = parser_->content_length();
-  if (declared && !reserveBody(*declared)) return false;
-
   // The body must arrive within the API server's ?timeout=, at most ours.
   Milliseconds budget = shared_.limits.bodyTimeout;
   const size_t query = target.find('?');
@@ -422,31 +470,43 @@ bool HttpConnection::checkCaller() {
   return false;
 }
 
-bool HttpConnection::reserveBody(size_t total) {
-  total = std::min(total, shared_.limits.maxBodyBytes);
-  if (total <= reservedBody_) return true;
-  const size_t more = total - reservedBody_;
-  size_t current = shared_.inflightBodyBytes.load(std::memory_order_relaxed);
-  do {
-    if (current + more > shared_.limits.maxInflightBodyBytes) {
-      refuse(503,
-             "too many request bodies in flight (" +
-                 std::to_string(shared_.limits.maxInflightBodyBytes) + " bytes); retry",
-             Limit::InflightBodyBytes);
-      return false;
+// The body's bytes so far are charged to the in-flight budget as they
+// arrive: what a request declares costs nothing until it is sent. When the
+// budget has no room (a burst of large reviews), the body waits, unread,
+// until a charge gives bytes back or its deadline passes (then 503): a
+// burst is answered late rather than refused.
+bool HttpConnection::chargeBody() {
+  const size_t size = parser_->get().body().size();
+  if (charge_.growTo(size)) return true;
+  {
+    std::lock_guard<std::mutex> lock(shared_.roomMutex);
+    shared_.waitingForRoom.fetch_add(1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (charge_.growTo(size)) {
+      shared_.waitingForRoom.fetch_sub(1, std::memory_order_relaxed);
+      return true;
     }
-  } while (!shared_.inflightBodyBytes.compare_exchange_weak(current, current + more,
-                                                            std::memory_order_relaxed));
-  reservedBody_ = total;
-  shared_.metrics->addInflightBodyBytes(static_cast<int64_t>(more));
-  return true;
+    shared_.awaitingRoom.push_back(weak_from_this());
+  }
+  awaitingRoom_ = true;
+  return false;
 }
 
-void HttpConnection::releaseBody() {
-  if (reservedBody_ == 0) return;
-  shared_.inflightBodyBytes.fetch_sub(reservedBody_, std::memory_order_relaxed);
-  shared_.metrics->addInflightBodyBytes(-static_cast<int64_t>(reservedBody_));
-  reservedBody_ = 0;
+void HttpConnection::resumeBody() {
+  asio::post(thread_.context, [self = shared_from_this()] {
+    if (self->phase_ != Phase::Body || !self->awaitingRoom_) return;
+    self->awaitingRoom_ = false;
+    if (!self->chargeBody()) return;  // waits again
+    if (self->parser_->is_done()) return self->respond();
+    if (self->parse()) self->readLoop();
+  });
+}
+
+void HttpConnection::refuseNoRoom() {
+  refuse(503,
+         "too many request bodies in flight (" +
+             std::to_string(shared_.limits.maxInflightBodyBytes) + " bytes); retry",
+         Limit::InflightBodyBytes);
 }
 
 void HttpConnection::sendContinue() {
@@ -467,13 +527,15 @@ void HttpConnection::respond() {
                          query == std::string_view::npos ? "" : target.substr(query + 1),
                          asView(request[http::field::content_type]),
                          request.body(),
-                         requestStarted_};
+                         requestStarted_,
+                         &request.body(),
+                         &charge_};
   HttpAnswer answer;
   shared_.application->handle(view, answer);
   const bool keepAlive = request.keep_alive() && !answer.close;
   parser_.reset();  // the body goes now, not when the connection goes
   ++requestsServed_;
-  releaseBody();
+  charge_.release();  // unless the application took it with the body
   if (answer.later) return awaitAnswer(std::move(answer), keepAlive);
   write(answer, keepAlive);
 }
@@ -494,6 +556,8 @@ void HttpConnection::awaitAnswer(HttpAnswer fallback, bool keepAlive) {
       if (self->phase_ != Phase::Wait || self->awaited_ != wait) return;  // too late
       const bool keepAlive = self->fallbackKeepAlive_ && !answer.close;
       self->fallback_.reset();
+      // An answer from a worker may itself wait for another (the API's).
+      if (answer.later) return self->awaitAnswer(std::move(answer), keepAlive);
       self->write(answer, keepAlive);
     });
   });
@@ -504,7 +568,7 @@ void HttpConnection::refuse(int status, const std::string& message, Limit limit)
   HttpAnswer answer;
   shared_.application->refuse(path_, status, message, answer);
   if (parser_) parser_.reset();
-  releaseBody();
+  charge_.release();
   write(answer, false);
 }
 
@@ -602,7 +666,7 @@ void HttpConnection::close() {
   error_code ignored;
   socket_.close(ignored);
   timer_.cancel();
-  releaseBody();
+  charge_.release();
 }
 
 }  // namespace aiadmit

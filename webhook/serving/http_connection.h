@@ -9,19 +9,23 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core/buffers_range.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/message.hpp>
 #include <boost/beast/http/parser.hpp>
-#include <boost/beast/http/string_body.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <functional>
 #include <list>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "webhook/serving/metrics.h"
 
@@ -33,18 +37,96 @@ struct TransportLimits {
   // Past this many open connections a new one closes the longest-idle one
   // (or the longest-waiting handshake or header) instead of waiting.
   size_t maxConnections = 4096;
-  size_t maxHeaderBytes = 16 * 1024;      // request line and headers (431)
-  size_t maxRequestLineBytes = 4096;      // method, target and version (414)
-  size_t maxBodyBytes = 8 * 1024 * 1024;  // refused (413) before it is read
-  // Bodies being received or decided, all connections together (503 past it):
-  // what bounds memory when many large reviews arrive at once.
-  size_t maxInflightBodyBytes = 128 * 1024 * 1024;
+  size_t maxHeaderBytes = 16 * 1024;  // request line and headers (431)
+  size_t maxRequestLineBytes = 4096;  // method, target and version (414)
+  // The API server's own limit on a request (3 MiB): no object it stores
+  // makes a larger review. Refused (413) before it is read.
+  size_t maxBodyBytes = 3 * 1024 * 1024;
+  // Bodies being received or decided, all connections together: what bounds
+  // memory when many large reviews arrive at once (twenty-one of 3 MiB; 256
+  // of 1 MiB at once peaked at 163 MB with twice this, against the Pod's 256
+  // Mi). Charged as the bytes arrive, not from what a request declares, so
+  // that connections that declare large bodies and send nothing hold
+  // nothing; a body that finds no room waits for it, unread, and is a 503
+  // only if its deadline passes first.
+  size_t maxInflightBodyBytes = 64 * 1024 * 1024;
   Milliseconds handshakeTimeout{5000};
   Milliseconds headerTimeout{10000};      // from the first byte of a request
   Milliseconds bodyTimeout{10000};        // when the request carries no ?timeout=
   Milliseconds maxRequestTimeout{30000};  // the API server's own ceiling
   Milliseconds writeTimeout{10000};
   Milliseconds idleTimeout{90000};  // the API server's idle connection timeout
+
+  // No one connection holds more than this share of the in-flight budget: a
+  // few connections cannot take it all.
+  static constexpr size_t kConnectionShares = 4;
+  // The largest body a connection may send: the body limit, or its share of
+  // the budget when that is smaller (413 past it).
+  size_t connectionBodyBytes() const {
+    return std::min(maxBodyBytes, maxInflightBodyBytes / kConnectionShares);
+  }
+};
+
+struct TransportShared;
+
+// Bytes of the in-flight body budget (TransportLimits::maxInflightBodyBytes)
+// that one body holds, given back when the charge goes. Movable, so that a
+// body handed to a worker stays counted until its answer is made.
+class HttpConnection;
+
+// A request body as a std::string that grows as its bytes arrive. Beast's
+// string_body reserves the declared Content-Length at once, and memory that
+// malloc hands out again is resident as soon as it is given: 256 connections
+// declaring 1 MiB each held 256 MiB whatever they had sent.
+struct ArrivingBody {
+  using value_type = std::string;
+
+  class reader {
+   public:
+    template <bool isRequest, class Fields>
+    reader(boost::beast::http::header<isRequest, Fields>&, value_type& body) : body_(body) {}
+    void init(const boost::optional<std::uint64_t>&, boost::beast::error_code& error) {
+      error = {};
+    }
+    template <class Buffers>
+    std::size_t put(const Buffers& buffers, boost::beast::error_code& error) {
+      std::size_t added = 0;
+      for (const auto buffer : boost::beast::buffers_range_ref(buffers)) {
+        body_.append(static_cast<const char*>(buffer.data()), buffer.size());
+        added += buffer.size();
+      }
+      error = {};
+      return added;
+    }
+    void finish(boost::beast::error_code& error) { error = {}; }
+
+   private:
+    value_type& body_;
+  };
+};
+
+class BodyCharge {
+ public:
+  BodyCharge() = default;
+  explicit BodyCharge(TransportShared& shared) : shared_(&shared) {}
+  BodyCharge(BodyCharge&& other) noexcept { *this = std::move(other); }
+  BodyCharge& operator=(BodyCharge&& other) noexcept;
+  BodyCharge(const BodyCharge&) = delete;
+  BodyCharge& operator=(const BodyCharge&) = delete;
+  ~BodyCharge() { release(); }
+
+  size_t bytes() const { return bytes_; }
+  // Grows the charge to `total` bytes; false, and unchanged, when the budget
+  // has no room for them.
+  bool growTo(size_t total);
+  void release();
+
+ private:
+  friend class HttpConnection;
+  // Wakes the connections waiting for room, after bytes were given back.
+  void wakeWaiting();
+  TransportShared* shared_ = nullptr;
+  size_t bytes_ = 0;
 };
 
 // What a handler is given: a complete request.
@@ -55,6 +137,11 @@ struct HttpRequest {
   std::string_view contentType;
   std::string_view body;
   std::chrono::steady_clock::time_point started;
+  // The body's storage and its charge on the budget: a handler that answers
+  // later may move both out, so that the body is neither copied nor
+  // uncounted while it waits (null where the transport keeps them).
+  std::string* ownBody = nullptr;
+  BodyCharge* charge = nullptr;
 };
 
 struct HttpAnswer;
@@ -99,9 +186,13 @@ struct TransportShared {
   std::atomic<bool> draining{false};         // every answer closes its connection
   std::atomic<size_t> openConnections{0};
   std::atomic<size_t> inflightBodyBytes{0};
+  // Connections whose body waits for room in the budget, woken when a
+  // charge gives bytes back (`waitingForRoom` counts them, so that a charge
+  // given back takes no lock when none waits).
+  std::mutex roomMutex;
+  std::vector<std::weak_ptr<HttpConnection>> awaitingRoom;
+  std::atomic<size_t> waitingForRoom{0};
 };
-
-class HttpConnection;
 
 // One event loop on one thread, and the connections it serves. Only that
 // thread touches the lists, so they need no lock.
@@ -136,12 +227,13 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
 
  private:
   friend class IoThread;
+  friend class BodyCharge;
   // Wait: the application answers later (HttpAnswer::later).
   enum class Phase { Handshake, Idle, Header, Body, Wait, Write, Linger, Closed };
   enum class AfterWrite { ReadBody, NextRequest, Close };
   enum class Direction { Read, Write };
   using Clock = std::chrono::steady_clock;
-  using Parser = boost::beast::http::request_parser<boost::beast::http::string_body>;
+  using Parser = boost::beast::http::request_parser<ArrivingBody>;
 
   void enterPhase(Phase phase, Clock::time_point deadline);
   void setDeadline(Clock::time_point deadline);
@@ -164,8 +256,10 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   bool requestLineTooLong() const;
   bool checkHeader();
   bool checkCaller();
-  bool reserveBody(size_t total);
-  void releaseBody();
+  bool chargeBody();
+  // Called from any thread when the budget has room again.
+  void resumeBody();
+  void refuseNoRoom();
   void sendContinue();
   void respond();
   void awaitAnswer(HttpAnswer fallback, bool keepAlive);
@@ -184,6 +278,7 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   Clock::time_point armed_ = Clock::time_point::max();
   Phase phase_ = Phase::Handshake;
   bool timedOut_ = false;
+  bool awaitingRoom_ = false;  // its body waits for room in the budget
   std::list<HttpConnection*>* list_ = nullptr;
   std::list<HttpConnection*>::iterator position_;
 
@@ -194,7 +289,7 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   size_t requestsServed_ = 0;
   Clock::time_point requestStarted_;
   std::string path_;  // of the request being read, for refusals
-  size_t reservedBody_ = 0;
+  BodyCharge charge_;
   std::string out_;
   size_t written_ = 0;
   AfterWrite afterWrite_ = AfterWrite::Close;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "webhook/kube/json.h"
+#include "webhook/kube/warnings.h"
 
 namespace aiadmit {
 
@@ -22,6 +23,10 @@ namespace {
 
 // How long the writer collects lines between two writes while they keep coming.
 constexpr std::chrono::milliseconds kBatchInterval{20};
+// A field's value at most, cut on a UTF-8 boundary and ending in "..." when
+// longer: a request's names are at most 253 bytes in Kubernetes, but a forged
+// review may carry megabytes in them, and a line must stay a line.
+constexpr size_t kMaxFieldBytes = 512;
 
 enum Level { kTrace, kDebug, kInfo, kWarn, kError, kOff };
 
@@ -44,9 +49,9 @@ void writeAll(std::string_view text) {
 // Lines from every thread to stdout, written by one thread in batches.
 class LineQueue {
  public:
-  void start(size_t capacity) {
+  void start(size_t capacityBytes) {
     std::lock_guard<std::mutex> lock(mutex_);
-    capacity_ = capacity;
+    capacityBytes_ = capacityBytes;
     if (writer_.joinable()) return;
     // Signals are for the server's control loop, never for this thread.
     sigset_t all, previous;
@@ -64,7 +69,7 @@ class LineQueue {
       writeAll(line);
       return;
     }
-    if (droppable && pendingLines_ >= capacity_) {
+    if (droppable && pending_.size() + line.size() > capacityBytes_) {
       dropped_.fetch_add(1, std::memory_order_relaxed);
       return;
     }
@@ -124,7 +129,7 @@ class LineQueue {
   std::thread writer_;
   std::string pending_;
   size_t pendingLines_ = 0;
-  size_t capacity_ = 8192;
+  size_t capacityBytes_ = kDefaultLogQueueBytes;
   uint64_t queued_ = 0;
   uint64_t writtenLines_ = 0;
   bool writerWaiting_ = false;
@@ -144,7 +149,8 @@ void field(std::string& line, std::string_view key, std::string_view value) {
   line.push_back(',');
   appendJsonString(line, key);
   line.push_back(':');
-  appendJsonString(line, value);
+  if (value.size() <= kMaxFieldBytes) return appendJsonString(line, value);
+  appendJsonString(line, cutAtUtf8(value, kMaxFieldBytes));
 }
 
 void numberField(std::string& line, std::string_view key, int64_t value) {
@@ -211,7 +217,7 @@ void emit(Level level, std::string_view levelName, std::string_view message,
 
 }  // namespace
 
-bool setupLogging(std::string_view level, size_t queueLines) {
+bool setupLogging(std::string_view level, size_t queueBytes) {
   static constexpr std::string_view kNames[] = {"trace", "debug", "info", "warn", "error", "off"};
   int parsed = -1;
   for (int i = 0; i <= kOff; ++i) {
@@ -221,7 +227,7 @@ bool setupLogging(std::string_view level, size_t queueLines) {
   if (level == "err") parsed = kError;
   if (parsed < 0) return false;
   currentLevel.store(parsed);
-  lineQueue().start(queueLines);
+  lineQueue().start(queueBytes);
   return true;
 }
 

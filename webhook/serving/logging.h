@@ -2,9 +2,10 @@
 // decisions only (uid, kind, namespace, name, class, profile, decision, rule
 // IDs, latency), never an object's contents, which may hold secrets.
 //
-// Lines are handed to a writer thread through a bounded queue: the I/O
-// threads never wait on stdout. A request line that finds the queue full is
-// dropped and counted; start, stop, reload and error lines always go in.
+// Lines are handed to a writer thread through a queue bounded in bytes: the
+// I/O threads never wait on stdout. A request line that finds the queue full
+// is dropped and counted; start, stop, reload and error lines always go in.
+// Every field's value is cut to 512 bytes ("..." at the end when it was).
 #pragma once
 
 #include <cstdint>
@@ -18,8 +19,10 @@
 namespace aiadmit {
 
 // "trace", "debug", "info", "warn", "error", "off"; false for an unknown level.
-// Starts the writer thread; `queueLines` bounds the request lines waiting.
-bool setupLogging(std::string_view level, size_t queueLines = 8192);
+// The request lines waiting for the writer at most, in bytes.
+inline constexpr size_t kDefaultLogQueueBytes = 4 * 1024 * 1024;
+// Starts the writer thread; `queueBytes` bounds the request lines waiting.
+bool setupLogging(std::string_view level, size_t queueBytes = kDefaultLogQueueBytes);
 // Writes out everything queued; the server calls it before it exits.
 void flushLogging();
 uint64_t logLinesDropped();

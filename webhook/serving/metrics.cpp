@@ -149,6 +149,10 @@ void Metrics::addInflightBodyBytes(int64_t delta) {
   inflightBodyBytes_.fetch_add(delta, std::memory_order_relaxed);
 }
 
+void Metrics::addReviewsOnWorkers(int64_t delta) {
+  reviewsOnWorkers_.fetch_add(delta, std::memory_order_relaxed);
+}
+
 void Metrics::setCertificateExpiry(double unixTime) {
   certificateExpiry_.store(unixTime);
 }
@@ -358,9 +362,16 @@ void Metrics::renderTransport(std::string& out) const {
           malformedRequests_.load());
   counter("aiadmit_accept_errors_total", "Failed accepts (out of descriptors or memory).",
           acceptErrors_.load());
-  out += "# HELP aiadmit_inflight_body_bytes Request body bytes reserved by requests in flight.\n";
+  out +=
+      "# HELP aiadmit_inflight_body_bytes Request body bytes that arrived for requests in "
+      "flight.\n";
   out += "# TYPE aiadmit_inflight_body_bytes gauge\n";
   out += "aiadmit_inflight_body_bytes " + std::to_string(inflightBodyBytes_.load()) + "\n";
+  out +=
+      "# HELP aiadmit_reviews_on_workers Large reviews queued for or being decided on the "
+      "review workers.\n";
+  out += "# TYPE aiadmit_reviews_on_workers gauge\n";
+  out += "aiadmit_reviews_on_workers " + std::to_string(reviewsOnWorkers_.load()) + "\n";
   counter("aiadmit_log_lines_dropped_total",
           "Request log lines dropped because the log queue was full.", logLinesDropped());
 }

@@ -73,6 +73,8 @@ class Metrics {
   void recordMalformedRequest();
   void recordAcceptError();
   void addInflightBodyBytes(int64_t delta);
+  // Reviews handed to the review workers and not yet decided.
+  void addReviewsOnWorkers(int64_t delta);
 
   std::string render() const;
 
@@ -126,6 +128,7 @@ class Metrics {
   std::atomic<uint64_t> malformedRequests_{0};
   std::atomic<uint64_t> acceptErrors_{0};
   std::atomic<int64_t> inflightBodyBytes_{0};
+  std::atomic<int64_t> reviewsOnWorkers_{0};
   std::atomic<const ClusterWatcher*> clusterView_{nullptr};
   std::atomic<const WaitingGauges*> waitingGauges_{nullptr};
   std::atomic<std::shared_ptr<const PoolFit>> poolFit_;

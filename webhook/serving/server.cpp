@@ -80,6 +80,15 @@ bool isAdmissionPath(std::string_view path) {
 // webhook's timeout (3 s and more).
 constexpr std::chrono::milliseconds kConfirmWait{1000};
 
+// A review's decision takes time linear in its body, about 3 ms per MiB: a
+// body up to this size is decided on its I/O thread at once (a fraction of
+// a millisecond, no hand-over), a larger one on the review workers, so that
+// no review holds an I/O thread, and the connections it serves, for long.
+constexpr size_t kDecidedInPlaceBytes = 64 * 1024;
+// A review on the workers is answered by its request's own deadline (the
+// API server's ?timeout=), which comes first.
+constexpr std::chrono::hours kWorkerWait{1};
+
 // The endpoints. Runs on the I/O threads; the engine never blocks.
 class Endpoints final : public HttpApplication {
  public:
@@ -88,12 +97,14 @@ class Endpoints final : public HttpApplication {
   // With `authenticatedCallers` (--client-ca), every path but the probes
   // needs a caller with a verified client certificate.
   Endpoints(const Engine& engine, Metrics& metrics, const std::atomic<bool>& ready,
-            ApiLookup* lookup, BackgroundWorker& profilesWorker, bool authenticatedCallers)
+            ApiLookup* lookup, BackgroundWorker& profilesWorker, BackgroundWorker& reviewWorkers,
+            bool authenticatedCallers)
       : engine_(engine),
         metrics_(metrics),
         ready_(ready),
         lookup_(lookup),
         profilesWorker_(profilesWorker),
+        reviewWorkers_(reviewWorkers),
         authenticatedCallers_(authenticatedCallers) {}
 
   // The kubelet's probes carry no certificate; everything else, the reviews
@@ -113,7 +124,9 @@ class Endpoints final : public HttpApplication {
       }
       if (!hasJsonBody(request, answer)) return;
       if (request.path == kProfilesPath) return reviewProfiles(request, answer);
-      return admit(*admissionRoute(request.path), request, answer);
+      const AdmissionRoute route = *admissionRoute(request.path);
+      if (request.body.size() > kDecidedInPlaceBytes) return admitOnWorker(route, request, answer);
+      return admit(route, request.body, request.started, answer);
     }
     if (answerOperations(request, metrics_, ready_, answer)) return;
     answer.contentType = "text/plain";
@@ -188,14 +201,53 @@ class Endpoints final : public HttpApplication {
                                 {"status", std::to_string(result.httpStatus)}});
   }
 
-  void admit(AdmissionRoute route, const HttpRequest& request, HttpAnswer& answer) {
-    ReviewAnswer result = answerReview(engine_, route, request.body);
+  void admit(AdmissionRoute route, std::string_view body, Clock::time_point started,
+             HttpAnswer& answer) {
+    ReviewAnswer result = answerReview(engine_, route, body);
     if (lookup_ != nullptr && !result.evaluation.toConfirm.empty()) {
-      return confirmThenAnswer(route, std::move(result), request, answer);
+      return confirmThenAnswer(route, std::move(result), body, started, answer);
     }
     answer.status = result.httpStatus;
     answer.body = std::move(result.body);
-    record(route.endpoint, result, request.started);
+    record(route.endpoint, result, started);
+  }
+
+  // A large review is decided on a review worker; its body, moved out of
+  // the connection, stays charged to the in-flight budget until then. When
+  // every worker is taken and the queue full, or the decision comes after
+  // the request's deadline, the answer is a 503: the API server applies the
+  // webhook's failurePolicy.
+  void admitOnWorker(AdmissionRoute route, const HttpRequest& request, HttpAnswer& answer) {
+    struct Held {
+      std::string body;
+      BodyCharge charge;
+    };
+    auto held = std::make_shared<Held>();
+    if (request.ownBody != nullptr) {
+      held->body = std::move(*request.ownBody);
+    } else {
+      held->body = std::string(request.body);
+    }
+    if (request.charge != nullptr) held->charge = std::move(*request.charge);
+    refuse(request.path, 503, "aiadmit did not decide the review in time", answer);
+    answer.waitAtMost = kWorkerWait;
+    answer.later = [this, route, held, path = std::string(request.path),
+                    started = request.started](AnswerLater reply) {
+      auto job = [this, route, held, started, reply] {
+        HttpAnswer decided;
+        admit(route, held->body, started, decided);
+        std::string().swap(held->body);
+        held->charge.release();
+        metrics_.addReviewsOnWorkers(-1);
+        reply(std::move(decided));
+      };
+      metrics_.addReviewsOnWorkers(1);
+      if (reviewWorkers_.submit(std::move(job))) return;
+      metrics_.addReviewsOnWorkers(-1);
+      HttpAnswer busy;
+      refuse(path, 503, "aiadmit is deciding as many reviews as it can hold; retry", busy);
+      reply(std::move(busy));
+    };
   }
 
   // The answer depends on objects the view lacks, which it may only not have
@@ -204,19 +256,19 @@ class Endpoints final : public HttpApplication {
   // answer again with what it says. Should that not come in time, the answer
   // from the view alone goes, with what a denial rests on counted unknown
   // (a warning, not a refusal).
-  void confirmThenAnswer(AdmissionRoute route, ReviewAnswer result, const HttpRequest& request,
-                         HttpAnswer& answer) {
+  void confirmThenAnswer(AdmissionRoute route, ReviewAnswer result, std::string_view body,
+                         Clock::time_point started, HttpAnswer& answer) {
     std::vector<ClusterRef> refs = std::move(result.evaluation.toConfirm);
     if (route.endpoint == Endpoint::Validate) {
       ClusterAnswers unknown;
       for (const ClusterRef& ref : refs) unknown.presence[ref] = Presence::Unknown;
-      result = answerReview(engine_, route, request.body, &unknown);
+      result = answerReview(engine_, route, body, &unknown);
     }
     answer.status = result.httpStatus;
     answer.body = std::move(result.body);
     answer.waitAtMost = kConfirmWait;
-    answer.later = [this, route, refs = std::move(refs), body = std::string(request.body),
-                    started = request.started](AnswerLater reply) mutable {
+    answer.later = [this, route, refs = std::move(refs), body = std::string(body),
+                    started](AnswerLater reply) mutable {
       lookup_->confirm(std::move(refs), [this, route, body = std::move(body), started,
                                          reply = std::move(reply)](ClusterAnswers answers) {
         ReviewAnswer confirmed = answerReview(engine_, route, body, &answers);
@@ -250,6 +302,7 @@ class Endpoints final : public HttpApplication {
   const std::atomic<bool>& ready_;
   ApiLookup* const lookup_;
   BackgroundWorker& profilesWorker_;
+  BackgroundWorker& reviewWorkers_;
   const bool authenticatedCallers_;
 };
 
@@ -541,17 +594,25 @@ int runServer(const ServerOptions& options) {
   if (!prepareClusterView(options.clusterView, engine, clusterView)) return 1;
 
   std::atomic<bool> ready{true};
-  BackgroundWorker profilesWorker(kProfilesReviewsPending);
-  Endpoints endpoints(engine, metrics, ready, clusterView ? &clusterView->lookup() : nullptr,
-                      profilesWorker, !options.clientCaFile.empty());
   const size_t threads = options.ioThreads != 0 ? options.ioThreads : usableCores();
+  BackgroundWorker profilesWorker(kProfilesReviewsPending);
+  // One for every two I/O threads: a large review costs up to about 15
+  // times its size while it is decided, so how many are decided at once is
+  // what bounds memory (sixteen 3 MiB reviews at once peaked at 140 MB with
+  // two workers, against the Pod's 256 Mi); they are rare, and the small
+  // ones never wait for them. A connection waits for at most one review, so
+  // the queue is bounded by the connections, and the bodies it holds by the
+  // in-flight budget.
+  BackgroundWorker reviewWorkers(options.limits.maxConnections, std::max<size_t>(1, threads / 2));
+  Endpoints endpoints(engine, metrics, ready, clusterView ? &clusterView->lookup() : nullptr,
+                      profilesWorker, reviewWorkers, !options.clientCaFile.empty());
   HttpTransport transport(options.limits, threads, endpoints, metrics, &tls);
   // Stopped before the transport goes, on every way out: a job's answer is
   // for one of the transport's connections.
   struct StopBeforeTheTransport {
     BackgroundWorker& worker;
     ~StopBeforeTheTransport() { worker.stop(); }
-  } stopProfilesWorker{profilesWorker};
+  } stopProfilesWorker{profilesWorker}, stopReviewWorkers{reviewWorkers};
   std::string host = options.host;
   if (!listenOn(transport, host, options.port)) return 1;
   transport.start();
