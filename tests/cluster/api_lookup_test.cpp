@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <future>
+#include <memory>
 #include <set>
 
 #include "tests/support/api_standin.h"
@@ -125,6 +126,48 @@ TEST_F(Lookup, AClaimTemplatesAbsenceIsAskedEveryTime) {
   EXPECT_EQ(ask(lookup, {later}).presence.at(later), Presence::No);
   EXPECT_EQ(ask(lookup, {later}).presence.at(later), Presence::No);
   EXPECT_EQ(requestsTo(std::string(kTemplates) + "/later-gpu"), 2u);
+}
+
+// A controller's Pod asks with patience: a claim template the API does not
+// have yet is asked for again until it is there or the patience is over, so
+// one created a moment after its workload (Helm's order) is found. Other
+// kinds are asked once.
+TEST_F(Lookup, WithPatienceAClaimTemplateIsAskedForAgainUntilItIsThere) {
+  constexpr const char* kTemplates =
+      "/apis/resource.k8s.io/v1/namespaces/team-a/resourceclaimtemplates";
+  api_.serve("/apis/resource.k8s.io/v1/resourceclaimtemplates", "resource.k8s.io/v1",
+             "ResourceClaimTemplate");
+  ApiLookup lookup(config(api_.port()), [](ClusterKind kind) {
+    return kind == ClusterKind::ResourceClaimTemplate ? std::string("resource.k8s.io/v1")
+                                                      : served(kind);
+  });
+  auto askPatiently = [&](std::vector<ClusterRef> refs, std::chrono::milliseconds patience) {
+    auto answered = std::make_shared<std::promise<ClusterAnswers>>();
+    std::future<ClusterAnswers> answers = answered->get_future();
+    lookup.confirm(
+        std::move(refs), [answered](ClusterAnswers got) { answered->set_value(std::move(got)); },
+        patience);
+    return answers;
+  };
+
+  const ClusterRef never{ClusterKind::ResourceClaimTemplate, "team-a", "never-gpu"};
+  std::future<ClusterAnswers> gaveUp = askPatiently({never, kMissing}, 2s);
+  ASSERT_EQ(gaveUp.wait_for(10s), std::future_status::ready);
+  const ClusterAnswers absent = gaveUp.get();
+  EXPECT_EQ(absent.presence.at(never), Presence::No);
+  EXPECT_EQ(absent.presence.at(kMissing), Presence::No);
+  EXPECT_GE(requestsTo(std::string(kTemplates) + "/never-gpu"), 2u);
+  EXPECT_EQ(requestsTo(std::string(kClasses) + "/ai-missing"), 1u);
+
+  const ClusterRef soon{ClusterKind::ResourceClaimTemplate, "team-a", "soon-gpu"};
+  std::future<ClusterAnswers> waited = askPatiently({soon}, 10s);
+  api_.put("/apis/resource.k8s.io/v1/resourceclaimtemplates",
+           R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaimTemplate",)"
+           R"("metadata":{"name":"soon-gpu","namespace":"team-a"},)"
+           R"("spec":{"spec":{"devices":{"requests":[{"name":"gpu","exactly":)"
+           R"({"deviceClassName":"gpu.nvidia.com"}}]}}}})");
+  ASSERT_EQ(waited.wait_for(10s), std::future_status::ready);
+  EXPECT_EQ(waited.get().presence.at(soon), Presence::Yes);
 }
 
 TEST_F(Lookup, NoAnswerAnUnservedKindAndTooManyQuestionsAreUnknown) {

@@ -8,7 +8,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <iostream>
+#include <mutex>
 #include <thread>
 
 #include "mutators/mutator.h"
@@ -70,7 +72,10 @@ TEST(DrainUnderLoad, LosesNoRequestOfClientsThatReuseConnections) {
   constexpr int kClients = 6;
   std::vector<Tally> tallies(kClients);
   std::atomic<bool> signalled{false};
-  std::atomic<size_t> answered{0};
+  // How many answers came before the signal is sent: a condition, not a spin.
+  std::mutex answeredMutex;
+  std::condition_variable answeredChanged;
+  size_t answered = 0;
   std::vector<std::thread> clients;
   const auto started = Clock::now();
   for (int c = 0; c < kClients; ++c) {
@@ -103,13 +108,19 @@ TEST(DrainUnderLoad, LosesNoRequestOfClientsThatReuseConnections) {
           continue;
         }
         ++tally.answered;
-        answered.fetch_add(1);
+        {
+          std::lock_guard<std::mutex> lock(answeredMutex);
+          ++answered;
+        }
+        answeredChanged.notify_all();
         if (afterSignal) ++tally.answeredAfterSignal;
       }
     });
   }
-  while (answered.load() < 200 && Clock::now() - started < std::chrono::seconds(10)) {
-    std::this_thread::yield();
+  {
+    std::unique_lock<std::mutex> lock(answeredMutex);
+    answeredChanged.wait_until(lock, started + std::chrono::seconds(10),
+                               [&] { return answered >= 200; });
   }
   signalled.store(true);
   ASSERT_EQ(kill(server.pid(), SIGTERM), 0);

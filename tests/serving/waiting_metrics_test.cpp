@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <thread>
 
 namespace aiadmit {
 namespace {
@@ -59,14 +58,9 @@ TEST(WaitingGauges, RendersTheNewestViewsCountsWithEscapedLabels) {
   EXPECT_NE(before.find("# TYPE aiadmit_gpu_workloads_waiting gauge"), std::string::npos);
   EXPECT_EQ(before.find("aiadmit_gpus_idle{"), std::string::npos) << "no samples before a count";
   gauges.update(viewOf(kCluster));
+  ASSERT_TRUE(gauges.awaitCount(std::chrono::seconds(10))) << "no count of the view";
   std::string out;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (out.find("aiadmit_gpus_idle{") == std::string::npos &&
-         std::chrono::steady_clock::now() < deadline) {
-    out.clear();
-    gauges.render(out);
-    std::this_thread::yield();
-  }
+  gauges.render(out);
   EXPECT_NE(
       out.find(
           "aiadmit_gpu_workloads_waiting{cause=\"no-node-can-hold\",namespace=\"ml\\\"x\"} 1\n"),

@@ -49,7 +49,14 @@ struct ApiLookup::Batch {
   ClusterAnswers answers;
   size_t left = 0;
   Done done;
+  std::chrono::steady_clock::time_point patientUntil{};
 };
+
+namespace {
+bool isClaimKind(ClusterKind kind) {
+  return kind == ClusterKind::ResourceClaimTemplate || kind == ClusterKind::ResourceClaim;
+}
+}  // namespace
 
 ApiLookup::ApiLookup(ApiServerConfig config, ServedVersion servedVersion, ApiLookupOptions options)
     : client_(std::move(config), lookupClientOptions(options)),
@@ -98,9 +105,11 @@ std::string ApiLookup::pathOf(const ClusterRef& ref, const std::string& apiVersi
   return "";
 }
 
-void ApiLookup::confirm(std::vector<ClusterRef> refs, Done done) {
+void ApiLookup::confirm(std::vector<ClusterRef> refs, Done done,
+                        std::chrono::milliseconds patience) {
   auto batch = std::make_shared<Batch>();
   batch->done = std::move(done);
+  batch->patientUntil = std::chrono::steady_clock::now() + patience;
   batch->left = refs.size() + 1;  // and one for this call, so `done` runs once all are queued
   const auto now = std::chrono::steady_clock::now();
   for (ClusterRef& ref : refs) {
@@ -152,7 +161,15 @@ void ApiLookup::run() {
       ++asking_;
     }
     std::optional<ClusterObject> found;
-    const Presence presence = ask(question.ref, found);
+    Presence presence = ask(question.ref, found);
+    while (presence == Presence::No && isClaimKind(question.ref.kind) &&
+           std::chrono::steady_clock::now() + kPatientStep < question.batch->patientUntil) {
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        if (wake_.wait_for(lock, kPatientStep, [&] { return stopping_; })) break;
+      }
+      presence = ask(question.ref, found);
+    }
     {
       std::lock_guard<std::mutex> lock(mutex_);
       --asking_;
@@ -194,7 +211,7 @@ void ApiLookup::remember(const ClusterRef& ref, std::chrono::steady_clock::time_
   // the one a workload names is often created right after it (Helm makes the
   // kinds it does not know last): the Pods its controller makes a moment
   // later must ask again, or they would be placed nowhere.
-  if (ref.kind == ClusterKind::ResourceClaimTemplate || ref.kind == ClusterKind::ResourceClaim) {
+  if (isClaimKind(ref.kind)) {
     return;
   }
   if (absentUntil_.size() >= options_.maxRemembered) {

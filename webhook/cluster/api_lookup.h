@@ -56,8 +56,15 @@ class ApiLookup {
   ApiLookup& operator=(const ApiLookup&) = delete;
 
   // Asks about every ref; `done` runs once, on a lookup thread (or on the
-  // caller's when no question needs a thread), with an answer for each.
-  void confirm(std::vector<ClusterRef> refs, Done done);
+  // caller's when no question needs a thread), with an answer for each. With
+  // `patience`, a claim or claim template the API does not have is asked
+  // for again, every kPatientStep, until it is there or `patience` is over:
+  // a controller's Pod is made a moment after its workload is applied, and
+  // the claim templates of the same apply are often created after the
+  // workload (Helm creates the kinds it does not know last).
+  void confirm(std::vector<ClusterRef> refs, Done done,
+               std::chrono::milliseconds patience = std::chrono::milliseconds(0));
+  static constexpr std::chrono::milliseconds kPatientStep{150};
   // Ends the threads; questions not yet asked are answered Unknown.
   void stop();
   ApiLookupCounts counts() const;

@@ -471,6 +471,9 @@ bool mutateCopy(const Engine& engine, const AdmissionSubject& subject, JsonDocum
   describeWorkload(assessment, eval);
   unresolvedClaims(assessment, subject, cluster.get(), answers, eval.toConfirm);
   sortUnique(eval.toConfirm);
+  eval.awaitClaims = !eval.toConfirm.empty() && assessment.madeByController &&
+                     assessment.type != nullptr && assessment.type->objectIsPod &&
+                     subject.operation == Operation::Create;
   const Classification& classification = assessment.classification();
   const ProfileSelection& selection = assessment.selection;
   auto copyObject = [&] {

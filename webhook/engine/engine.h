@@ -63,6 +63,10 @@ struct Evaluation {
   // None that a direct read was already asked about. The server asks, then
   // answers again with the answers (webhook/kube/cluster_ref.h).
   std::vector<ClusterRef> toConfirm;
+  // A Pod a controller is creating names claims the view lacks: the server
+  // asks for them with patience (ApiLookup::confirm), since the claim
+  // templates of the same apply may be created a moment after the workload.
+  bool awaitClaims = false;
 };
 
 enum class Endpoint { Mutate, Validate };

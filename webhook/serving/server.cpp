@@ -79,6 +79,10 @@ bool isAdmissionPath(std::string_view path) {
 // lacks before the answer from the view alone goes out; well within the
 // webhook's timeout (3 s and more).
 constexpr std::chrono::milliseconds kConfirmWait{1000};
+// How long a controller's Pod waits for the claim templates of its workload
+// to be created, within kConfirmWait: Helm creates the kinds it does not know
+// after the workload, and a Pod placed before they exist is placed nowhere.
+constexpr std::chrono::milliseconds kClaimPatience{750};
 
 // A review's decision takes time linear in its body, about 3 ms per MiB: a
 // body up to this size is decided on its I/O thread at once (a fraction of
@@ -259,6 +263,8 @@ class Endpoints final : public HttpApplication {
   void confirmThenAnswer(AdmissionRoute route, ReviewAnswer result, std::string_view body,
                          Clock::time_point started, HttpAnswer& answer) {
     std::vector<ClusterRef> refs = std::move(result.evaluation.toConfirm);
+    const std::chrono::milliseconds patience =
+        result.evaluation.awaitClaims ? kClaimPatience : std::chrono::milliseconds(0);
     if (route.endpoint == Endpoint::Validate) {
       ClusterAnswers unknown;
       for (const ClusterRef& ref : refs) unknown.presence[ref] = Presence::Unknown;
@@ -267,17 +273,20 @@ class Endpoints final : public HttpApplication {
     answer.status = result.httpStatus;
     answer.body = std::move(result.body);
     answer.waitAtMost = kConfirmWait;
-    answer.later = [this, route, refs = std::move(refs), body = std::string(body),
-                    started](AnswerLater reply) mutable {
-      lookup_->confirm(std::move(refs), [this, route, body = std::move(body), started,
-                                         reply = std::move(reply)](ClusterAnswers answers) {
-        ReviewAnswer confirmed = answerReview(engine_, route, body, &answers);
-        HttpAnswer late;
-        late.status = confirmed.httpStatus;
-        late.body = std::move(confirmed.body);
-        record(route.endpoint, confirmed, started);
-        reply(std::move(late));
-      });
+    answer.later = [this, route, refs = std::move(refs), body = std::string(body), started,
+                    patience](AnswerLater reply) mutable {
+      lookup_->confirm(
+          std::move(refs),
+          [this, route, body = std::move(body), started,
+           reply = std::move(reply)](ClusterAnswers answers) {
+            ReviewAnswer confirmed = answerReview(engine_, route, body, &answers);
+            HttpAnswer late;
+            late.status = confirmed.httpStatus;
+            late.body = std::move(confirmed.body);
+            record(route.endpoint, confirmed, started);
+            reply(std::move(late));
+          },
+          patience);
     };
   }
 

@@ -52,10 +52,18 @@ void WaitingGauges::run() {
     lock.unlock();
     std::optional<WaitingCounts> counts = countWaiting(view);
     lock.lock();
-    if (counts) counts_ = std::make_shared<const WaitingCounts>(std::move(*counts));
+    if (counts) {
+      counts_ = std::make_shared<const WaitingCounts>(std::move(*counts));
+      counted_.notify_all();
+    }
     // At most one count per interval: a burst of publishes costs one.
     wake_.wait_for(lock, interval_, [this] { return stopping_; });
   }
+}
+
+bool WaitingGauges::awaitCount(std::chrono::milliseconds timeout) const {
+  std::unique_lock<std::mutex> lock(mutex_);
+  return counted_.wait_for(lock, timeout, [this] { return counts_ != nullptr; });
 }
 
 void WaitingGauges::render(std::string& out) const {

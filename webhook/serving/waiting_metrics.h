@@ -41,6 +41,9 @@ class WaitingGauges : NonCopyable {
   void stop();
   // Appends the two gauges in the Prometheus text format.
   void render(std::string& out) const;
+  // Waits until a count of a view is out: true, or false once `timeout` has
+  // passed without one.
+  bool awaitCount(std::chrono::milliseconds timeout) const;
 
  private:
   void run();
@@ -48,6 +51,7 @@ class WaitingGauges : NonCopyable {
   const std::chrono::milliseconds interval_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
+  mutable std::condition_variable counted_;
   std::shared_ptr<const ClusterView> pending_;
   bool stopping_ = false;
   std::shared_ptr<const WaitingCounts> counts_;  // under mutex_
