@@ -4,8 +4,13 @@
 # default profiles only.
 #
 #   docker build -t REGISTRY/aiadmit:0.1.0 .
+#
+# Debian 12 is pinned by the digest of its multi-platform image index, so
+# that a build uses the same base until the digest is changed here on
+# purpose (both FROM lines; the official image's digests are listed by
+# `docker buildx imagetools inspect debian:12-slim`).
 
-FROM debian:12-slim AS build
+FROM debian:12-slim@sha256:abd67ffcfa541b485a3dff59865ab629aa048a6c613e639d36e7456b0b229241 AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       g++ cmake make pkg-config \
@@ -26,7 +31,7 @@ RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=Release \
 # The runtime's files under /rootfs: the binary, the profiles, and the
 # shared libraries the binary loads (the dynamic loader among them), copied
 # from the Debian packages installed here, as ldd resolves them.
-FROM debian:12-slim AS files
+FROM debian:12-slim@sha256:abd67ffcfa541b485a3dff59865ab629aa048a6c613e639d36e7456b0b229241 AS files
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       libcpp-httplib0.11 libspdlog1.10 libyaml-cpp0.7 libssl3 \

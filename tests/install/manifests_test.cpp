@@ -496,7 +496,12 @@ std::set<std::string> dependencyClosure(std::set<std::string> packages) {
 // packages of every library the binary loads.
 std::string filesStage(const Dockerfile& dockerfile) {
   for (const std::string& stage : dockerfile.stages) {
-    if (stage.rfind("FROM debian:12-slim AS files\n", 0) == 0) return stage;
+    const std::string from = stage.substr(0, stage.find('\n'));
+    const std::string_view name = " AS files";
+    if (from.rfind("FROM debian:12-slim@", 0) == 0 && from.size() > name.size() &&
+        from.compare(from.size() - name.size(), name.size(), name) == 0) {
+      return stage;
+    }
   }
   return "";
 }
@@ -522,6 +527,19 @@ TEST(Image, RuntimeStageIsTheBinaryItsLibrariesAndProfilesWithoutAShell) {
   EXPECT_NE(files.find("ldd /rootfs/usr/local/bin/aiadmit"), std::string::npos) << files;
   for (const char* shell : {"/bin/sh", "/bin/bash", "/bin/dash", "busybox"}) {
     EXPECT_EQ(files.find(std::string("cp --parents --dereference ") + shell), std::string::npos);
+  }
+}
+
+// Every base image is pinned by digest: a rebuild uses the base that was
+// tested until the Dockerfile says otherwise. scratch is no image.
+TEST(Image, EveryBaseImageIsPinnedByDigest) {
+  const Dockerfile dockerfile = readDockerfile();
+  ASSERT_FALSE(dockerfile.stages.empty());
+  const std::regex pinned(R"(^FROM [a-z0-9./-]+:[A-Za-z0-9._-]+@sha256:[0-9a-f]{64}( AS \w+)?$)");
+  for (const std::string& stage : dockerfile.stages) {
+    const std::string from = stage.substr(0, stage.find('\n'));
+    if (from == "FROM scratch") continue;
+    EXPECT_TRUE(std::regex_match(from, pinned)) << from;
   }
 }
 
