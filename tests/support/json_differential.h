@@ -72,14 +72,16 @@ inline void eraseOmittedSlowly(JsonValue& value, std::span<const OmitStep> steps
   const auto has = [](std::span<const std::string_view> keys, std::string_view name) {
     return std::find(keys.begin(), keys.end(), name) != keys.end();
   };
-  for (auto entry = value.MemberBegin(); entry != value.MemberEnd();) {
+  // By position: RapidJSON 1.1's member iterators compare ambiguously in C++20.
+  for (rapidjson::SizeType i = 0; i < value.MemberCount();) {
+    const auto entry = value.MemberBegin() + i;
     const std::string_view name(entry->name.GetString(), entry->name.GetStringLength());
     if (has(steps.front().leaveOut, name)) {
-      entry = value.EraseMember(entry);
+      value.EraseMember(entry);
       continue;
     }
     if (has(steps.front().leadOn, name)) eraseOmittedSlowly(entry->value, steps.subspan(1));
-    ++entry;
+    ++i;
   }
 }
 
