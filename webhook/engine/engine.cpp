@@ -214,6 +214,25 @@ std::shared_ptr<const ClusterView> viewWith(std::shared_ptr<const ClusterView> c
   return std::move(builder).build();
 }
 
+// The claim or claim template a Pod's claim source names ("" name for none).
+ClusterRef claimRefOf(const PodClaimSource& source, const std::string& ns) {
+  return source.resourceClaimTemplateName.empty()
+             ? ClusterRef{ClusterKind::ResourceClaim, ns, source.resourceClaimName}
+             : ClusterRef{ClusterKind::ResourceClaimTemplate, ns, source.resourceClaimTemplateName};
+}
+
+// What the API said of a claim or claim template, else what the view says.
+Presence presenceOf(const ClusterRef& ref, const ClusterView& cluster,
+                    const ClusterAnswers* answers) {
+  if (answers != nullptr) {
+    const auto answer = answers->presence.find(ref);
+    if (answer != answers->presence.end()) return answer->second;
+  }
+  return ref.kind == ClusterKind::ResourceClaimTemplate
+             ? cluster.hasClaimTemplate(ref.namespaceName, ref.name)
+             : cluster.hasClaim(ref.namespaceName, ref.name);
+}
+
 // The claim templates and claims the templates name that the view says do
 // not exist: they decide whether the workload is a GPU workload, and may only
 // be newer than the view. The server asks the API for them.
@@ -224,16 +243,8 @@ void unresolvedClaims(const Assessment& assessment, const AdmissionSubject& subj
   const std::string ns(subject.namespaceName);
   for (const PodReader& pod : assessment.pods) {
     for (const PodClaimSource& source : pod.claims().sources) {
-      ClusterRef ref;
-      if (!source.resourceClaimTemplateName.empty() &&
-          cluster->hasClaimTemplate(ns, source.resourceClaimTemplateName) == Presence::No) {
-        ref = {ClusterKind::ResourceClaimTemplate, ns, source.resourceClaimTemplateName};
-      } else if (!source.resourceClaimName.empty() &&
-                 cluster->hasClaim(ns, source.resourceClaimName) == Presence::No) {
-        ref = {ClusterKind::ResourceClaim, ns, source.resourceClaimName};
-      } else {
-        continue;
-      }
+      ClusterRef ref = claimRefOf(source, ns);
+      if (ref.name.empty() || presenceOf(ref, *cluster, nullptr) != Presence::No) continue;
       if (answers == nullptr || answers->presence.count(ref) == 0) out.push_back(std::move(ref));
     }
   }
@@ -400,18 +411,6 @@ AdmissionOutcome validateClaimObject(const AdmissionSubject& subject, const Prof
                 answers, nullptr, eval);
 }
 
-// What the API said of `ref`, else what the view says.
-Presence presenceOf(const ClusterRef& ref, const ClusterView& cluster,
-                    const ClusterAnswers* answers) {
-  if (answers != nullptr) {
-    const auto answer = answers->presence.find(ref);
-    if (answer != answers->presence.end()) return answer->second;
-  }
-  return ref.kind == ClusterKind::ResourceClaimTemplate
-             ? cluster.hasClaimTemplate(ref.namespaceName, ref.name)
-             : cluster.hasClaim(ref.namespaceName, ref.name);
-}
-
 // A controller's workload, just created, that is no AI workload only because
 // a claim it names is not there: neither the view nor the API has its
 // template (or the claim). Its Pods will claim devices once it exists
@@ -427,11 +426,7 @@ bool awaitsItsClaims(const AdmissionSubject& subject, const Assessment& assessme
   for (const PodReader& pod : assessment.pods) {
     if (pod.claimedDevices().unresolved.empty()) continue;
     for (const PodClaimSource& source : pod.claims().sources) {
-      const ClusterRef ref =
-          source.resourceClaimTemplateName.empty()
-              ? ClusterRef{ClusterKind::ResourceClaim, ns, source.resourceClaimName}
-              : ClusterRef{ClusterKind::ResourceClaimTemplate, ns,
-                           source.resourceClaimTemplateName};
+      const ClusterRef ref = claimRefOf(source, ns);
       if (ref.name.empty()) continue;
       const Presence presence = presenceOf(ref, *cluster, answers);
       if (presence == Presence::Unknown) return false;

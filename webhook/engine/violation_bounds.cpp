@@ -19,18 +19,13 @@ size_t hashOf(const Violation& violation) {
   return hash;
 }
 
-// Violations of a vector by index, hashed and compared by value.
+// Violations by address, hashed and compared by value. An address is only
+// kept while its violation stays where it is.
 struct ByValue {
-  const std::vector<Violation>* list;
-  size_t operator()(size_t index) const { return hashOf((*list)[index]); }
-  bool operator()(size_t a, size_t b) const { return (*list)[a] == (*list)[b]; }
+  size_t operator()(const Violation* violation) const { return hashOf(*violation); }
+  bool operator()(const Violation* a, const Violation* b) const { return *a == *b; }
 };
-using IndexSet = std::unordered_set<size_t, ByValue, ByValue>;
-
-IndexSet indexSet(const std::vector<Violation>& list) {
-  const ByValue byValue{&list};
-  return IndexSet(list.size(), byValue, byValue);
-}
+using ViolationSet = std::unordered_set<const Violation*, ByValue, ByValue>;
 
 std::string moreLine(size_t count) {
   return std::to_string(count) + " more violation" + (count == 1 ? "" : "s") +
@@ -39,31 +34,25 @@ std::string moreLine(size_t count) {
 
 }  // namespace
 
-void eraseRepeatedViolations(std::vector<Violation>& violations, size_t from) {
+void eraseRepeatedViolations(std::vector<Violation>& violations) {
   if (violations.size() < 2) return;  // the usual review: no set to make
-  IndexSet seen = indexSet(violations);
+  // The first of each is moved to the front; the set holds only the kept
+  // ones, at places no later move writes to.
+  ViolationSet seen(violations.size());
   size_t kept = 0;
   for (size_t i = 0; i < violations.size(); ++i) {
     if (i != kept) violations[kept] = std::move(violations[i]);
-    // Those before `from` are kept as they are.
-    if (seen.insert(kept).second || i < from) ++kept;
+    if (seen.insert(&violations[kept]).second) ++kept;
   }
   violations.resize(kept);
 }
 
 void eraseViolationsIn(std::vector<Violation>& violations, const std::vector<Violation>& existing) {
   if (existing.empty()) return;
-  // One list holds both: the existing ones first, looked up by value.
-  std::vector<Violation> all(existing);
-  const size_t known = all.size();
-  IndexSet seen = indexSet(all);
-  for (size_t i = 0; i < known; ++i) seen.insert(i);
-  std::vector<Violation> kept;
-  for (Violation& violation : violations) {
-    all.push_back(std::move(violation));
-    if (seen.find(all.size() - 1) == seen.end()) kept.push_back(all.back());
-  }
-  violations = std::move(kept);
+  ViolationSet known(existing.size());
+  for (const Violation& violation : existing) known.insert(&violation);
+  std::erase_if(violations,
+                [&](const Violation& violation) { return known.count(&violation) != 0; });
 }
 
 void capViolationsPerRule(std::vector<Violation>& violations) {

@@ -15,9 +15,9 @@ namespace aiadmit {
 // developer needs; the API server keeps a message of a few KiB at most.
 inline constexpr size_t kMaxViolationsPerRule = 20;
 
-// Erases the violations from `from` on that equal one before them, keeping
-// the first of each; linear in the violations.
-void eraseRepeatedViolations(std::vector<Violation>& violations, size_t from = 0);
+// Erases the violations that equal one before them, keeping the first of
+// each in its order; linear in the violations.
+void eraseRepeatedViolations(std::vector<Violation>& violations);
 
 // Erases the violations that are also in `existing`; linear in both.
 void eraseViolationsIn(std::vector<Violation>& violations, const std::vector<Violation>& existing);
