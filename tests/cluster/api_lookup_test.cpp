@@ -24,6 +24,9 @@ constexpr const char* kQueues = "/apis/kueue.x-k8s.io/v1beta1/localqueues";
 const ClusterRef kAiBatch{ClusterKind::PriorityClass, "", "ai-batch"};
 const ClusterRef kMissing{ClusterKind::PriorityClass, "", "ai-missing"};
 const ClusterRef kQueue{ClusterKind::LocalQueue, "team-a", "gpu-queue"};
+constexpr const char* kAllTemplates = "/apis/resource.k8s.io/v1/resourceclaimtemplates";
+constexpr const char* kTemplates =
+    "/apis/resource.k8s.io/v1/namespaces/team-a/resourceclaimtemplates";
 
 class Lookup : public ::testing::Test {
  protected:
@@ -51,14 +54,30 @@ class Lookup : public ::testing::Test {
     if (kind == ClusterKind::LocalQueue) return "kueue.x-k8s.io/v1beta1";
     return "";
   }
+  // confirm(), answered later.
+  static std::future<ClusterAnswers> confirmLater(
+      ApiLookup& lookup, std::vector<ClusterRef> refs,
+      std::chrono::milliseconds patience = std::chrono::milliseconds(0)) {
+    auto answered = std::make_shared<std::promise<ClusterAnswers>>();
+    std::future<ClusterAnswers> answers = answered->get_future();
+    lookup.confirm(
+        std::move(refs), [answered](ClusterAnswers got) { answered->set_value(std::move(got)); },
+        patience);
+    return answers;
+  }
   // confirm(), waited for with a bound.
   static ClusterAnswers ask(ApiLookup& lookup, std::vector<ClusterRef> refs) {
-    std::promise<ClusterAnswers> answered;
-    std::future<ClusterAnswers> answers = answered.get_future();
-    lookup.confirm(std::move(refs),
-                   [&](ClusterAnswers got) { answered.set_value(std::move(got)); });
+    std::future<ClusterAnswers> answers = confirmLater(lookup, std::move(refs));
     EXPECT_EQ(answers.wait_for(10s), std::future_status::ready);
     return answers.get();
+  }
+  // Serves ResourceClaimTemplates; a lookup with servedWithTemplates asks for them.
+  void serveClaimTemplates() {
+    api_.serve(kAllTemplates, "resource.k8s.io/v1", "ResourceClaimTemplate");
+  }
+  static std::string servedWithTemplates(ClusterKind kind) {
+    return kind == ClusterKind::ResourceClaimTemplate ? std::string("resource.k8s.io/v1")
+                                                      : served(kind);
   }
   size_t requestsTo(const std::string& path) const {
     size_t count = 0;
@@ -109,19 +128,10 @@ TEST_F(Lookup, AnAbsenceIsRememberedForAMoment) {
 // the one a Deployment names is often created right after it, and the Pods
 // its controller makes a moment later must find it: never remembered absent.
 TEST_F(Lookup, AClaimTemplatesAbsenceIsAskedEveryTime) {
-  constexpr const char* kTemplates =
-      "/apis/resource.k8s.io/v1/namespaces/team-a/resourceclaimtemplates";
-  api_.serve("/apis/resource.k8s.io/v1/resourceclaimtemplates", "resource.k8s.io/v1",
-             "ResourceClaimTemplate");
+  serveClaimTemplates();
   ApiLookupOptions options;
   options.absentFor = 10min;
-  ApiLookup lookup(
-      config(api_.port()),
-      [](ClusterKind kind) {
-        return kind == ClusterKind::ResourceClaimTemplate ? std::string("resource.k8s.io/v1")
-                                                          : served(kind);
-      },
-      options);
+  ApiLookup lookup(config(api_.port()), servedWithTemplates, options);
   const ClusterRef later{ClusterKind::ResourceClaimTemplate, "team-a", "later-gpu"};
   EXPECT_EQ(ask(lookup, {later}).presence.at(later), Presence::No);
   EXPECT_EQ(ask(lookup, {later}).presence.at(later), Presence::No);
@@ -133,25 +143,11 @@ TEST_F(Lookup, AClaimTemplatesAbsenceIsAskedEveryTime) {
 // one created a moment after its workload (Helm's order) is found. Other
 // kinds are asked once.
 TEST_F(Lookup, WithPatienceAClaimTemplateIsAskedForAgainUntilItIsThere) {
-  constexpr const char* kTemplates =
-      "/apis/resource.k8s.io/v1/namespaces/team-a/resourceclaimtemplates";
-  api_.serve("/apis/resource.k8s.io/v1/resourceclaimtemplates", "resource.k8s.io/v1",
-             "ResourceClaimTemplate");
-  ApiLookup lookup(config(api_.port()), [](ClusterKind kind) {
-    return kind == ClusterKind::ResourceClaimTemplate ? std::string("resource.k8s.io/v1")
-                                                      : served(kind);
-  });
-  auto askPatiently = [&](std::vector<ClusterRef> refs, std::chrono::milliseconds patience) {
-    auto answered = std::make_shared<std::promise<ClusterAnswers>>();
-    std::future<ClusterAnswers> answers = answered->get_future();
-    lookup.confirm(
-        std::move(refs), [answered](ClusterAnswers got) { answered->set_value(std::move(got)); },
-        patience);
-    return answers;
-  };
+  serveClaimTemplates();
+  ApiLookup lookup(config(api_.port()), servedWithTemplates);
 
   const ClusterRef never{ClusterKind::ResourceClaimTemplate, "team-a", "never-gpu"};
-  std::future<ClusterAnswers> gaveUp = askPatiently({never, kMissing}, 2s);
+  std::future<ClusterAnswers> gaveUp = confirmLater(lookup, {never, kMissing}, 2s);
   ASSERT_EQ(gaveUp.wait_for(10s), std::future_status::ready);
   const ClusterAnswers absent = gaveUp.get();
   EXPECT_EQ(absent.presence.at(never), Presence::No);
@@ -160,12 +156,11 @@ TEST_F(Lookup, WithPatienceAClaimTemplateIsAskedForAgainUntilItIsThere) {
   EXPECT_EQ(requestsTo(std::string(kClasses) + "/ai-missing"), 1u);
 
   const ClusterRef soon{ClusterKind::ResourceClaimTemplate, "team-a", "soon-gpu"};
-  std::future<ClusterAnswers> waited = askPatiently({soon}, 10s);
-  api_.put("/apis/resource.k8s.io/v1/resourceclaimtemplates",
-           R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaimTemplate",)"
-           R"("metadata":{"name":"soon-gpu","namespace":"team-a"},)"
-           R"("spec":{"spec":{"devices":{"requests":[{"name":"gpu","exactly":)"
-           R"({"deviceClassName":"gpu.nvidia.com"}}]}}}})");
+  std::future<ClusterAnswers> waited = confirmLater(lookup, {soon}, 10s);
+  api_.put(kAllTemplates, R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaimTemplate",)"
+                          R"("metadata":{"name":"soon-gpu","namespace":"team-a"},)"
+                          R"("spec":{"spec":{"devices":{"requests":[{"name":"gpu","exactly":)"
+                          R"({"deviceClassName":"gpu.nvidia.com"}}]}}}})");
   ASSERT_EQ(waited.wait_for(10s), std::future_status::ready);
   EXPECT_EQ(waited.get().presence.at(soon), Presence::Yes);
 }
