@@ -37,6 +37,8 @@ struct Aim {
   const Profile* profile = nullptr;
   std::string field;    // relative to the PodSpec
   std::string problem;  // how the Pod aims at the pool
+  // What to leave out instead of asking for a GPU.
+  std::string_view leaveOut = "the GPU pool's selector and tolerations out";
 };
 
 // spec.nodeName skips the scheduler, and with it the pool's taints: a node
@@ -50,6 +52,7 @@ bool bindsToPoolNode(const JsonValue* podSpec, const Profile& profile, const Clu
   aim.profile = &profile;
   aim.field = "nodeName";
   aim.problem = "spec.nodeName \"" + std::string(nodeName) + "\" is a node of the GPU pool";
+  aim.leaveOut = "spec.nodeName out and let the scheduler place it";
   return true;
 }
 
@@ -123,9 +126,7 @@ void PoolWithoutGpuValidator::check(const ValidationContext& context,
   Violation violation{
       AIA007, context.view.specFieldPath() + "." + aim.field,
       aim.problem + " but no container asks for a GPU",
-      "request \"" + aim.profile->gpu.resourceName + "\", or leave " +
-          (aim.field == "nodeName" ? "spec.nodeName out and let the scheduler place it"
-                                   : "the GPU pool's selector and tolerations out"),
+      "request \"" + aim.profile->gpu.resourceName + "\", or leave " + std::string(aim.leaveOut),
       "aims at the GPU pool but asks for no GPU; request one or remove it"};
   if (context.profile == nullptr) violation.profile = aim.profile;
   out.push_back(std::move(violation));

@@ -115,5 +115,40 @@ TEST(E2eZeroGpus, TheSameJobAimedAtTheGpuPoolIsRefused) {
   EXPECT_TRUE(kubectlJson({"get", "jobs", "-n", ns.name()})["items"].empty());
 }
 
+// A Pod bound by spec.nodeName skips the scheduler and the pool's taint: on
+// a GPU node of the pool without asking for a GPU, AIA007 refuses it from
+// the live view's Nodes. Beside it what runs: the same Pod on a CPU node, and
+// a node debugger sharing the GPU node's namespaces (`kubectl debug node/`).
+std::string boundPod(const std::string& name, const std::string& node,
+                     const std::string& specExtra = "") {
+  return R"({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": ")" + name +
+         R"("}, "spec": {"nodeName": ")" + node + R"(", )" + specExtra +
+         R"("restartPolicy": "Never", "containers": [{"name": "tool", "image": "busybox"}]}})";
+}
+
+TEST(E2eZeroGpus, APodBoundByNameToAGpuNodeIsRefusedAndElsewhereAdmitted) {
+  Namespace ns("bound-by-name");
+  const CommandResult refused =
+      kubectl({"apply", "-n", ns.name(), "-f", "-"}, boundPod("on-gpu", "gpu-node-1"));
+  EXPECT_NE(refused.exitCode, 0) << refused.out;
+  EXPECT_NE(refused.err.find("denied the request: [AIA007] spec.nodeName: spec.nodeName "
+                             "\"gpu-node-1\" is a node of the GPU pool"),
+            std::string::npos)
+      << refused.err;
+
+  const CommandResult onCpu =
+      kubectl({"apply", "-n", ns.name(), "-f", "-"}, boundPod("on-cpu", "cpu-node-1"));
+  EXPECT_EQ(onCpu.exitCode, 0) << onCpu.err;
+  const CommandResult debugger =
+      kubectl({"apply", "-n", ns.name(), "-f", "-"},
+              boundPod("debugger", "gpu-node-1", R"("hostPID": true, )"));
+  EXPECT_EQ(debugger.exitCode, 0) << debugger.err;
+  // A second apply of what was admitted is no new refusal.
+  EXPECT_EQ(
+      kubectl({"apply", "-n", ns.name(), "-f", "-"}, boundPod("on-cpu", "cpu-node-1")).exitCode, 0);
+  const json pods = kubectlJson({"get", "pods", "-n", ns.name()});
+  EXPECT_EQ(pods["items"].size(), 2u) << pods.dump();
+}
+
 }  // namespace
 }  // namespace aiadmit::e2e
