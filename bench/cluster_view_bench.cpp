@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "bench/bench_inputs.h"
+#include "webhook/cluster/cluster_view.h"
 #include "webhook/engine/engine.h"
-#include "webhook/kube/cluster_view.h"
 
 namespace aiadmit::bench {
 namespace {

@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "mutators/template_parts.h"
-#include "webhook/kube/annotations.h"
-#include "webhook/kube/quantity.h"
+#include "webhook/model/annotations.h"
+#include "webhook/model/quantity.h"
 
 namespace aiadmit {
 

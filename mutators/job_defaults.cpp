@@ -1,7 +1,7 @@
 #include "mutators/job_defaults.h"
 
 #include "mutators/template_parts.h"
-#include "webhook/kube/json_pointer.h"
+#include "webhook/codec/json_pointer.h"
 
 namespace aiadmit {
 

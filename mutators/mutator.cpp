@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "webhook/kube/json_pointer.h"
-#include "webhook/kube/warnings.h"
+#include "webhook/codec/json_pointer.h"
+#include "webhook/codec/warnings.h"
 
 namespace aiadmit {
 

@@ -11,10 +11,11 @@
 #include <string_view>
 #include <vector>
 
-#include "webhook/kube/json.h"
-#include "webhook/kube/pod_reader.h"
-#include "webhook/kube/warnings.h"
-#include "webhook/kube/workload.h"
+#include "webhook/cluster/claim_resolution.h"
+#include "webhook/codec/json.h"
+#include "webhook/codec/warnings.h"
+#include "webhook/model/pod_reader.h"
+#include "webhook/model/workload.h"
 #include "webhook/policy/classify.h"
 #include "webhook/policy/profile.h"
 
@@ -69,7 +70,7 @@ struct MutationContext {
   // copy; a mutator that edits the pod spec reads again afterwards.
   PodReader pod() const {
     PodReader reader = PodReader::of(view());
-    reader.resolveClaimsIn(cluster, namespaceName);
+    resolveClaimsOf(reader, cluster, namespaceName);
     return reader;
   }
   // The pod spec, created when missing. The engine runs mutators only on

@@ -134,7 +134,7 @@ bool aimAtPool(MutationContext& context) {
   if (profile.placement.nodeSelector.empty() && profile.placement.requiredNodeAffinity.empty()) {
     return false;
   }
-  if (!usesProfilePool(context.pod(), profile)) return false;
+  if (!usesProfilePool(context.pod(), profile, context.cluster)) return false;
   const bool selectorChanged = mergeNodeSelector(context);
   return mergeRequiredNodeAffinity(context) || selectorChanged;
 }

@@ -1,6 +1,6 @@
 #include "mutators/pool_tolerations.h"
 
-#include "webhook/kube/scheduling.h"
+#include "webhook/model/scheduling.h"
 #include "webhook/policy/accelerators.h"
 
 namespace aiadmit {
@@ -10,7 +10,7 @@ namespace {
 bool addPoolTolerations(MutationContext& context) {
   const Profile& profile = context.profile;
   if (profile.placement.tolerations.empty()) return false;
-  if (!usesProfilePool(context.pod(), profile)) return false;
+  if (!usesProfilePool(context.pod(), profile, context.cluster)) return false;
 
   bool changed = false;
   for (const Toleration& wanted : profile.placement.tolerations) {

@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "mutators/template_parts.h"
-#include "webhook/kube/cluster_view.h"
-#include "webhook/kube/json_pointer.h"
-#include "webhook/kube/workload_update.h"
+#include "webhook/cluster/cluster_view.h"
+#include "webhook/codec/json_pointer.h"
+#include "webhook/model/workload_update.h"
 
 namespace aiadmit {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "webhook/kube/quantity.h"
+#include "webhook/model/quantity.h"
 
 namespace aiadmit {
 

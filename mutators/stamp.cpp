@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "mutators/template_parts.h"
-#include "webhook/kube/annotations.h"
+#include "webhook/model/annotations.h"
 
 namespace aiadmit {
 

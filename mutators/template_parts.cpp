@@ -1,6 +1,6 @@
 #include "mutators/template_parts.h"
 
-#include "webhook/kube/json_pointer.h"
+#include "webhook/codec/json_pointer.h"
 
 namespace aiadmit {
 

@@ -3,8 +3,8 @@
 #include <string>
 #include <vector>
 
-#include "webhook/kube/json_pointer.h"
-#include "webhook/kube/scheduling.h"
+#include "webhook/codec/json_pointer.h"
+#include "webhook/model/scheduling.h"
 #include "webhook/policy/accelerators.h"
 
 namespace aiadmit {
@@ -164,7 +164,7 @@ bool writeEntry(MutationContext& context, JsonValue& spec, const Missing& missin
 bool placeTrainer(MutationContext& context) {
   if (!isTrainJobResources(context)) return false;
   const Profile& profile = context.profile;
-  if (!usesProfilePool(context.pod(), profile)) return false;
+  if (!usesProfilePool(context.pod(), profile, context.cluster)) return false;
   JsonValue* spec = member(&context.object, "spec");
   if (!isObject(spec)) return false;
   if (member(spec, "podSpecOverrides") != nullptr ||

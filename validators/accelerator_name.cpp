@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <tuple>
 
-#include "webhook/kube/accelerator_vendors.h"
-#include "webhook/kube/resources.h"
-#include "webhook/kube/text.h"
+#include "webhook/codec/text.h"
+#include "webhook/model/accelerator_vendors.h"
+#include "webhook/model/resources.h"
 #include "webhook/policy/accelerators.h"
 
 namespace aiadmit {

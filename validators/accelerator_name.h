@@ -9,7 +9,7 @@ namespace aiadmit {
 // selected profile places (its vendor's) but does not allow is judged
 // against the profile's pool; any other name only when it misspells a name a
 // known vendor offers ("amd.com/gpus"), never another vendor's real name
-// (webhook/kube/accelerator_vendors.h). The "did you mean" knows the names
+// (webhook/model/accelerator_vendors.h). The "did you mean" knows the names
 // users carry over from elsewhere: the removed alpha.kubernetes.io/nvidia-gpu,
 // the ".shared" name NVIDIA's device plugin gives time-sliced and MPS GPUs,
 // and MIG slices written otherwise. With a cluster view, a name some node

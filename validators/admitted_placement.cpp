@@ -4,7 +4,7 @@
 #include <set>
 #include <string>
 
-#include "webhook/kube/resources.h"
+#include "webhook/model/resources.h"
 
 namespace aiadmit {
 

@@ -6,9 +6,9 @@
 // drop every node whose taint the Pods are going to tolerate.
 #pragma once
 
-#include "webhook/kube/cluster_view.h"
-#include "webhook/kube/pod_reader.h"
-#include "webhook/kube/scheduling.h"
+#include "webhook/cluster/cluster_view.h"
+#include "webhook/model/pod_reader.h"
+#include "webhook/model/scheduling.h"
 
 namespace aiadmit {
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "webhook/model/resources.h"
+
 namespace aiadmit {
 
 namespace {

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "validators/validator.h"
-#include "webhook/kube/cluster_view.h"
-#include "webhook/kube/dra.h"
+#include "webhook/cluster/cluster_view.h"
+#include "webhook/model/dra.h"
 #include "webhook/policy/profile.h"
 
 namespace aiadmit {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "webhook/kube/json_pointer.h"
+#include "webhook/codec/json_pointer.h"
 
 namespace aiadmit {
 

@@ -1,7 +1,7 @@
 #include "validators/gpu_quantity.h"
 
-#include "webhook/kube/quantity.h"
-#include "webhook/kube/resources.h"
+#include "webhook/model/quantity.h"
+#include "webhook/model/resources.h"
 
 namespace aiadmit {
 

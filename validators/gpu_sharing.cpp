@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <tuple>
 
-#include "webhook/kube/resources.h"
+#include "webhook/model/resources.h"
 
 namespace aiadmit {
 

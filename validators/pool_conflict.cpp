@@ -1,6 +1,6 @@
 #include "validators/pool_conflict.h"
 
-#include "webhook/kube/text.h"
+#include "webhook/codec/text.h"
 #include "webhook/policy/accelerators.h"
 
 namespace aiadmit {
@@ -71,7 +71,7 @@ void PoolConflictValidator::check(const ValidationContext& context,
 
   // Only a Pod that asks for GPUs of the pool is aimed at it (the mutator adds
   // its tolerations then); a quantity that asks for none is AIA004's alone.
-  const bool aimed = usesProfilePool(context.pod, *profile);
+  const bool aimed = usesProfilePool(context.pod, *profile, context.cluster);
   if (verdict.relation != PoolRelation::Excludes)
     checkTermsWithinPool(context, *profile, aimed, out);
   if (!aimed) return;

@@ -48,7 +48,7 @@ bool bindsToPoolNode(const JsonValue* podSpec, const Profile& profile, const Clu
   const std::string_view nodeName = stringMember(podSpec, "nodeName");
   if (nodeName.empty() || cluster == nullptr || sharesTheNodesNamespaces(podSpec)) return false;
   const ClusterNode* node = cluster->node(nodeName);
-  if (node == nullptr || !ClusterView::nodeInPool(*node, profile.placement)) return false;
+  if (node == nullptr || !nodeInPool(*node, profile.placement)) return false;
   aim.profile = &profile;
   aim.field = "nodeName";
   aim.problem = "spec.nodeName \"" + std::string(nodeName) + "\" is a node of the GPU pool";

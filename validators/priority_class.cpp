@@ -1,6 +1,6 @@
 #include "validators/priority_class.h"
 
-#include "webhook/kube/json_pointer.h"
+#include "webhook/codec/json_pointer.h"
 
 namespace aiadmit {
 

@@ -1,7 +1,7 @@
 #include "validators/validator.h"
 
-#include "webhook/kube/text.h"
-#include "webhook/kube/warnings.h"
+#include "webhook/codec/text.h"
+#include "webhook/codec/warnings.h"
 
 namespace aiadmit {
 

@@ -10,14 +10,14 @@
 #include <string_view>
 #include <vector>
 
-#include "webhook/kube/cluster_ref.h"
-#include "webhook/kube/cluster_view.h"
-#include "webhook/kube/json.h"
-#include "webhook/kube/pod_reader.h"
-#include "webhook/kube/scheduling.h"
-#include "webhook/kube/text.h"
-#include "webhook/kube/warnings.h"
-#include "webhook/kube/workload.h"
+#include "webhook/cluster/cluster_ref.h"
+#include "webhook/cluster/cluster_view.h"
+#include "webhook/codec/json.h"
+#include "webhook/codec/text.h"
+#include "webhook/codec/warnings.h"
+#include "webhook/model/pod_reader.h"
+#include "webhook/model/scheduling.h"
+#include "webhook/model/workload.h"
 #include "webhook/policy/classify.h"
 #include "webhook/policy/profile.h"
 #include "webhook/policy/profile_set.h"

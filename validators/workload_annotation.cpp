@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "webhook/kube/text.h"
+#include "webhook/codec/text.h"
 
 namespace aiadmit {
 

@@ -1,7 +1,9 @@
 // The source folders are layers, each including only the layers below it
-// (docs/architecture.md): Kubernetes object semantics, policy, mutators and
-// validators, the engine, the cluster view's API client, serving, the CLI. This test reads every
-// source file and fails on an include that runs upward or sideways.
+// (docs/architecture.md): the codecs, the Kubernetes object model, the
+// cluster view and its API client, the waiting analysis, policy, mutators
+// and validators, the engine, serving, the CLI. This test reads every source
+// file and fails on an include that runs upward or sideways, and on a file of
+// the lower rooms without a header of its own.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -20,8 +22,9 @@ namespace fs = std::filesystem;
 // mutators/ and validators/ share a rank but never include each other.
 const std::map<std::string, int>& layerRanks() {
   static const std::map<std::string, int> ranks = {
-      {"webhook/kube", 0},   {"webhook/policy", 1},  {"mutators", 2},        {"validators", 2},
-      {"webhook/engine", 3}, {"webhook/cluster", 4}, {"webhook/serving", 5}, {"webhook/cli", 6},
+      {"webhook/codec", 0},   {"webhook/model", 1}, {"webhook/cluster", 2}, {"webhook/waiting", 3},
+      {"webhook/policy", 4},  {"mutators", 5},      {"validators", 5},      {"webhook/engine", 6},
+      {"webhook/serving", 7}, {"webhook/cli", 8},
   };
   return ranks;
 }
@@ -96,13 +99,39 @@ TEST(Layers, EveryIncludeRunsDownward) {
   }();
 }
 
+// In the rooms every layer above builds on, each .cpp is the implementation of
+// the header of its name: what a file offers is found by its name.
+TEST(Layers, EachFileOfTheLowerRoomsHasItsOwnHeader) {
+  std::vector<std::string> orphans;
+  size_t files = 0;
+  for (const char* room :
+       {"webhook/codec", "webhook/model", "webhook/cluster", "webhook/waiting"}) {
+    for (const auto& entry : fs::directory_iterator(fs::path(AIADMIT_SOURCE_DIR) / room)) {
+      if (entry.path().extension() != ".cpp") continue;
+      ++files;
+      fs::path header = entry.path();
+      header.replace_extension(".h");
+      if (!fs::exists(header))
+        orphans.push_back(std::string(room) + "/" + entry.path().filename().string());
+    }
+  }
+  EXPECT_GT(files, 40u) << "the rooms were not found";
+  EXPECT_TRUE(orphans.empty()) << [&] {
+    std::string text = "files without a header of their own:\n";
+    for (const auto& line : orphans) text += "  " + line + "\n";
+    return text;
+  }();
+}
+
 TEST(Layers, TheCheckSeesAnUpwardInclude) {
   // The classification must notice what it exists to refuse.
-  ASSERT_TRUE(layerOf("webhook/kube/json.h"));
-  EXPECT_LT(layerRanks().at(*layerOf("webhook/kube/json.h")),
+  ASSERT_TRUE(layerOf("webhook/codec/json.h"));
+  EXPECT_LT(layerRanks().at(*layerOf("webhook/codec/json.h")),
             layerRanks().at(*layerOf("webhook/engine/engine.h")));
   EXPECT_EQ(layerRanks().at(*layerOf("mutators/mutator.h")),
             layerRanks().at(*layerOf("validators/validator.h")));
+  EXPECT_LT(layerRanks().at(*layerOf("webhook/model/pod_reader.h")),
+            layerRanks().at(*layerOf("webhook/cluster/cluster_view.h")));
   EXPECT_FALSE(layerOf("tests/support/test_support.h"));
 }
 

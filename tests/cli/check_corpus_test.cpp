@@ -12,10 +12,10 @@
 #include "tests/support/check_harness.h"
 #include "tests/support/golden_files.h"
 #include "tests/support/test_support.h"
+#include "webhook/codec/yaml_json.h"
 #include "webhook/engine/admission.h"
-#include "webhook/kube/workload.h"
-#include "webhook/kube/workload_type.h"
-#include "webhook/kube/yaml_json.h"
+#include "webhook/model/workload.h"
+#include "webhook/model/workload_type.h"
 
 namespace aiadmit {
 namespace {

@@ -8,7 +8,8 @@
 #include <vector>
 
 #include "tests/support/check_harness.h"
-#include "webhook/kube/yaml_json.h"
+#include "webhook/codec/yaml_json.h"
+#include "webhook/codec/yaml_write.h"
 
 namespace aiadmit {
 namespace {

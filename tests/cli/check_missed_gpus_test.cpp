@@ -7,7 +7,7 @@
 
 #include "tests/support/check_harness.h"
 #include "tests/support/test_support.h"
-#include "webhook/kube/json_pointer.h"
+#include "webhook/codec/json_pointer.h"
 
 namespace aiadmit {
 namespace {

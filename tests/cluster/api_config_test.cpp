@@ -9,6 +9,7 @@
 #include "tests/support/api_standin.h"
 #include "tests/support/test_support.h"
 #include "webhook/cluster/cluster_watcher.h"
+#include "webhook/codec/base64.h"
 #include "webhook/engine/admission.h"
 
 namespace aiadmit {

@@ -16,6 +16,7 @@
 #include <filesystem>
 
 #include "tests/e2e/support/e2e_cluster.h"
+#include "webhook/cluster/cluster_snapshot.h"
 
 namespace aiadmit::e2e {
 namespace {

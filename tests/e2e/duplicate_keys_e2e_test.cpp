@@ -15,6 +15,7 @@
 #include <set>
 
 #include "tests/e2e/support/e2e_cluster.h"
+#include "webhook/cluster/cluster_snapshot.h"
 
 namespace aiadmit::e2e {
 namespace {

@@ -9,6 +9,7 @@
 
 #include "tests/e2e/support/e2e_cluster.h"
 #include "tests/e2e/support/workloads.h"
+#include "webhook/cluster/cluster_snapshot.h"
 
 namespace aiadmit::e2e {
 namespace {

@@ -17,9 +17,9 @@
 
 #include "tests/e2e/support/e2e_cluster.h"
 #include "tests/e2e/support/workloads.h"
-#include "webhook/kube/json_pointer.h"
-#include "webhook/kube/workload_type.h"
-#include "webhook/kube/yaml_json.h"
+#include "webhook/codec/json_pointer.h"
+#include "webhook/codec/yaml_json.h"
+#include "webhook/model/workload_type.h"
 
 namespace aiadmit::e2e {
 namespace {

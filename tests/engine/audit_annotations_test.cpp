@@ -18,9 +18,9 @@
 
 #include "mutators/mutator.h"
 #include "tests/support/test_support.h"
+#include "webhook/codec/yaml_json.h"
 #include "webhook/engine/audit_annotations.h"
 #include "webhook/engine/engine.h"
-#include "webhook/kube/yaml_json.h"
 #include "webhook/policy/profile_loader.h"
 
 namespace aiadmit {

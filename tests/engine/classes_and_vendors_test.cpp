@@ -12,8 +12,9 @@
 #include "mutators/mutator.h"
 #include "tests/support/test_support.h"
 #include "tests/support/validator_harness.h"
+#include "webhook/cluster/cluster_snapshot.h"
+#include "webhook/cluster/cluster_view.h"
 #include "webhook/engine/engine.h"
-#include "webhook/kube/cluster_view.h"
 #include "webhook/policy/profile_loader.h"
 
 namespace aiadmit {

@@ -6,6 +6,7 @@
 
 #include "mutators/mutator.h"
 #include "tests/support/test_support.h"
+#include "webhook/codec/base64.h"
 #include "webhook/engine/admission.h"
 #include "webhook/engine/engine.h"
 #include "webhook/policy/profile_loader.h"

@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/support/test_support.h"
-#include "webhook/kube/yaml_json.h"
+#include "webhook/codec/yaml_json.h"
 
 namespace aiadmit {
 namespace {

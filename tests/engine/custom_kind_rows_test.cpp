@@ -6,8 +6,8 @@
 
 #include "tests/support/golden_files.h"
 #include "tests/support/test_support.h"
+#include "webhook/codec/json_patch.h"
 #include "webhook/engine/engine.h"
-#include "webhook/kube/json_patch.h"
 #include "webhook/policy/profile_loader.h"
 
 namespace aiadmit {

@@ -7,9 +7,9 @@
 #include <gtest/gtest.h>
 
 #include "tests/support/test_support.h"
-#include "webhook/kube/pod_reader.h"
-#include "webhook/kube/scheduling.h"
-#include "webhook/kube/workload_type.h"
+#include "webhook/model/pod_reader.h"
+#include "webhook/model/scheduling.h"
+#include "webhook/model/workload_type.h"
 
 namespace aiadmit {
 namespace {

@@ -8,9 +8,9 @@
 
 #include "mutators/mutator.h"
 #include "tests/support/test_support.h"
+#include "webhook/codec/json_pointer.h"
+#include "webhook/codec/yaml_json.h"
 #include "webhook/engine/engine.h"
-#include "webhook/kube/json_pointer.h"
-#include "webhook/kube/yaml_json.h"
 #include "webhook/policy/profile_loader.h"
 
 namespace aiadmit {

@@ -3,8 +3,8 @@
 #include <rapidjson/pointer.h>
 
 #include "tests/support/test_support.h"
-#include "webhook/kube/warnings.h"
-#include "webhook/kube/yaml_json.h"
+#include "webhook/codec/warnings.h"
+#include "webhook/codec/yaml_json.h"
 
 namespace aiadmit {
 namespace {

@@ -11,8 +11,9 @@
 
 #include "mutators/mutator.h"
 #include "tests/support/test_support.h"
+#include "webhook/cluster/cluster_snapshot.h"
+#include "webhook/cluster/cluster_view.h"
 #include "webhook/engine/engine.h"
-#include "webhook/kube/cluster_view.h"
 #include "webhook/policy/profile_loader.h"
 
 namespace aiadmit {

@@ -15,9 +15,9 @@
 #include <set>
 
 #include "tests/support/test_support.h"
-#include "webhook/kube/pod_reader.h"
-#include "webhook/kube/scheduling.h"
-#include "webhook/kube/workload.h"
+#include "webhook/model/pod_reader.h"
+#include "webhook/model/scheduling.h"
+#include "webhook/model/workload.h"
 #include "webhook/policy/profile.h"
 
 namespace aiadmit {

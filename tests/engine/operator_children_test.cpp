@@ -20,9 +20,9 @@
 #include "mutators/mutator.h"
 #include "tests/support/operator_children.h"
 #include "tests/support/test_support.h"
+#include "webhook/codec/yaml_json.h"
 #include "webhook/engine/engine.h"
-#include "webhook/kube/pod_reader.h"
-#include "webhook/kube/yaml_json.h"
+#include "webhook/model/pod_reader.h"
 #include "webhook/policy/profile_loader.h"
 
 namespace aiadmit {

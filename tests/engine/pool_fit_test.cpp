@@ -3,6 +3,7 @@
 // until the profiles or the Nodes change, and said on each request it
 // places, as a warning beside what it injected.
 #include "webhook/policy/pool_fit.h"
+#include "webhook/cluster/cluster_snapshot.h"
 
 #include <gtest/gtest.h>
 

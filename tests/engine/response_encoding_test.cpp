@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "webhook/codec/base64.h"
 #include "webhook/engine/admission.h"
 
 namespace aiadmit {

@@ -5,7 +5,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "webhook/kube/yaml_json.h"
+#include "webhook/codec/yaml_json.h"
+#include "webhook/codec/yaml_write.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

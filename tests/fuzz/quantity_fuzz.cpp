@@ -7,7 +7,7 @@
 #include <string_view>
 #include <utility>
 
-#include "webhook/kube/quantity.h"
+#include "webhook/model/quantity.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "mutators/mutator.h"
+#include "webhook/codec/json_patch.h"
+#include "webhook/codec/yaml_json.h"
 #include "webhook/engine/admission.h"
 #include "webhook/engine/engine.h"
-#include "webhook/kube/json_patch.h"
-#include "webhook/kube/yaml_json.h"
 #include "webhook/policy/profile_loader.h"
 
 namespace {

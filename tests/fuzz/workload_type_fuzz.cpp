@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "webhook/codec/yaml_json.h"
 #include "webhook/engine/admission.h"
-#include "webhook/kube/workload_type.h"
-#include "webhook/kube/yaml_json.h"
+#include "webhook/model/workload_type.h"
 
 namespace {
 

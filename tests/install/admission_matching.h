@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "tests/install/rendered_manifests.h"
-#include "webhook/kube/workload_type.h"
+#include "webhook/model/workload_type.h"
 
 namespace aiadmit::install {
 

@@ -13,7 +13,7 @@
 #include "tests/support/test_support.h"
 #include "webhook/cluster/api_config.h"
 #include "webhook/cluster/reflector.h"
-#include "webhook/kube/yaml_json.h"
+#include "webhook/codec/yaml_json.h"
 
 namespace aiadmit {
 namespace {

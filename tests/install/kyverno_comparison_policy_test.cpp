@@ -10,8 +10,8 @@
 
 #include "mutators/mutator.h"
 #include "tests/support/test_support.h"
-#include "webhook/kube/scheduling.h"
-#include "webhook/kube/yaml_json.h"
+#include "webhook/codec/yaml_json.h"
+#include "webhook/model/scheduling.h"
 #include "webhook/policy/profile_loader.h"
 
 namespace aiadmit {

@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "tests/install/rendered_manifests.h"
+#include "webhook/codec/base64.h"
 #include "webhook/engine/admission.h"
 
 namespace aiadmit {

@@ -16,7 +16,7 @@
 
 #include "tests/install/admission_matching.h"
 #include "tests/install/rendered_manifests.h"
-#include "webhook/kube/workload_type.h"
+#include "webhook/model/workload_type.h"
 
 namespace aiadmit {
 namespace {

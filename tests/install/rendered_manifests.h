@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "tests/support/test_support.h"
-#include "webhook/kube/yaml_json.h"
+#include "webhook/codec/yaml_json.h"
 
 namespace aiadmit::install {
 

@@ -14,7 +14,8 @@
 #include <string>
 
 #include "tests/install/rendered_manifests.h"
-#include "webhook/kube/workload_type.h"
+#include "webhook/model/workload_type.h"
+#include "webhook/model/workload_type_builtin.h"
 
 namespace aiadmit {
 namespace {
@@ -161,7 +162,7 @@ std::string crdScope(const WorkloadType& type) {
 }
 
 // What the applied webhooks must take: every resource of the built-in
-// workload-type table (webhook/kube/workload_type_builtin.cpp), at each
+// workload-type table (webhook/model/workload_type_builtin.cpp), at each
 // version its row reads, created or updated.
 Coverages workloadTypeTableCoverage() {
   Coverages out;

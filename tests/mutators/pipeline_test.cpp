@@ -2,7 +2,7 @@
 // that kubectl applies and that a second pass leaves empty, what controllers
 // create from mutated templates, Pod UPDATEs, dry runs and warning limits.
 #include "tests/support/mutator_harness.h"
-#include "webhook/kube/yaml_json.h"
+#include "webhook/codec/yaml_json.h"
 
 namespace aiadmit {
 namespace {

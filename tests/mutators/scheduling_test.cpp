@@ -6,7 +6,7 @@
 #include <map>
 
 #include "tests/support/mutator_harness.h"
-#include "webhook/kube/cluster_view.h"
+#include "webhook/cluster/cluster_view.h"
 
 namespace aiadmit {
 namespace {

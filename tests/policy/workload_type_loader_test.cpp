@@ -14,7 +14,7 @@
 #include "mutators/mutator.h"
 #include "tests/support/golden_files.h"
 #include "tests/support/test_support.h"
-#include "webhook/kube/yaml_json.h"
+#include "webhook/codec/yaml_json.h"
 
 namespace aiadmit {
 namespace {

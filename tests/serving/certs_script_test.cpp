@@ -11,7 +11,8 @@
 
 #include "tests/support/certs_harness.h"
 #include "tests/support/test_support.h"
-#include "webhook/kube/yaml_json.h"
+#include "webhook/codec/base64.h"
+#include "webhook/codec/yaml_json.h"
 
 namespace aiadmit {
 namespace {

@@ -16,7 +16,7 @@
 
 #include "tests/support/api_standin.h"
 #include "tests/support/test_support.h"
-#include "webhook/kube/yaml_json.h"
+#include "webhook/codec/yaml_json.h"
 
 namespace aiadmit {
 namespace {

@@ -18,10 +18,11 @@
 
 #include "mutators/mutator.h"
 #include "tests/support/test_support.h"
-#include "webhook/kube/pod_reader.h"
-#include "webhook/kube/quantity.h"
-#include "webhook/kube/workload_type.h"
-#include "webhook/kube/yaml_json.h"
+#include "webhook/codec/yaml_json.h"
+#include "webhook/model/pod_reader.h"
+#include "webhook/model/quantity.h"
+#include "webhook/model/workload_type.h"
+#include "webhook/model/workload_type_builtin.h"
 #include "webhook/policy/rules.h"
 
 namespace aiadmit {

@@ -12,8 +12,9 @@
 #include <sstream>
 
 #include "tests/support/test_support.h"
+#include "webhook/codec/base64.h"
+#include "webhook/codec/json.h"
 #include "webhook/engine/admission.h"
-#include "webhook/kube/json.h"
 
 namespace aiadmit {
 namespace {

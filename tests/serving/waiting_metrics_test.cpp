@@ -1,6 +1,7 @@
 // serve's waiting gauges: counted from a view that knows its Nodes and Pods,
 // silent before, and made on their own thread from the newest view given.
 #include "webhook/serving/waiting_metrics.h"
+#include "webhook/cluster/cluster_snapshot.h"
 
 #include <gtest/gtest.h>
 

@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "tests/support/test_support.h"
-#include "webhook/kube/json.h"
+#include "webhook/codec/json.h"
 
 namespace aiadmit::testing {
 

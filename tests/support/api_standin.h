@@ -26,7 +26,7 @@
 #include <thread>
 #include <vector>
 
-#include "webhook/kube/non_copyable.h"
+#include "webhook/codec/non_copyable.h"
 
 namespace httplib {
 class Server;

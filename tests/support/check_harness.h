@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "tests/support/test_support.h"
-#include "webhook/kube/json.h"
+#include "webhook/codec/json.h"
 
 namespace aiadmit::testing {
 

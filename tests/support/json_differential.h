@@ -10,7 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "webhook/kube/json.h"
+#include "webhook/codec/json.h"
+#include "webhook/codec/json_parse.h"
 
 namespace aiadmit::testing {
 

@@ -13,8 +13,9 @@
 
 #include "mutators/mutator.h"
 #include "tests/support/test_support.h"
-#include "webhook/kube/json_patch.h"
-#include "webhook/kube/yaml_json.h"
+#include "webhook/cluster/claim_resolution.h"
+#include "webhook/codec/json_patch.h"
+#include "webhook/codec/yaml_json.h"
 #include "webhook/policy/profile_loader.h"
 
 namespace aiadmit::testing {
@@ -166,7 +167,7 @@ inline MutationRun runMutators(const std::vector<const Mutator*>& mutators, cons
   const PodTemplateView view = firstTemplateOf(object);
   const WorkloadType& type = view.type != nullptr ? *view.type : kNoRow;
   PodReader pod = PodReader::of(view);
-  pod.resolveClaimsIn(cluster, namespaceName);
+  resolveClaimsOf(pod, cluster, namespaceName);
   const Classification classification = classify(view, pod);
   MutationContext context{*run.after,  run.after->GetAllocator(),
                           type,        classification,

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "webhook/kube/json.h"
+#include "webhook/codec/json.h"
 
 namespace aiadmit::testing {
 

@@ -19,8 +19,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "webhook/kube/workload.h"
-#include "webhook/kube/yaml_json.h"
+#include "webhook/codec/base64.h"
+#include "webhook/codec/yaml_json.h"
+#include "webhook/model/workload.h"
 
 namespace aiadmit::testing {
 

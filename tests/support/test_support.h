@@ -14,9 +14,10 @@
 #include <thread>
 #include <vector>
 
-#include "webhook/kube/json.h"
-#include "webhook/kube/non_copyable.h"
-#include "webhook/kube/workload.h"
+#include "webhook/codec/base64.h"
+#include "webhook/codec/json.h"
+#include "webhook/codec/non_copyable.h"
+#include "webhook/model/workload.h"
 
 namespace aiadmit::testing {
 

@@ -16,9 +16,9 @@
 
 #include "tests/support/engine_harness.h"
 #include "tests/support/test_support.h"
+#include "webhook/codec/warnings.h"
+#include "webhook/codec/yaml_json.h"
 #include "webhook/engine/admission.h"
-#include "webhook/kube/warnings.h"
-#include "webhook/kube/yaml_json.h"
 #include "webhook/policy/rules.h"
 
 namespace aiadmit::testing {

@@ -13,8 +13,8 @@
 
 #include "tests/support/engine_harness.h"
 #include "tests/support/test_support.h"
+#include "webhook/codec/yaml_json.h"
 #include "webhook/engine/admission.h"
-#include "webhook/kube/yaml_json.h"
 
 namespace aiadmit {
 namespace {

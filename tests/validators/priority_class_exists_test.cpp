@@ -11,9 +11,10 @@
 
 #include "mutators/mutator.h"
 #include "tests/support/test_support.h"
+#include "webhook/cluster/cluster_snapshot.h"
+#include "webhook/cluster/cluster_view.h"
+#include "webhook/codec/yaml_json.h"
 #include "webhook/engine/engine.h"
-#include "webhook/kube/cluster_view.h"
-#include "webhook/kube/yaml_json.h"
 #include "webhook/policy/profile_loader.h"
 
 namespace aiadmit {

@@ -9,11 +9,11 @@
 
 #include "tests/support/test_support.h"
 #include "validators/validator.h"
-#include "webhook/kube/pod_reader.h"
-#include "webhook/kube/quantity.h"
-#include "webhook/kube/resources.h"
-#include "webhook/kube/scheduling.h"
-#include "webhook/kube/text.h"
+#include "webhook/codec/text.h"
+#include "webhook/model/pod_reader.h"
+#include "webhook/model/quantity.h"
+#include "webhook/model/resources.h"
+#include "webhook/model/scheduling.h"
 #include "webhook/policy/accelerators.h"
 
 namespace aiadmit {

@@ -20,11 +20,12 @@
 #include "webhook/cli/check_crds.h"
 #include "webhook/cli/check_output.h"
 #include "webhook/cli/check_summary.h"
+#include "webhook/cluster/cluster_snapshot.h"
+#include "webhook/codec/enum_table.h"
+#include "webhook/codec/yaml_json.h"
 #include "webhook/engine/claim_objects.h"
 #include "webhook/engine/engine.h"
-#include "webhook/kube/dra.h"
-#include "webhook/kube/enum_table.h"
-#include "webhook/kube/yaml_json.h"
+#include "webhook/model/dra.h"
 #include "webhook/policy/profile_loader.h"
 
 namespace aiadmit {

@@ -4,7 +4,7 @@
 #include <system_error>
 
 #include "webhook/cli/cli.h"
-#include "webhook/kube/yaml_json.h"
+#include "webhook/codec/yaml_json.h"
 
 namespace aiadmit::check_cli {
 

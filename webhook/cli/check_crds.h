@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "webhook/cli/check_output.h"
-#include "webhook/kube/crd_defaults.h"
+#include "webhook/model/crd_defaults.h"
 
 namespace aiadmit::check_cli {
 

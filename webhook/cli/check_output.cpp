@@ -8,8 +8,9 @@
 #include <iostream>
 
 #include "webhook/cli/check_output.h"
-#include "webhook/kube/annotations.h"
-#include "webhook/kube/yaml_json.h"
+#include "webhook/codec/yaml_json.h"
+#include "webhook/codec/yaml_write.h"
+#include "webhook/model/annotations.h"
 
 namespace aiadmit::check_cli {
 

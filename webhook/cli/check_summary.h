@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "webhook/codec/json.h"
 #include "webhook/engine/engine.h"
-#include "webhook/kube/json.h"
 
 namespace aiadmit {
 

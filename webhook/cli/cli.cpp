@@ -10,6 +10,7 @@
 
 #include "mutators/mutator.h"
 #include "webhook/cli/profiles_init.h"
+#include "webhook/cluster/cluster_snapshot.h"
 #include "webhook/engine/engine.h"
 #include "webhook/policy/profile_loader.h"
 #include "webhook/serving/logging.h"

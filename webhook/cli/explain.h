@@ -5,16 +5,10 @@
 #include <string>
 
 #include "webhook/cli/cli.h"
-#include "webhook/kube/waiting.h"
+#include "webhook/waiting/explain_output.h"
 
 namespace aiadmit {
 
 int explainCommand(const Arguments& args);
-
-// The report as `-o json` prints it: {"waiting": [...], "idle": [...]}.
-std::string explainJson(const WaitingReport& report);
-// The report as people read it; `now` (RFC 3339, UTC) is what waits are
-// measured to.
-std::string explainText(const WaitingReport& report, const std::string& now);
 
 }  // namespace aiadmit

@@ -1,4 +1,6 @@
 #include "webhook/cli/profiles_init.h"
+#include "webhook/cluster/cluster_snapshot.h"
+#include "webhook/codec/yaml_write.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -9,9 +11,9 @@
 #include "mutators/mutator.h"
 #include "webhook/cli/cli.h"
 #include "webhook/cli/cluster_source.h"
-#include "webhook/kube/accelerator_vendors.h"
-#include "webhook/kube/resources.h"
-#include "webhook/kube/yaml_json.h"
+#include "webhook/codec/yaml_json.h"
+#include "webhook/model/accelerator_vendors.h"
+#include "webhook/model/resources.h"
 #include "webhook/policy/pool_fit.h"
 #include "webhook/policy/profile_loader.h"
 

@@ -8,9 +8,9 @@
 #include <string_view>
 #include <vector>
 
-#include "webhook/kube/cluster_view.h"
-#include "webhook/kube/node_groups.h"
+#include "webhook/cluster/cluster_view.h"
 #include "webhook/policy/profile_set.h"
+#include "webhook/waiting/node_groups.h"
 
 namespace aiadmit {
 

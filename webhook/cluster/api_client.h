@@ -17,7 +17,7 @@
 #include <string_view>
 
 #include "webhook/cluster/api_config.h"
-#include "webhook/kube/non_copyable.h"
+#include "webhook/codec/non_copyable.h"
 
 namespace httplib {
 class ClientImpl;

@@ -5,9 +5,9 @@
 #include <sstream>
 #include <vector>
 
-#include "webhook/engine/admission.h"
-#include "webhook/kube/json.h"
-#include "webhook/kube/yaml_json.h"
+#include "webhook/codec/base64.h"
+#include "webhook/codec/json.h"
+#include "webhook/codec/yaml_json.h"
 
 namespace aiadmit {
 

@@ -4,7 +4,8 @@
 #include <optional>
 
 #include "webhook/cluster/reflector.h"
-#include "webhook/kube/json.h"
+#include "webhook/codec/json.h"
+#include "webhook/codec/json_parse.h"
 
 namespace aiadmit {
 

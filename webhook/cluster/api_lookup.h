@@ -25,7 +25,7 @@
 
 #include "webhook/cluster/api_client.h"
 #include "webhook/cluster/api_config.h"
-#include "webhook/kube/cluster_ref.h"
+#include "webhook/cluster/cluster_ref.h"
 
 namespace aiadmit {
 

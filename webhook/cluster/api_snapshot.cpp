@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "webhook/cluster/api_status.h"
-#include "webhook/kube/json.h"
+#include "webhook/codec/json.h"
 
 namespace aiadmit {
 

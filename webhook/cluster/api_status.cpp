@@ -2,7 +2,8 @@
 
 #include <cctype>
 
-#include "webhook/kube/json.h"
+#include "webhook/codec/json.h"
+#include "webhook/codec/json_parse.h"
 
 namespace aiadmit {
 

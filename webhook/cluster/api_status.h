@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "webhook/cluster/api_client.h"
-#include "webhook/kube/json.h"
+#include "webhook/codec/json.h"
 
 namespace aiadmit {
 

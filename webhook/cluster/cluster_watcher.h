@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "webhook/cluster/api_client.h"
+#include "webhook/cluster/cluster_view.h"
 #include "webhook/cluster/reflector.h"
-#include "webhook/kube/cluster_view.h"
-#include "webhook/kube/non_copyable.h"
+#include "webhook/codec/non_copyable.h"
 
 namespace aiadmit {
 

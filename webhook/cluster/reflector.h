@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "webhook/cluster/api_client.h"
-#include "webhook/kube/cluster_view.h"
+#include "webhook/cluster/cluster_view.h"
 
 namespace aiadmit {
 

@@ -1,10 +1,9 @@
 #include "webhook/engine/admission.h"
 
-#include <openssl/evp.h>
-
 #include <cstdint>
 
-#include "webhook/kube/enum_table.h"
+#include "webhook/codec/base64.h"
+#include "webhook/codec/enum_table.h"
 
 namespace aiadmit {
 
@@ -259,59 +258,6 @@ std::vector<std::string> fitWarnings(const std::vector<std::string>& warnings, s
   std::vector<std::string> out;
   forEachFittedWarning(warnings, budget, [&](std::string_view line) { out.emplace_back(line); });
   return out;
-}
-
-namespace {
-
-// Appends `data` in base64 (RFC 4648, padded) to `out`.
-void appendBase64(std::string& out, std::string_view data) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  const size_t start = out.size();
-  out.resize(start + (data.size() + 2) / 3 * 4);
-  char* to = out.data() + start;
-  const auto* from = reinterpret_cast<const unsigned char*>(data.data());
-  size_t i = 0;
-  for (; i + 2 < data.size(); i += 3) {
-    const uint32_t n = from[i] << 16 | from[i + 1] << 8 | from[i + 2];
-    *to++ = kAlphabet[(n >> 18) & 63];
-    *to++ = kAlphabet[(n >> 12) & 63];
-    *to++ = kAlphabet[(n >> 6) & 63];
-    *to++ = kAlphabet[n & 63];
-  }
-  if (i < data.size()) {
-    uint32_t n = from[i] << 16;
-    if (i + 1 < data.size()) n |= from[i + 1] << 8;
-    *to++ = kAlphabet[(n >> 18) & 63];
-    *to++ = kAlphabet[(n >> 12) & 63];
-    *to++ = i + 1 < data.size() ? kAlphabet[(n >> 6) & 63] : '=';
-    *to++ = '=';
-  }
-}
-
-}  // namespace
-
-std::string base64Encode(std::string_view data) {
-  std::string out;
-  appendBase64(out, data);
-  return out;
-}
-
-bool base64Decode(std::string_view text, std::string& out) {
-  EVP_ENCODE_CTX* context = EVP_ENCODE_CTX_new();
-  if (context == nullptr) return false;
-  EVP_DecodeInit(context);
-  out.resize(text.size());
-  int written = 0;
-  int finalBytes = 0;
-  const bool ok = EVP_DecodeUpdate(context, reinterpret_cast<unsigned char*>(out.data()), &written,
-                                   reinterpret_cast<const unsigned char*>(text.data()),
-                                   static_cast<int>(text.size())) >= 0 &&
-                  EVP_DecodeFinal(context, reinterpret_cast<unsigned char*>(out.data()) + written,
-                                  &finalBytes) == 1;
-  EVP_ENCODE_CTX_free(context);
-  out.resize(ok ? static_cast<size_t>(written + finalBytes) : 0);
-  return ok;
 }
 
 namespace {

@@ -6,10 +6,11 @@
 #include <string_view>
 #include <vector>
 
+#include "webhook/codec/json.h"
+#include "webhook/codec/json_parse.h"
+#include "webhook/codec/warnings.h"
 #include "webhook/engine/request_memory.h"
-#include "webhook/kube/json.h"
-#include "webhook/kube/warnings.h"
-#include "webhook/kube/workload.h"
+#include "webhook/model/workload.h"
 
 namespace aiadmit {
 
@@ -138,9 +139,5 @@ inline constexpr size_t kWarningsBudgetPerEndpoint = kMaxWarningsTotal / 2;
 // most `budget` characters.
 std::vector<std::string> fitWarnings(const std::vector<std::string>& warnings,
                                      size_t budget = kWarningsBudgetPerEndpoint);
-
-std::string base64Encode(std::string_view data);
-// Standard base64 (a Secret's or ConfigMap's binaryData); false when `text` is not.
-bool base64Decode(std::string_view text, std::string& out);
 
 }  // namespace aiadmit

@@ -2,9 +2,10 @@
 
 #include <algorithm>
 
+#include "webhook/cluster/claim_resolution.h"
+#include "webhook/codec/json_pointer.h"
 #include "webhook/engine/engine.h"
-#include "webhook/kube/annotations.h"
-#include "webhook/kube/json_pointer.h"
+#include "webhook/model/annotations.h"
 
 namespace aiadmit {
 
@@ -95,7 +96,7 @@ Assessment assess(const JsonValue& object, const AdmissionSubject& subject,
   assessment.pods.reserve(assessment.views.size());
   for (const PodTemplateView& view : assessment.views) {
     assessment.pods.push_back(PodReader::of(view));
-    assessment.pods.back().resolveClaimsIn(cluster, subject.namespaceName);
+    resolveClaimsOf(assessment.pods.back(), cluster, subject.namespaceName);
   }
   assessment.fromUnjudgedController = assessment.madeByController &&
                                       !anyAiadmitAnnotation(assessment.pods) &&

@@ -7,9 +7,9 @@
 #include <string_view>
 #include <vector>
 
-#include "webhook/kube/pod_reader.h"
-#include "webhook/kube/workload.h"
-#include "webhook/kube/workload_type.h"
+#include "webhook/model/pod_reader.h"
+#include "webhook/model/workload.h"
+#include "webhook/model/workload_type.h"
 #include "webhook/policy/classify.h"
 #include "webhook/policy/profile_set.h"
 

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <array>
 
-#include "webhook/kube/json_pointer.h"
-#include "webhook/kube/text.h"
-#include "webhook/kube/warnings.h"
+#include "webhook/codec/json_pointer.h"
+#include "webhook/codec/text.h"
+#include "webhook/codec/warnings.h"
 
 namespace aiadmit {
 

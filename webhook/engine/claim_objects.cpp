@@ -1,7 +1,8 @@
 #include "webhook/engine/claim_objects.h"
 
 #include "webhook/engine/engine.h"
-#include "webhook/kube/accelerator_vendors.h"
+#include "webhook/model/accelerator_vendors.h"
+#include "webhook/model/resources.h"
 
 namespace aiadmit {
 

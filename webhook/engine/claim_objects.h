@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "validators/claim_validator.h"
-#include "webhook/kube/dra.h"
+#include "webhook/model/dra.h"
 #include "webhook/policy/classify.h"
 #include "webhook/policy/profile_set.h"
 

@@ -5,14 +5,14 @@
 
 #include "mutators/mutator.h"
 #include "mutators/stamp.h"
+#include "webhook/codec/json_patch.h"
+#include "webhook/codec/warnings.h"
 #include "webhook/engine/assessment.h"
 #include "webhook/engine/audit_annotations.h"
 #include "webhook/engine/claim_objects.h"
 #include "webhook/engine/updates.h"
 #include "webhook/engine/violation_bounds.h"
-#include "webhook/kube/json_patch.h"
-#include "webhook/kube/warnings.h"
-#include "webhook/kube/workload_update.h"
+#include "webhook/model/workload_update.h"
 #include "webhook/policy/accelerators.h"
 
 namespace aiadmit {

@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "validators/validator.h"
+#include "webhook/cluster/cluster_ref.h"
+#include "webhook/cluster/cluster_view.h"
 #include "webhook/engine/admission.h"
-#include "webhook/kube/cluster_ref.h"
-#include "webhook/kube/cluster_view.h"
 #include "webhook/policy/classify.h"
 #include "webhook/policy/pool_fit.h"
 #include "webhook/policy/profile_set.h"
@@ -61,7 +61,7 @@ struct Evaluation {
   // objects denials rest on the absence of (AIA017-AIA019), and the claim
   // templates and claims the view lacks, which decide the workload's class.
   // None that a direct read was already asked about. The server asks, then
-  // answers again with the answers (webhook/kube/cluster_ref.h).
+  // answers again with the answers (webhook/cluster/cluster_ref.h).
   std::vector<ClusterRef> toConfirm;
   // A Pod a controller is creating names claims the view lacks: the server
   // asks for them with patience (ApiLookup::confirm), since the claim

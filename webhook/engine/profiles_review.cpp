@@ -5,8 +5,9 @@
 #include <cstdint>
 
 #include "mutators/mutator.h"
-#include "webhook/kube/annotations.h"
-#include "webhook/kube/warnings.h"
+#include "webhook/codec/base64.h"
+#include "webhook/codec/warnings.h"
+#include "webhook/model/annotations.h"
 
 namespace aiadmit {
 

@@ -10,8 +10,8 @@
 #include <memory>
 #include <string>
 
-#include "webhook/kube/json.h"
-#include "webhook/kube/non_copyable.h"
+#include "webhook/codec/json.h"
+#include "webhook/codec/non_copyable.h"
 
 namespace aiadmit {
 

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 
-#include "webhook/kube/json_pointer.h"
-#include "webhook/kube/text.h"
-#include "webhook/kube/warnings.h"
-#include "webhook/kube/workload_update.h"
+#include "webhook/codec/json_pointer.h"
+#include "webhook/codec/text.h"
+#include "webhook/codec/warnings.h"
+#include "webhook/model/workload_update.h"
 
 namespace aiadmit {
 

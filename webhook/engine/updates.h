@@ -1,5 +1,5 @@
 // What the pipeline does with an UPDATE, read through the row's UpdateRules
-// (webhook/kube/workload_update.h): a controller's update is never refused
+// (webhook/model/workload_update.h): a controller's update is never refused
 // and gets back only what it dropped of aiadmit's writes, a scale is no
 // rollout, and a part fixed at creation is only restored.
 #pragma once

@@ -2,11 +2,11 @@
 
 #include <algorithm>
 
-#include "webhook/kube/accelerator_vendors.h"
-#include "webhook/kube/dra.h"
-#include "webhook/kube/quantity.h"
-#include "webhook/kube/resources.h"
-#include "webhook/kube/text.h"
+#include "webhook/codec/text.h"
+#include "webhook/model/accelerator_vendors.h"
+#include "webhook/model/dra.h"
+#include "webhook/model/quantity.h"
+#include "webhook/model/resources.h"
 
 namespace aiadmit {
 
@@ -24,7 +24,7 @@ bool nearAllowedName(std::string_view name, const Profile& profile) {
                      [&](const std::string& allowed) { return near(allowed); });
 }
 
-// The families (webhook/kube/accelerator_vendors.h) of the names a profile
+// The families (webhook/model/accelerator_vendors.h) of the names a profile
 // lists: its vendors, or the domains of names of no known vendor.
 std::vector<std::string> familiesOf(const Profile& profile) {
   std::vector<std::string> families{acceleratorFamily(profile.gpu.resourceName)};
@@ -161,7 +161,7 @@ bool ProfileAcceleratorNames::isAccelerator(std::string_view name) const {
   return profile_ != nullptr && nearAllowedName(name, *profile_);
 }
 
-bool usesProfilePool(const PodReader& pod, const Profile& profile) {
+bool usesProfilePool(const PodReader& pod, const Profile& profile, const ClusterView* cluster) {
   bool uses = false;
   pod.forEachResource([&](const ResourceEntry& entry) {
     if (uses) return;
@@ -174,7 +174,7 @@ bool usesProfilePool(const PodReader& pod, const Profile& profile) {
   if (uses || pod.asksForGpuShare()) return true;
   const std::vector<GpuClaim>& gpus = pod.claimedDevices().gpus;
   return std::any_of(gpus.begin(), gpus.end(), [&](const GpuClaim& claim) {
-    return placesAccelerator(profile, deviceClassAsk(claim.deviceClassName, pod.clusterView()));
+    return placesAccelerator(profile, deviceClassAsk(claim.deviceClassName, cluster));
   });
 }
 

@@ -8,13 +8,14 @@
 #include <string_view>
 #include <vector>
 
-#include "webhook/kube/pod_reader.h"
+#include "webhook/cluster/cluster_view.h"
+#include "webhook/model/pod_reader.h"
 #include "webhook/policy/profile.h"
 
 namespace aiadmit {
 
 // Whether the rules treat `name` as an accelerator: a name the profile allows;
-// a name that looks like one (webhook/kube/resources.h); or a domain-qualified
+// a name that looks like one (webhook/model/resources.h); or a domain-qualified
 // name within two edits of one the profile allows ("nvidia.com/gp"). Other
 // extended resources (RDMA devices, hugepages, FUSE devices) are not the
 // rules' business. Without a profile, only the look counts.
@@ -80,7 +81,8 @@ std::string describePlaced(const Profile& profile);
 // Whether any container asks for a positive quantity of an accelerator
 // resource the profile allows, the Pod claims GPUs through DRA of a
 // DeviceClass the profile places, or it asks for a KAI GPU share
-// (PodReader::gpuShare): such a Pod belongs on the profile's GPU pool.
-bool usesProfilePool(const PodReader& pod, const Profile& profile);
+// (PodReader::gpuShare): such a Pod belongs on the profile's GPU pool. `cluster`
+// tells what a DeviceClass hands out (null: none).
+bool usesProfilePool(const PodReader& pod, const Profile& profile, const ClusterView* cluster);
 
 }  // namespace aiadmit

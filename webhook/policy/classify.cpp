@@ -2,8 +2,9 @@
 
 #include <vector>
 
-#include "webhook/kube/enum_table.h"
-#include "webhook/kube/text.h"
+#include "webhook/cluster/claim_resolution.h"
+#include "webhook/codec/enum_table.h"
+#include "webhook/codec/text.h"
 #include "webhook/policy/profile_set.h"
 
 namespace aiadmit {
@@ -87,7 +88,8 @@ std::optional<std::string_view> declaredAnnotation(const PodTemplateView& view,
 }
 
 Classification classify(const PodTemplateView& view) {
-  return classify(view, PodReader::of(view));
+  PodReader pod = PodReader::of(view);
+  return classify(view, resolveClaimsOf(pod, nullptr, ""));
 }
 
 namespace {

@@ -29,9 +29,9 @@
 #include <string>
 #include <string_view>
 
-#include "webhook/kube/annotations.h"
-#include "webhook/kube/pod_reader.h"
-#include "webhook/kube/workload.h"
+#include "webhook/model/annotations.h"
+#include "webhook/model/pod_reader.h"
+#include "webhook/model/workload.h"
 
 namespace aiadmit {
 

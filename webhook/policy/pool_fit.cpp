@@ -2,8 +2,8 @@
 
 #include <set>
 
-#include "webhook/kube/node_groups.h"
-#include "webhook/kube/scheduling.h"
+#include "webhook/model/scheduling.h"
+#include "webhook/waiting/node_groups.h"
 
 namespace aiadmit {
 
@@ -52,7 +52,7 @@ PoolFit fitPools(const ProfileSet& profiles, const ClusterView& view) {
     if (!placementDefinesPool(profile.placement)) continue;
     bool matched = false;
     for (const ClusterNode& node : view.nodes()) {
-      if (gpuNodes.contains(node.name) && ClusterView::nodeMatches(node, profile.placement)) {
+      if (gpuNodes.contains(node.name) && nodeMatches(node, profile.placement)) {
         matched = true;
         break;
       }

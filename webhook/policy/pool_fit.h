@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "webhook/kube/cluster_view.h"
+#include "webhook/cluster/cluster_view.h"
 #include "webhook/policy/profile_set.h"
 
 namespace aiadmit {

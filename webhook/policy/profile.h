@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "webhook/kube/resources.h"
-#include "webhook/kube/scheduling.h"
+#include "webhook/model/resources.h"
+#include "webhook/model/scheduling.h"
 #include "webhook/policy/classify.h"
 #include "webhook/policy/rules.h"
 
@@ -40,7 +40,7 @@ struct GpuPool {
   // DRA DeviceClasses whose devices a ResourceClaim or ResourceClaimTemplate
   // may request, in order of preference for "did you mean" (AIA020), and
   // that the profile places. The loader gives a pool of another vendor's
-  // resourceName that vendor's classes (webhook/kube/accelerator_vendors.h).
+  // resourceName that vendor's classes (webhook/model/accelerator_vendors.h).
   std::vector<std::string> deviceClasses = {"gpu.nvidia.com", "mig.nvidia.com"};
 };
 

@@ -4,8 +4,8 @@
 #include <limits>
 #include <set>
 
-#include "webhook/kube/quantity.h"
-#include "webhook/kube/text.h"
+#include "webhook/codec/text.h"
+#include "webhook/model/quantity.h"
 
 namespace aiadmit {
 

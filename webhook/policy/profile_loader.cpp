@@ -1,6 +1,6 @@
 #include "webhook/policy/profile_loader.h"
 
-#include "webhook/kube/yaml_load.h"
+#include "webhook/codec/yaml_load.h"
 #include "webhook/policy/accelerators.h"
 #include "webhook/policy/profile_reader.h"
 #include "webhook/policy/workload_type_loader.h"
@@ -17,8 +17,8 @@
 #include <set>
 #include <sstream>
 
-#include "webhook/kube/quantity.h"
-#include "webhook/kube/text.h"
+#include "webhook/codec/text.h"
+#include "webhook/model/quantity.h"
 
 namespace aiadmit {
 

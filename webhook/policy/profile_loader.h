@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "webhook/kube/workload_type.h"
+#include "webhook/model/workload_type.h"
 #include "webhook/policy/profile_set.h"
 
 namespace aiadmit {

@@ -8,8 +8,8 @@
 #include <limits>
 #include <set>
 
-#include "webhook/kube/accelerator_vendors.h"
-#include "webhook/kube/text.h"
+#include "webhook/codec/text.h"
+#include "webhook/model/accelerator_vendors.h"
 #include "webhook/policy/field_table.h"
 #include "webhook/policy/profile_fields.h"
 

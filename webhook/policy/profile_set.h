@@ -33,8 +33,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "webhook/kube/json.h"
-#include "webhook/kube/workload_type.h"
+#include "webhook/codec/json.h"
+#include "webhook/model/workload_type.h"
 #include "webhook/policy/accelerators.h"
 #include "webhook/policy/profile.h"
 

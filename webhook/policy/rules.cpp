@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "webhook/kube/enum_table.h"
+#include "webhook/codec/enum_table.h"
 
 namespace aiadmit {
 

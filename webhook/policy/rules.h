@@ -91,7 +91,7 @@ inline constexpr RuleInfo kRuleCatalogue[] = {
     {AIA015, RuleAction::Warn, "model server without a memory limit", std::nullopt,
      RuleSubject::Workload, RulePremise::Class},
     // Rules on the cluster view: they act only on what the cluster is known
-    // to hold (webhook/kube/cluster_view.h) and say nothing without one. What
+    // to hold (webhook/cluster/cluster_view.h) and say nothing without one. What
     // does not exist yet may exist a moment later (one `kubectl apply` of a
     // file holding both, Helm's or a GitOps tool's order), and controllers
     // retry until it does: AIA017-AIA019 warn on controllers' objects.

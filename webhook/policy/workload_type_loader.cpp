@@ -4,7 +4,7 @@
 
 #include <map>
 
-#include "webhook/kube/text.h"
+#include "webhook/codec/text.h"
 #include "webhook/policy/yaml_fields.h"
 
 namespace aiadmit {

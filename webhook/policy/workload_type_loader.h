@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "webhook/kube/workload_type.h"
+#include "webhook/model/workload_type.h"
 #include "webhook/policy/profile.h"
 #include "webhook/policy/profile_loader.h"
 

@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-#include "webhook/kube/text.h"
+#include "webhook/codec/text.h"
 #include "webhook/policy/profile_loader.h"
 
 namespace aiadmit::yaml_fields {

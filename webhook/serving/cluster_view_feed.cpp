@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "webhook/kube/enum_table.h"
+#include "webhook/codec/enum_table.h"
 #include "webhook/serving/logging.h"
 
 namespace aiadmit {

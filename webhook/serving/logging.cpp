@@ -14,8 +14,8 @@
 #include <thread>
 #include <vector>
 
-#include "webhook/kube/json.h"
-#include "webhook/kube/warnings.h"
+#include "webhook/codec/json.h"
+#include "webhook/codec/warnings.h"
 
 namespace aiadmit {
 

@@ -11,7 +11,7 @@
 #include "webhook/cluster/cluster_watcher.h"
 #include "webhook/engine/admission.h"
 #include "webhook/engine/engine.h"
-#include "webhook/kube/workload.h"
+#include "webhook/model/workload.h"
 #include "webhook/policy/classify.h"
 #include "webhook/policy/rules.h"
 #include "webhook/serving/tls.h"

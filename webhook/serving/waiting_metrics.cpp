@@ -1,7 +1,7 @@
 #include "webhook/serving/waiting_metrics.h"
 
-#include "webhook/kube/waiting.h"
 #include "webhook/serving/prometheus_text.h"
+#include "webhook/waiting/waiting.h"
 
 namespace aiadmit {
 

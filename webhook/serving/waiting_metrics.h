@@ -16,8 +16,8 @@
 #include <thread>
 #include <utility>
 
-#include "webhook/kube/cluster_view.h"
-#include "webhook/kube/non_copyable.h"
+#include "webhook/cluster/cluster_view.h"
+#include "webhook/codec/non_copyable.h"
 
 namespace aiadmit {
 

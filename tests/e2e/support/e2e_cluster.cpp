@@ -10,6 +10,8 @@
 #include <sstream>
 #include <thread>
 
+#include "webhook/cluster/cluster_snapshot.h"
+
 namespace aiadmit::e2e {
 
 namespace {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tests/support/test_support.h"
+#include "webhook/cluster/cluster_snapshot.h"
 
 namespace aiadmit::e2e {
 

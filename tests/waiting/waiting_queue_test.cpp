@@ -1,0 +1,243 @@
+// explain's Kueue Workloads and DRA claims: quota that can never admit, quota
+// in use, a LocalQueue that is not there; a claim of a missing class, one of
+// more devices than a node has, devices allocated to others.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "webhook/waiting/waiting.h"
+
+namespace aiadmit {
+namespace {
+
+using nlohmann::json;
+
+WaitingReport explainObjects(const std::vector<json>& objects) {
+  json list = {{"apiVersion", "v1"}, {"kind", "List"}, {"items", objects}};
+  const WaitingInput input = readWaitingInput(list.dump(), "snapshot");
+  EXPECT_EQ(input.error, "");
+  return explainWaiting(input, {});
+}
+
+json workload(const std::string& queue, int count, int gpusEach, bool admitted = false) {
+  json object = {
+      {"apiVersion", "kueue.x-k8s.io/v1beta2"},
+      {"kind", "Workload"},
+      {"metadata",
+       {{"name", "job-train-1a2b3"},
+        {"namespace", "ml"},
+        {"ownerReferences",
+         json::array({{{"kind", "Job"}, {"name", "train"}, {"controller", true}}})}}},
+      {"spec",
+       {{"queueName", queue},
+        {"podSets",
+         json::array(
+             {{{"name", "main"},
+               {"count", count},
+               {"template",
+                {{"spec",
+                  {{"containers", json::array({{{"name", "main"},
+                                                {"resources",
+                                                 {{"requests", {{"cpu", "1"}}},
+                                                  {"limits",
+                                                   {{"nvidia.com/gpu",
+                                                     std::to_string(gpusEach)}}}}}}})}}}}}}})}}},
+      {"status",
+       {{"conditions", json::array({{{"type", "QuotaReserved"},
+                                     {"status", "False"},
+                                     {"message",
+                                      "couldn't assign flavors to pod set main: insufficient "
+                                      "unused quota for nvidia.com/gpu in flavor a100"}}})}}}};
+  if (admitted) {
+    object["status"]["conditions"].push_back({{"type", "Admitted"}, {"status", "True"}});
+  }
+  return object;
+}
+
+json localQueue() {
+  return {{"apiVersion", "kueue.x-k8s.io/v1beta2"},
+          {"kind", "LocalQueue"},
+          {"metadata", {{"name", "team"}, {"namespace", "ml"}}},
+          {"spec", {{"clusterQueue", "gpus"}}}};
+}
+
+json clusterQueue(int nominal, int reserved, const std::string& cohort = "") {
+  json queue = {
+      {"apiVersion", "kueue.x-k8s.io/v1beta2"},
+      {"kind", "ClusterQueue"},
+      {"metadata", {{"name", "gpus"}}},
+      {"spec",
+       {{"resourceGroups",
+         json::array(
+             {{{"coveredResources", json::array({"cpu", "nvidia.com/gpu"})},
+               {"flavors",
+                json::array({{{"name", "a100"},
+                              {"resources", json::array({{{"name", "cpu"}, {"nominalQuota", "100"}},
+                                                         {{"name", "nvidia.com/gpu"},
+                                                          {"nominalQuota", nominal}}})}}})}}})}}},
+      {"status",
+       {{"flavorsReservation",
+         json::array({{{"name", "a100"},
+                       {"resources", json::array({{{"name", "nvidia.com/gpu"},
+                                                   {"total", std::to_string(reserved)}}})}}})}}}};
+  if (!cohort.empty()) queue["spec"]["cohortName"] = cohort;
+  return queue;
+}
+
+TEST(WaitingQueue, AWorkloadOverItsClusterQueuesWholeQuotaCanNeverBeAdmitted) {
+  const WaitingReport report =
+      explainObjects({workload("team", 2, 4), localQueue(), clusterQueue(4, 0)});
+  ASSERT_EQ(report.waiting.size(), 1u);
+  const WaitingWorkload& queued = report.waiting[0];
+  EXPECT_EQ(queued.cause, WaitCause::Quota);
+  EXPECT_EQ(queued.kind, "Job");
+  EXPECT_EQ(queued.name, "train");
+  EXPECT_EQ(queued.gpus, 8);
+  EXPECT_EQ(queued.pods, 2);
+  EXPECT_NE(queued.reason.find("nominal quota of 4 and no cohort to borrow from, so it can never "
+                               "be admitted there"),
+            std::string::npos)
+      << queued.reason;
+  EXPECT_EQ(queued.fix,
+            "ask for at most 4 nvidia.com/gpu, or raise the nominalQuota of nvidia.com/gpu in "
+            "ClusterQueue gpus");
+  EXPECT_EQ(queued.scheduler.agrees, std::optional<bool>(true));
+}
+
+TEST(WaitingQueue, QuotaInUseWaitsForTheAdmittedWork) {
+  const WaitingReport report =
+      explainObjects({workload("team", 1, 4), localQueue(), clusterQueue(8, 6, "research")});
+  ASSERT_EQ(report.waiting.size(), 1u);
+  EXPECT_NE(report.waiting[0].reason.find("of which 6 are in use; it may borrow from cohort "
+                                          "research"),
+            std::string::npos)
+      << report.waiting[0].reason;
+  EXPECT_NE(report.waiting[0].fix.find("wait for the admitted work of ClusterQueue gpus"),
+            std::string::npos);
+}
+
+TEST(WaitingQueue, ALocalQueueThatDoesNotExistIsNamed) {
+  const WaitingReport report =
+      explainObjects({workload("tema", 1, 1), localQueue(), clusterQueue(8, 0)});
+  ASSERT_EQ(report.waiting.size(), 1u);
+  EXPECT_NE(report.waiting[0].reason.find("LocalQueue tema, which does not exist in namespace ml"),
+            std::string::npos)
+      << report.waiting[0].reason;
+}
+
+TEST(WaitingQueue, AdmittedWorkloadsAndOnesWithoutGpusDoNotWait) {
+  json cpuOnly = workload("team", 1, 0);
+  EXPECT_TRUE(
+      explainObjects({workload("team", 1, 4, true), cpuOnly, localQueue(), clusterQueue(8, 4)})
+          .waiting.empty());
+}
+
+json draNode() {
+  return {{"apiVersion", "v1"},
+          {"kind", "Node"},
+          {"metadata", {{"name", "dra-0"}, {"labels", {{"cloud.google.com/gke-nodepool", "dra"}}}}},
+          {"status", {{"allocatable", {{"cpu", "32"}}}}}};
+}
+
+json slice(int devices) {
+  json list = json::array();
+  for (int i = 0; i < devices; ++i) list.push_back({{"name", "gpu-" + std::to_string(i)}});
+  return {{"apiVersion", "resource.k8s.io/v1"},
+          {"kind", "ResourceSlice"},
+          {"metadata", {{"name", "dra-0-gpu"}}},
+          {"spec",
+           {{"driver", "gpu.nvidia.com"},
+            {"nodeName", "dra-0"},
+            {"pool", {{"name", "dra-0"}, {"generation", 1}, {"resourceSliceCount", 1}}},
+            {"devices", list}}}};
+}
+
+json deviceClass() {
+  return {{"apiVersion", "resource.k8s.io/v1"},
+          {"kind", "DeviceClass"},
+          {"metadata", {{"name", "gpu.nvidia.com"}}},
+          {"spec",
+           {{"selectors",
+             json::array({{{"cel", {{"expression", "device.driver == 'gpu.nvidia.com'"}}}}})}}}};
+}
+
+json claim(const std::string& name, const std::string& className, int count,
+           bool allocated = false) {
+  json object = {
+      {"apiVersion", "resource.k8s.io/v1"},
+      {"kind", "ResourceClaim"},
+      {"metadata", {{"name", name}, {"namespace", "ml"}}},
+      {"spec",
+       {{"devices",
+         {{"requests",
+           json::array({{{"name", "gpu"},
+                         {"exactly", {{"deviceClassName", className}, {"count", count}}}}})}}}}}};
+  if (allocated) {
+    json results = json::array();
+    for (int i = 0; i < count; ++i) {
+      results.push_back({{"request", "gpu"},
+                         {"driver", "gpu.nvidia.com"},
+                         {"pool", "dra-0"},
+                         {"device", "gpu-" + std::to_string(i)}});
+    }
+    object["status"]["allocation"]["devices"]["results"] = results;
+  }
+  return object;
+}
+
+json claimingPod(const std::string& name, const std::string& claimName,
+                 const std::string& nodeName = "") {
+  json pod = {
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata", {{"name", name}, {"namespace", "ml"}}},
+      {"spec",
+       {{"containers",
+         json::array(
+             {{{"name", "main"}, {"resources", {{"claims", json::array({{{"name", "gpu"}}})}}}}})},
+        {"resourceClaims", json::array({{{"name", "gpu"}, {"resourceClaimName", claimName}}})}}},
+      {"status", {{"phase", "Pending"}}}};
+  if (!nodeName.empty()) pod["spec"]["nodeName"] = nodeName;
+  return pod;
+}
+
+TEST(WaitingClaims, AClaimOfADeviceClassThatDoesNotExistIsUnallocatable) {
+  const WaitingReport report =
+      explainObjects({draNode(), slice(8), deviceClass(), claim("c", "gpu.example.com", 1),
+                      claimingPod("p", "c")});
+  ASSERT_EQ(report.waiting.size(), 1u);
+  EXPECT_EQ(report.waiting[0].cause, WaitCause::ClaimUnallocatable);
+  EXPECT_NE(report.waiting[0].reason.find("DeviceClass gpu.example.com, which does not exist"),
+            std::string::npos);
+}
+
+TEST(WaitingClaims, MoreDevicesThanANodeOffersCanNeverBeHeld) {
+  const WaitingReport report =
+      explainObjects({draNode(), slice(8), deviceClass(), claim("c", "gpu.nvidia.com", 16),
+                      claimingPod("p", "c")});
+  ASSERT_EQ(report.waiting.size(), 1u);
+  EXPECT_EQ(report.waiting[0].cause, WaitCause::NoNodeCanHold);
+  EXPECT_EQ(report.waiting[0].gpus, 16);
+  EXPECT_NE(report.waiting[0].reason.find("the most one node it may use offers is 8 (dra-0)"),
+            std::string::npos)
+      << report.waiting[0].reason;
+}
+
+TEST(WaitingClaims, DevicesAllocatedToOtherClaimsLeaveNoneFree) {
+  const WaitingReport report =
+      explainObjects({draNode(), slice(8), deviceClass(), claim("held", "gpu.nvidia.com", 8, true),
+                      claimingPod("holder", "held", "dra-0"), claim("c", "gpu.nvidia.com", 2),
+                      claimingPod("p", "c")});
+  ASSERT_EQ(report.waiting.size(), 1u);
+  EXPECT_EQ(report.waiting[0].name, "p");
+  EXPECT_EQ(report.waiting[0].cause, WaitCause::ClaimUnallocatable);
+  EXPECT_NE(report.waiting[0].reason.find("at most 0 free on one node"), std::string::npos)
+      << report.waiting[0].reason;
+  ASSERT_EQ(report.idle.size(), 1u);
+  EXPECT_EQ(report.idle[0].pool, "dra");
+  EXPECT_EQ(report.idle[0].gpus, 8);
+  EXPECT_EQ(report.idle[0].idleGpus, 0);
+}
+
+}  // namespace
+}  // namespace aiadmit

@@ -1,0 +1,113 @@
+// Parsing JSON into a RapidJSON document: in place or into a copy, with the
+// nesting depth and the number of values bounded in the same pass. The copy
+// goes through a short reader for the JSON the API server sends
+// (json_parse.cpp), held equal to RapidJSON's own reader by the differential
+// fuzz target tests/fuzz/json_short_reader_fuzz.cpp.
+#pragma once
+
+#include <cstddef>
+#include <limits>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "webhook/codec/json.h"
+
+namespace aiadmit {
+
+// Passes every SAX event on to `handler` (a RapidJSON document, usually).
+// Filters derive from it and hide only the events they look at.
+template <typename Handler>
+class ForwardingHandler {
+ public:
+  explicit ForwardingHandler(Handler& handler) : handler_(handler) {}
+
+  bool Null() { return handler_.Null(); }
+  bool Bool(bool b) { return handler_.Bool(b); }
+  bool Int(int i) { return handler_.Int(i); }
+  bool Uint(unsigned u) { return handler_.Uint(u); }
+  bool Int64(int64_t i) { return handler_.Int64(i); }
+  bool Uint64(uint64_t u) { return handler_.Uint64(u); }
+  bool Double(double d) { return handler_.Double(d); }
+  bool RawNumber(const char* s, rapidjson::SizeType n, bool copy) {
+    return handler_.RawNumber(s, n, copy);
+  }
+  bool String(const char* s, rapidjson::SizeType n, bool copy) {
+    return handler_.String(s, n, copy);
+  }
+  bool Key(const char* s, rapidjson::SizeType n, bool copy) { return handler_.Key(s, n, copy); }
+  bool StartObject() { return handler_.StartObject(); }
+  bool EndObject(rapidjson::SizeType n) { return handler_.EndObject(n); }
+  bool StartArray() { return handler_.StartArray(); }
+  bool EndArray(rapidjson::SizeType n) { return handler_.EndArray(n); }
+
+ protected:
+  Handler& handler_;
+};
+
+// Forwards SAX events while counting depth, refusing nesting deeper than
+// `maxDepth` in the same pass so that no recursive walk further down can
+// exhaust the stack.
+template <typename Handler>
+class DepthLimiter : public ForwardingHandler<Handler> {
+ protected:
+  using ForwardingHandler<Handler>::handler_;
+
+ public:
+  DepthLimiter(Handler& handler, size_t maxDepth)
+      : ForwardingHandler<Handler>(handler), maxDepth_(maxDepth) {}
+
+  bool StartObject() { return enter() && handler_.StartObject(); }
+  bool EndObject(rapidjson::SizeType n) {
+    --depth_;
+    return handler_.EndObject(n);
+  }
+  bool StartArray() { return enter() && handler_.StartArray(); }
+  bool EndArray(rapidjson::SizeType n) {
+    --depth_;
+    return handler_.EndArray(n);
+  }
+  bool tooDeep() const { return tooDeep_; }
+
+ private:
+  bool enter() {
+    if (++depth_ <= maxDepth_) return true;
+    tooDeep_ = true;
+    return false;
+  }
+  size_t maxDepth_;
+  size_t depth_ = 0;
+  bool tooDeep_ = false;
+};
+
+// Parses `text` in place into `document` (strings point into `text`, which
+// must outlive the document), refusing nesting deeper than `maxDepth` in the
+// same pass so that no recursive walk further down can exhaust the stack.
+// Validates UTF-8. Returns "" on success, else what is wrong and where.
+std::string parseJsonInSitu(char* text, size_t size, size_t maxDepth, JsonDocument& document);
+
+// Members a parse leaves out of the document, found by their keys from the
+// top object down. At each step: the keys whose objects lead on to the next
+// step (several where paths share the rest), and the keys of the members
+// left out there. Their values are still read to the end, and malformed ones
+// refused.
+struct OmitStep {
+  std::span<const std::string_view> leadOn;
+  std::span<const std::string_view> leaveOut;
+};
+struct OmittedMembers {
+  std::span<const OmitStep> steps;
+};
+
+// The same for a copy of `text` made in `buffer`, which the document's
+// strings then point into (it must outlive the document): the same document
+// and the same errors, faster for the JSON the API server sends (ASCII,
+// integers), which a shorter reader than RapidJSON's takes
+// (webhook/codec/json_parse.cpp). Leaves out the `omitted` members, and
+// refuses a document of more than `maxValues` values (keys aside; the omitted
+// members' are not counted where the short reader takes the text).
+std::string parseJsonCopy(std::string_view text, size_t maxDepth, std::string& buffer,
+                          PooledJsonDocument& document, const OmittedMembers& omitted = {},
+                          size_t maxValues = std::numeric_limits<size_t>::max());
+
+}  // namespace aiadmit

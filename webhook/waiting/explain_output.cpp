@@ -1,0 +1,189 @@
+#include <rapidjson/prettywriter.h>
+#include <rapidjson/stringbuffer.h>
+
+#include <ctime>
+#include <iomanip>
+#include <map>
+#include <sstream>
+
+#include "webhook/waiting/explain_output.h"
+
+namespace aiadmit {
+
+namespace {
+
+using JsonWriter = rapidjson::PrettyWriter<rapidjson::StringBuffer>;
+
+void writeString(JsonWriter& w, std::string_view value) {
+  w.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
+}
+
+void writeWaiting(JsonWriter& w, const WaitingWorkload& workload) {
+  w.StartObject();
+  w.Key("kind");
+  writeString(w, workload.kind);
+  w.Key("namespace");
+  writeString(w, workload.namespaceName);
+  w.Key("name");
+  writeString(w, workload.name);
+  w.Key("gpus");
+  w.Int64(workload.gpus);
+  w.Key("pods");
+  w.Int(workload.pods);
+  w.Key("cause");
+  writeString(w, causeName(workload.cause));
+  w.Key("reason");
+  writeString(w, workload.reason);
+  w.Key("fix");
+  writeString(w, workload.fix);
+  w.Key("pool");
+  writeString(w, workload.pool);
+  w.Key("since");
+  writeString(w, workload.since);
+  w.Key("scheduler");
+  w.StartObject();
+  w.Key("message");
+  writeString(w, workload.scheduler.message);
+  w.Key("agrees");
+  if (workload.scheduler.agrees) {
+    w.Bool(*workload.scheduler.agrees);
+  } else {
+    w.Null();
+  }
+  w.EndObject();
+  w.EndObject();
+}
+
+void writeIdle(JsonWriter& w, const PoolIdle& pool) {
+  w.StartObject();
+  w.Key("pool");
+  writeString(w, pool.pool);
+  w.Key("nodes");
+  w.Int(pool.nodes);
+  w.Key("gpus");
+  w.Int64(pool.gpus);
+  w.Key("idleGpus");
+  w.Int64(pool.idleGpus);
+  w.Key("waitingPods");
+  w.Int(pool.waitingPods);
+  w.Key("waitingByCause");
+  w.StartObject();
+  for (const auto& [cause, pods] : pool.waitingByCause) {
+    w.Key(causeName(cause).data(), static_cast<rapidjson::SizeType>(causeName(cause).size()));
+    w.Int(pods);
+  }
+  w.EndObject();
+  w.EndObject();
+}
+
+std::string gpus(int64_t count) {
+  return std::to_string(count) + (count == 1 ? " GPU" : " GPUs");
+}
+
+std::string plural(int64_t count, const std::string& one, const std::string& many) {
+  return std::to_string(count) + " " + (count == 1 ? one : many);
+}
+
+std::optional<std::time_t> parseTime(const std::string& text) {
+  std::tm parsed{};
+  std::istringstream in(text);
+  in >> std::get_time(&parsed, "%Y-%m-%dT%H:%M:%S");
+  if (in.fail()) return std::nullopt;
+  return timegm(&parsed);
+}
+
+// "45s", "12m", "3h20m", "4d": how long since `since`, as kubectl ages read.
+std::string waited(const std::string& since, const std::string& now) {
+  const std::optional<std::time_t> from = parseTime(since);
+  const std::optional<std::time_t> to = parseTime(now);
+  if (!from || !to || *to < *from) return "";
+  const long seconds = static_cast<long>(*to - *from);
+  if (seconds < 120) return std::to_string(seconds) + "s";
+  if (seconds < 3600) return std::to_string(seconds / 60) + "m";
+  if (seconds < 3 * 3600) {
+    return std::to_string(seconds / 3600) + "h" + std::to_string(seconds % 3600 / 60) + "m";
+  }
+  if (seconds < 2 * 86400) return std::to_string(seconds / 3600) + "h";
+  return std::to_string(seconds / 86400) + "d";
+}
+
+std::string agreement(const SchedulerWord& word) {
+  if (!word.agrees) return "";
+  return *word.agrees ? " (aiadmit agrees)" : " (aiadmit finds another cause)";
+}
+
+void writeWorkloadText(std::ostream& out, const WaitingWorkload& workload, const std::string& now) {
+  out << "  " << workload.kind << " " << workload.namespaceName << "/" << workload.name << ": "
+      << gpus(workload.gpus);
+  if (workload.pods > 0) out << " in " << plural(workload.pods, "Pod", "Pods");
+  const std::string age = waited(workload.since, now);
+  if (!age.empty()) out << ", waiting " << age;
+  if (!workload.pool.empty()) out << ", pool " << workload.pool;
+  out << "\n    why: " << workload.reason << "\n    fix: " << workload.fix << "\n";
+  if (!workload.scheduler.message.empty()) {
+    out << "    " << (workload.cause == WaitCause::Quota ? "kueue" : "scheduler") << ": "
+        << workload.scheduler.message << agreement(workload.scheduler) << "\n";
+  }
+}
+
+}  // namespace
+
+std::string explainJson(const WaitingReport& report) {
+  rapidjson::StringBuffer buffer;
+  JsonWriter w(buffer);
+  w.SetIndent(' ', 2);
+  w.StartObject();
+  w.Key("waiting");
+  w.StartArray();
+  for (const WaitingWorkload& workload : report.waiting) writeWaiting(w, workload);
+  w.EndArray();
+  w.Key("idle");
+  w.StartArray();
+  for (const PoolIdle& pool : report.idle) writeIdle(w, pool);
+  w.EndArray();
+  w.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
+}
+
+std::string explainText(const WaitingReport& report, const std::string& now) {
+  std::ostringstream out;
+  int64_t waitingGpus = 0;
+  for (const WaitingWorkload& workload : report.waiting) waitingGpus += workload.gpus;
+  if (report.waiting.empty()) {
+    out << "No GPU work waits.\n";
+  } else {
+    out << plural(static_cast<int64_t>(report.waiting.size()), "GPU workload waits",
+                  "GPU workloads wait")
+        << " for " << gpus(waitingGpus) << ".\n";
+  }
+  for (size_t i = 0; i < report.waiting.size();) {
+    const WaitCause cause = report.waiting[i].cause;
+    size_t end = i;
+    int64_t groupGpus = 0;
+    while (end < report.waiting.size() && report.waiting[end].cause == cause) {
+      groupGpus += report.waiting[end++].gpus;
+    }
+    out << "\n"
+        << causeName(cause) << ": " << plural(end - i, "workload", "workloads") << ", "
+        << gpus(groupGpus) << "\n";
+    for (; i < end; ++i) writeWorkloadText(out, report.waiting[i], now);
+  }
+  out << "\nIdle GPUs by pool:\n";
+  if (report.idle.empty()) out << "  no node offers accelerators\n";
+  for (const PoolIdle& pool : report.idle) {
+    out << "  " << pool.pool << ": " << pool.idleGpus << " of " << gpus(pool.gpus) << " idle on "
+        << plural(pool.nodes, "node", "nodes");
+    if (pool.waitingPods > 0) {
+      out << ", while " << plural(pool.waitingPods, "Pod waits", "Pods wait") << " for it: ";
+      bool first = true;
+      for (const auto& [cause, pods] : pool.waitingByCause) {
+        out << (first ? "" : ", ") << pods << " " << causeName(cause);
+        first = false;
+      }
+    }
+    out << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace aiadmit

@@ -1,0 +1,237 @@
+// explain's input and report: the objects read once, the Pods that wait made
+// into workloads with one cause each, and the pools' idle GPUs beside them.
+#include "webhook/waiting/waiting.h"
+
+#include <algorithm>
+
+#include "webhook/cluster/cluster_snapshot.h"
+#include "webhook/codec/enum_table.h"
+#include "webhook/codec/json_pointer.h"
+#include "webhook/model/resources.h"
+#include "webhook/waiting/waiting_judge.h"
+#include "webhook/waiting/waiting_parts.h"
+#include "webhook/waiting/waiting_pods.h"
+#include "webhook/waiting/waiting_queue.h"
+
+namespace aiadmit {
+
+namespace {
+
+constexpr EnumEntry<WaitCause> kCauseNames[] = {
+    {WaitCause::NoNodeCanHold, "no-node-can-hold"},
+    {WaitCause::ClaimUnallocatable, "claim-unallocatable"},
+    {WaitCause::UntoleratedTaint, "untolerated-taint"},
+    {WaitCause::SelectorExcludes, "selector-excludes"},
+    {WaitCause::Quota, "quota"},
+    {WaitCause::GangPartial, "gang-partial"},
+    {WaitCause::PoolFull, "pool-full"},
+    {WaitCause::Unknown, "unknown"},
+};
+
+// Node-group labels, most specific first: GKE node pools, EKS managed node
+// groups and eksctl's, Karpenter NodePools, AKS agent pools; the instance
+// type when a node carries none of them.
+constexpr std::string_view kPoolLabels[] = {
+    "cloud.google.com/gke-nodepool",    "eks.amazonaws.com/nodegroup",
+    "alpha.eksctl.io/nodegroup-name",   "karpenter.sh/nodepool",
+    "kubernetes.azure.com/agentpool",   "agentpool",
+    "node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type",
+};
+
+void classify(WaitingInput& input, const JsonValue& object) {
+  const std::string_view kind = stringMember(&object, "kind");
+  const std::string_view group = splitApiVersion(stringMember(&object, "apiVersion")).group;
+  if ((group.empty() || group == "events.k8s.io") && kind == "Event") {
+    input.events.push_back(&object);
+  }
+  if (group == "kueue.x-k8s.io" && kind == "ClusterQueue") input.clusterQueues.push_back(&object);
+}
+
+void takeWorkloads(WaitingInput& input) {
+  for (const PodRecord& pod : input.view->pods()) input.pods.push_back(pod.object.get());
+  for (const QueueWorkloadRecord& workload : input.view->queueWorkloads()) {
+    input.workloads.push_back(workload.object.get());
+  }
+}
+
+bool isGpuNode(const ClusterNode& node, int64_t devices) {
+  if (devices > 0) return true;
+  for (const auto& [resource, count] : node.allocatable) {
+    if (count > 0 && looksLikeAccelerator(resource)) return true;
+  }
+  return false;
+}
+
+std::vector<PoolIdle> idlePools(const WaitingInput& input, const waiting::Occupancy& occupancy) {
+  std::map<std::string, PoolIdle> pools;
+  for (const ClusterNode& node : input.view->nodes()) {
+    const waiting::NodeDevices devices = waiting::nodeDevices(*input.view, node, occupancy);
+    if (!isGpuNode(node, devices.total)) continue;
+    PoolIdle& pool = pools[poolOfNode(node)];
+    pool.pool = poolOfNode(node);
+    ++pool.nodes;
+    const auto used = occupancy.used.find(node.name);
+    for (const auto& [resource, count] : node.allocatable) {
+      if (!looksLikeAccelerator(resource)) continue;
+      int64_t held = 0;
+      if (used != occupancy.used.end()) {
+        const auto entry = used->second.find(resource);
+        held = entry == used->second.end() ? 0 : entry->second;
+      }
+      pool.gpus += count;
+      pool.idleGpus += std::max<int64_t>(0, count - held);
+    }
+    pool.gpus += devices.total;
+    pool.idleGpus += std::max<int64_t>(0, devices.total - devices.allocated);
+  }
+  std::vector<PoolIdle> out;
+  for (auto& [name, pool] : pools) out.push_back(std::move(pool));
+  return out;
+}
+
+bool named(const WaitingScope& scope, const WaitingWorkload& workload) {
+  if (scope.names.empty()) return true;
+  for (const std::string& name : scope.names) {
+    if (name == workload.name) return true;
+    if (std::find(workload.podNames.begin(), workload.podNames.end(), name) !=
+        workload.podNames.end()) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The Pods that wait, one workload each: the cause of its Pod whose cause
+// comes first (the most lasting), the GPUs and Pods of all of them.
+std::vector<WaitingWorkload> waitingPods(const WaitingInput& input, const WaitingScope& scope,
+                                         const waiting::Occupancy& occupancy) {
+  std::map<std::tuple<std::string, std::string, std::string>, WaitingWorkload> byWorkload;
+  for (const waiting::PodFacts& pod : occupancy.pods) {
+    if (!pod.nodeName.empty() || !waiting::inScope(scope, pod.namespaceName)) continue;
+    if (std::find(pod.gates.begin(), pod.gates.end(), "kueue.x-k8s.io/admission") !=
+        pod.gates.end()) {
+      continue;  // its Workload speaks for it
+    }
+    const waiting::PodVerdict verdict = waiting::judgePod(pod, occupancy, *input.view);
+    WaitingWorkload& workload =
+        byWorkload[{pod.namespaceName, pod.workload.kind, pod.workload.name}];
+    const bool first = workload.pods == 0;
+    if (first || verdict.cause < workload.cause) {
+      workload.cause = verdict.cause;
+      workload.reason = verdict.reason;
+      workload.fix = verdict.fix;
+      workload.pool = verdict.pool;
+      workload.scheduler = pod.scheduler;
+      workload.scheduler.agrees = waiting::messageAgrees(pod.scheduler.message, verdict.cause);
+    }
+    if (first || (!pod.since.empty() && pod.since < workload.since)) workload.since = pod.since;
+    workload.kind = pod.workload.kind;
+    workload.namespaceName = pod.namespaceName;
+    workload.name = pod.workload.name;
+    workload.gpus += pod.gpus;
+    ++workload.pods;
+    workload.podNames.push_back(pod.name);
+  }
+  std::vector<WaitingWorkload> out;
+  for (auto& [key, workload] : byWorkload) {
+    std::sort(workload.podNames.begin(), workload.podNames.end());
+    out.push_back(std::move(workload));
+  }
+  return out;
+}
+
+// Groups by cause, the groups by their GPUs (then in cause order), and the
+// workloads of a group by GPUs, namespace and name.
+void rank(std::vector<WaitingWorkload>& waiting) {
+  std::map<WaitCause, int64_t> groupGpus;
+  for (const WaitingWorkload& workload : waiting) groupGpus[workload.cause] += workload.gpus;
+  std::sort(waiting.begin(), waiting.end(), [&](const auto& a, const auto& b) {
+    if (a.cause != b.cause) {
+      const int64_t ga = groupGpus[a.cause];
+      const int64_t gb = groupGpus[b.cause];
+      return ga != gb ? ga > gb : a.cause < b.cause;
+    }
+    if (a.gpus != b.gpus) return a.gpus > b.gpus;
+    return std::tie(a.namespaceName, a.name, a.kind) < std::tie(b.namespaceName, b.name, b.kind);
+  });
+}
+
+}  // namespace
+
+std::string_view causeName(WaitCause cause) {
+  return valueIn(kCauseNames, cause, "unknown");
+}
+
+std::pair<std::string, std::string> poolLabelOf(const ClusterNode& node) {
+  for (const std::string_view key : kPoolLabels) {
+    const auto label = node.labels.find(std::string(key));
+    if (label != node.labels.end() && !label->second.empty()) return *label;
+  }
+  return {};
+}
+
+std::string poolOfNode(const ClusterNode& node) {
+  std::string name = poolLabelOf(node).second;
+  return name.empty() ? "(no pool label)" : name;
+}
+
+WaitingInput readWaitingInput(std::string_view text, const std::string& name) {
+  WaitingInput input;
+  const ClusterSnapshot snapshot = readClusterSnapshot(text, name);
+  if (!snapshot.error.empty()) {
+    input.error = snapshot.error;
+    return input;
+  }
+  input.view = snapshot.view;
+  ManifestError parseError;
+  if (!parseManifests(text, input.documents, parseError)) {
+    input.error = name + ":" + std::to_string(parseError.line) + ": " + parseError.message;
+    return input;
+  }
+  for (const ManifestDocument& document : input.documents) {
+    const JsonValue& root = *document.json;
+    const JsonValue* items = member(&root, "items");
+    if (!isArray(items)) {
+      classify(input, root);
+      continue;
+    }
+    for (const JsonValue& item : items->GetArray()) {
+      if (item.IsObject()) classify(input, item);
+    }
+  }
+  takeWorkloads(input);
+  return input;
+}
+
+WaitingInput waitingInputOf(std::shared_ptr<const ClusterView> view) {
+  WaitingInput input;
+  input.view = std::move(view);
+  if (input.view != nullptr) takeWorkloads(input);
+  return input;
+}
+
+WaitingReport explainWaiting(const WaitingInput& input, const WaitingScope& scope) {
+  WaitingReport report;
+  if (input.view == nullptr) return report;
+  const waiting::Occupancy occupancy = waiting::readOccupancy(input);
+  for (WaitingWorkload& workload : waitingPods(input, scope, occupancy)) {
+    if (named(scope, workload)) report.waiting.push_back(std::move(workload));
+  }
+  for (WaitingWorkload& workload : waiting::queuedWorkloads(input, scope)) {
+    if (named(scope, workload)) report.waiting.push_back(std::move(workload));
+  }
+  rank(report.waiting);
+  report.idle = idlePools(input, occupancy);
+  // A workload that may use several pools ("a100, h100") waits for each.
+  for (const WaitingWorkload& workload : report.waiting) {
+    const std::string pools = ", " + workload.pool + ", ";
+    for (PoolIdle& pool : report.idle) {
+      if (pools.find(", " + pool.pool + ", ") == std::string::npos) continue;
+      pool.waitingPods += workload.pods;
+      pool.waitingByCause[workload.cause] += workload.pods;
+    }
+  }
+  return report;
+}
+
+}  // namespace aiadmit

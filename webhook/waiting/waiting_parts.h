@@ -1,0 +1,103 @@
+// What explain's steps hand each other (webhook/waiting/waiting_*.cpp): the facts
+// of one Pod, of the nodes as the scheduler fills them, and the workloads
+// they add up to.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "webhook/waiting/waiting.h"
+
+namespace aiadmit::waiting {
+
+// The workload a Pod is part of: the object a user made (a JobSet, not its
+// Jobs; a Deployment, not its ReplicaSet), and whether it needs all of its
+// Pods at once.
+struct WorkloadKey {
+  std::string kind;
+  std::string name;
+  bool gang = false;
+};
+
+struct PodFacts {
+  const JsonValue* json = nullptr;
+  const JsonValue* spec = nullptr;
+  std::string namespaceName;
+  std::string name;
+  std::string nodeName;
+  bool terminal = false;  // Succeeded or Failed: holds nothing
+  // Extended accelerator resources the Pod needs on one node, as the
+  // scheduler sums them.
+  std::map<std::string, int64_t> accelerators;
+  int64_t claimedDevices = 0;  // accelerator devices of its DRA claims
+  int64_t gpus = 0;            // all of them: its accelerators and devices
+  int64_t priority = 0;
+  bool preemptsNever = false;
+  std::string priorityClassName;
+  WorkloadKey workload;
+  std::string since;               // RFC 3339: when it began to wait
+  std::vector<std::string> gates;  // spec.schedulingGates
+  SchedulerWord scheduler;
+  // "ns/name" of the ResourceClaims it uses (by name, or made from a template).
+  std::vector<std::string> claimKeys;
+};
+
+// What the Pods bound to a set of nodes hold.
+struct NodeSetUse {
+  int64_t total = 0;                      // the nodes' accelerators
+  int64_t inUse = 0;                      // what bound Pods request of them
+  std::map<int64_t, int64_t> byPriority;  // GPUs held, by the holders' priority
+  std::string holders;                    // by namespace and priority, most first
+};
+
+// The Pods of the input that ask for GPUs or hold them, and what each node
+// has left.
+struct Occupancy {
+  std::vector<PodFacts> pods;  // every non-terminal Pod that asks for an accelerator
+  // By node: what bound Pods request of each accelerator resource.
+  std::map<std::string, std::map<std::string, int64_t>> used;
+  // By node: the bound Pods (indexes into `pods`).
+  std::map<std::string, std::vector<size_t>> holders;
+  // DRA devices allocated to claims.
+  std::set<AllocatedDevice> allocatedDevices;
+  // "ns/name" of the ResourceClaims the view holds.
+  std::map<std::string, const ClaimRecord*> claims;
+  // (namespace, kind, name) of a workload: its GPU Pods that are placed, and
+  // their GPUs.
+  std::map<std::tuple<std::string, std::string, std::string>, std::pair<int, int64_t>> placed;
+  // Filled as the causes are judged (the one thing judging writes).
+  mutable std::map<std::vector<const ClusterNode*>, NodeSetUse> nodeSetUse;
+};
+
+// One Pod's cause, with the words for it.
+struct PodVerdict {
+  WaitCause cause = WaitCause::Unknown;
+  std::string reason;
+  std::string fix;
+  std::string pool;
+};
+
+// Whether the scheduler's (or Kueue's) message names `cause`.
+std::optional<bool> messageAgrees(std::string_view message, WaitCause cause);
+
+// Accelerator devices that DRA drivers publish for `node` (node-local
+// slices of accelerator drivers), and how many are allocated.
+struct NodeDevices {
+  int64_t total = 0;
+  int64_t allocated = 0;
+};
+NodeDevices nodeDevices(const ClusterView& view, const ClusterNode& node,
+                        const Occupancy& occupancy);
+
+// "1 GPU", "4 GPUs".
+std::string gpuCount(int64_t gpus);
+// Whether the scope takes the namespace (names are matched by the caller).
+bool inScope(const WaitingScope& scope, std::string_view namespaceName);
+
+}  // namespace aiadmit::waiting
