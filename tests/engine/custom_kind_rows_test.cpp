@@ -67,11 +67,10 @@ std::string patchOf(const std::string& yaml) {
   const Engine engine(loaded.set);
   const auto object = yamlObject(yaml);
   JsonDocument mutated;
-  Evaluation evaluation;
-  const AdmissionOutcome outcome =
-      engine.mutate(AdmissionSubject::ofObject(*object, "ml"), &evaluation, &mutated);
-  EXPECT_EQ(evaluation.profile, "batch") << evaluation.profileError;
-  return outcome.patch();
+  const Decided decided =
+      engine.mutate(AdmissionSubject::ofObject(*object, "ml"), {.mutated = &mutated});
+  EXPECT_EQ(decided.record.profile, "batch") << decided.record.profileError;
+  return decided.outcome.patch();
 }
 
 TEST(CustomKindRows, ACronJobLikeKindIsMutatedWhereACronJobIs) {

@@ -63,14 +63,18 @@ struct Decision {
 
 Decision mutate(const Engine& engine, const JsonValue& object, std::string_view ns = "ml") {
   Decision decision;
-  decision.outcome = engine.mutate(AdmissionSubject::ofObject(object, ns), &decision.evaluation,
-                                   decision.mutated.get());
+  Decided decided =
+      engine.mutate(AdmissionSubject::ofObject(object, ns), {.mutated = decision.mutated.get()});
+  decision.outcome = std::move(decided.outcome);
+  decision.evaluation = std::move(decided.record);
   return decision;
 }
 
 Decision validate(const Engine& engine, const JsonValue& object, std::string_view ns = "ml") {
   Decision decision;
-  decision.outcome = engine.validate(AdmissionSubject::ofObject(object, ns), &decision.evaluation);
+  Decided decided = engine.validate(AdmissionSubject::ofObject(object, ns));
+  decision.outcome = std::move(decided.outcome);
+  decision.evaluation = std::move(decided.record);
   return decision;
 }
 

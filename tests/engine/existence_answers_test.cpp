@@ -66,8 +66,21 @@ class ExistenceAnswers : public ::testing::Test {
     engine_ = std::make_unique<Engine>(loaded.set);
     engine_->replaceClusterView(snapshot.view);
   }
-  ReviewAnswer validate(const std::string& object, const ClusterAnswers* answers = nullptr) const {
-    return answerReview(*engine_, Endpoint::Validate, makeReview(object, "CREATE", "uid"), answers);
+  // The answer, and what it rests on that the server would ask the API for.
+  struct Answered {
+    std::string body;
+    std::vector<ClusterRef> toConfirm;
+  };
+  Answered answer(Endpoint endpoint, const std::string& body,
+                  const ClusterAnswers* answers = nullptr) const {
+    const Review review(body);
+    EXPECT_NE(review.request(), nullptr);
+    Decided decided = engine_->decide({endpoint, true}, *review.request(), answers);
+    std::vector<ClusterRef> toConfirm = decided.toConfirm;
+    return {review.answer(std::move(decided)).body, std::move(toConfirm)};
+  }
+  Answered validate(const std::string& object, const ClusterAnswers* answers = nullptr) const {
+    return answer(Endpoint::Validate, makeReview(object, "CREATE", "uid"), answers);
   }
   static bool warns(const ReviewResponse& response, const std::string& text) {
     for (const std::string& warning : response.warnings) {
@@ -81,25 +94,25 @@ class ExistenceAnswers : public ::testing::Test {
 const ClusterRef kAiBatch{ClusterKind::PriorityClass, "", "ai-batch"};
 
 TEST_F(ExistenceAnswers, ABarePodIsRefusedAndTheDenialNamesWhatToConfirm) {
-  const ReviewAnswer answer = validate(kBarePod);
+  const Answered answer = validate(kBarePod);
   const ReviewResponse response = parseReviewResponse(answer.body);
   EXPECT_FALSE(response.allowed);
   EXPECT_NE(response.message.find("[AIA017] spec.priorityClassName: PriorityClass \"ai-batch\" "
                                   "does not exist"),
             std::string::npos)
       << response.message;
-  ASSERT_EQ(answer.evaluation.toConfirm.size(), 1u);
-  EXPECT_EQ(answer.evaluation.toConfirm[0], kAiBatch);
-  EXPECT_EQ(answer.evaluation.toConfirm[0].describe(), "PriorityClass ai-batch");
+  ASSERT_EQ(answer.toConfirm.size(), 1u);
+  EXPECT_EQ(answer.toConfirm[0], kAiBatch);
+  EXPECT_EQ(answer.toConfirm[0].describe(), "PriorityClass ai-batch");
 }
 
 TEST_F(ExistenceAnswers, AControllersObjectIsWarnedAndNothingNeedsConfirming) {
-  const ReviewAnswer answer = validate(kJob);
+  const Answered answer = validate(kJob);
   const ReviewResponse response = parseReviewResponse(answer.body);
   EXPECT_TRUE(response.allowed) << response.message;
   EXPECT_TRUE(warns(response, "[AIA017]")) << ::testing::PrintToString(response.warnings);
   EXPECT_TRUE(warns(response, "[AIA018]")) << ::testing::PrintToString(response.warnings);
-  EXPECT_TRUE(answer.evaluation.toConfirm.empty());
+  EXPECT_TRUE(answer.toConfirm.empty());
 }
 
 TEST_F(ExistenceAnswers, APodAControllerMadeIsTheControllers) {
@@ -115,11 +128,11 @@ TEST_F(ExistenceAnswers, APodAControllerMadeIsTheControllers) {
 
 TEST_F(ExistenceAnswers, FoundByTheApiIsNoViolation) {
   const ClusterAnswers found{{{kAiBatch, Presence::Yes}}};
-  const ReviewAnswer answer = validate(kBarePod, &found);
+  const Answered answer = validate(kBarePod, &found);
   const ReviewResponse response = parseReviewResponse(answer.body);
   EXPECT_TRUE(response.allowed) << response.message;
   EXPECT_FALSE(warns(response, "[AIA017]")) << ::testing::PrintToString(response.warnings);
-  EXPECT_TRUE(answer.evaluation.toConfirm.empty());
+  EXPECT_TRUE(answer.toConfirm.empty());
 }
 
 TEST_F(ExistenceAnswers, NoAnswerFromTheApiWarnsInsteadOfDenying) {
@@ -132,9 +145,9 @@ TEST_F(ExistenceAnswers, NoAnswerFromTheApiWarnsInsteadOfDenying) {
 
 TEST_F(ExistenceAnswers, A404FromTheApiKeepsTheDenial) {
   const ClusterAnswers absent{{{kAiBatch, Presence::No}}};
-  const ReviewAnswer answer = validate(kBarePod, &absent);
+  const Answered answer = validate(kBarePod, &absent);
   EXPECT_FALSE(parseReviewResponse(answer.body).allowed);
-  EXPECT_TRUE(answer.evaluation.toConfirm.empty()) << "already asked";
+  EXPECT_TRUE(answer.toConfirm.empty()) << "already asked";
 }
 
 TEST_F(ExistenceAnswers, AProfileThatSetsTheRuleDecidesForControllersToo) {
@@ -168,11 +181,10 @@ TEST_F(ExistenceAnswers, AClaimTemplateTheViewLacksIsAskedForAndDecidesTheClass)
       R"("spec":{"restartPolicy":"Never","resourceClaims":[{"name":"gpu",)"
       R"("resourceClaimTemplateName":"gpu-claim"}],"containers":[{"name":"c",)"
       R"("image":"registry.example/embed:1","resources":{"claims":[{"name":"gpu"}]}}]}})";
-  const ReviewAnswer alone =
-      answerReview(*engine_, Endpoint::Mutate, makeReview(pod, "CREATE", "u"));
+  const Answered alone = answer(Endpoint::Mutate, makeReview(pod, "CREATE", "u"));
   EXPECT_TRUE(parseReviewResponse(alone.body).patch.empty()) << "not known to be a GPU Pod";
   const ClusterRef ref{ClusterKind::ResourceClaimTemplate, "team-a", "gpu-claim"};
-  ASSERT_EQ(alone.evaluation.toConfirm, std::vector<ClusterRef>{ref});
+  ASSERT_EQ(alone.toConfirm, std::vector<ClusterRef>{ref});
 
   std::string text =
       R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaimTemplate","metadata":)"
@@ -187,11 +199,10 @@ TEST_F(ExistenceAnswers, AClaimTemplateTheViewLacksIsAskedForAndDecidesTheClass)
   ASSERT_TRUE(readClusterObject(ClusterKind::ResourceClaimTemplate, "resource.k8s.io/v1", document,
                                 answers.found.back(), &error))
       << error;
-  const ReviewAnswer asked =
-      answerReview(*engine_, Endpoint::Mutate, makeReview(pod, "CREATE", "u"), &answers);
+  const Answered asked = answer(Endpoint::Mutate, makeReview(pod, "CREATE", "u"), &answers);
   const std::string patch = parseReviewResponse(asked.body).patch;
   EXPECT_NE(patch.find("accelerator"), std::string::npos) << "aimed at the GPU pool: " << patch;
-  EXPECT_TRUE(asked.evaluation.toConfirm.empty());
+  EXPECT_TRUE(asked.toConfirm.empty());
 }
 
 }  // namespace

@@ -36,14 +36,18 @@ struct Answer {
 
 Answer mutate(const Engine& engine, const JsonValue& object) {
   Answer answer;
-  answer.outcome = engine.mutate(AdmissionSubject::ofObject(object, "ml"), &answer.evaluation,
-                                 answer.mutated.get());
+  Decided decided =
+      engine.mutate(AdmissionSubject::ofObject(object, "ml"), {.mutated = answer.mutated.get()});
+  answer.outcome = std::move(decided.outcome);
+  answer.evaluation = std::move(decided.record);
   return answer;
 }
 
 Answer validate(const Engine& engine, const JsonValue& object) {
   Answer answer;
-  answer.outcome = engine.validate(AdmissionSubject::ofObject(object, "ml"), &answer.evaluation);
+  Decided decided = engine.validate(AdmissionSubject::ofObject(object, "ml"));
+  answer.outcome = std::move(decided.outcome);
+  answer.evaluation = std::move(decided.record);
   return answer;
 }
 

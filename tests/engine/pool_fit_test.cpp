@@ -78,9 +78,7 @@ std::vector<std::string> noticesOf(const Engine& engine) {
   JsonDocument pod;
   pod.Parse(kGpuPod.c_str());
   AdmissionSubject subject = AdmissionSubject::ofObject(pod, "ml");
-  Evaluation evaluation;
-  engine.mutate(subject, &evaluation);
-  return evaluation.notices;
+  return engine.mutate(subject).record.notices;
 }
 
 TEST(PoolFit, TheEngineWarnsEachRequestItsProfilePlacesAndTellsEachChangeOnce) {

@@ -96,11 +96,11 @@ Admitted admit(const Engine& engine, const JsonValue& object, const JsonValue* o
     subject.oldObject = old;
   }
   auto mutated = std::make_shared<JsonDocument>();
-  admitted.mutation = engine.mutate(subject, nullptr, mutated.get(), nullptr, nullptr);
+  admitted.mutation = engine.mutate(subject, {.mutated = mutated.get()}).outcome;
   admitted.stored->CopyFrom(admitted.mutation.patch().empty() ? object : *mutated,
                             admitted.stored->GetAllocator());
   subject.object = admitted.stored.get();
-  admitted.validation = engine.validate(subject, nullptr, nullptr);
+  admitted.validation = engine.validate(subject).outcome;
   return admitted;
 }
 

@@ -134,10 +134,13 @@ bool applyJsonPatch(JsonDocument& target, const std::string& patchText) {
 void checkObject(const JsonValue& object) {
   if (!object.IsObject()) return;
   const aiadmit::AdmissionSubject subject = aiadmit::AdmissionSubject::ofObject(object, "ml-team");
-  (void)engine().validate(subject, nullptr);
+  (void)engine().validate(subject);
 
   JsonDocument mutated;
-  if (!engine().mutateInto(subject, mutated, nullptr)) return;
+  if (engine().mutate(subject, {.mutated = &mutated}).outcome.decision() !=
+      aiadmit::Decision::Patched) {
+    return;
+  }
   const std::string patch = aiadmit::diffToJsonPatch(object, mutated);
   JsonDocument patched;
   patched.CopyFrom(object, patched.GetAllocator());
@@ -152,11 +155,11 @@ void checkObject(const JsonValue& object) {
   aiadmit::AdmissionSubject again = subject;
   again.object = &mutated;
   JsonDocument twice;
-  if (engine().mutateInto(again, twice, nullptr) &&
-      !aiadmit::diffToJsonPatch(mutated, twice).empty()) {
+  if (engine().mutate(again, {.mutated = &twice}).outcome.decision() ==
+      aiadmit::Decision::Patched) {
     __builtin_trap();
   }
-  (void)engine().validate(again, nullptr);
+  (void)engine().validate(again);
 }
 
 }  // namespace

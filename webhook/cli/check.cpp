@@ -441,7 +441,9 @@ Record evaluate(const Engine& engine, const InputObject& input,
 
   record.mutated = input.json;
   auto mutated = std::make_shared<JsonDocument>();
-  const AdmissionOutcome mutation = engine.mutate(subject, &record.mutation, mutated.get());
+  Decided mutationDecided = engine.mutate(subject, {.mutated = mutated.get()});
+  record.mutation = std::move(mutationDecided.record);
+  const AdmissionOutcome& mutation = mutationDecided.outcome;
   if (mutation.decision() == Decision::Patched) {
     // A patched answer's warnings are the class and the injected changes,
     // which the record shows as such, and the notices, which it does not.
@@ -453,7 +455,9 @@ Record evaluate(const Engine& engine, const InputObject& input,
   }
 
   subject.object = record.mutated.get();
-  const AdmissionOutcome validation = engine.validate(subject, &record.validation);
+  Decided validationDecided = engine.validate(subject);
+  record.validation = std::move(validationDecided.record);
+  const AdmissionOutcome& validation = validationDecided.outcome;
   // A DRA claim object is only validated: its class and profile are the
   // validating webhook's.
   if (isClaimObject(subject) && record.mutation.workloadClass == WorkloadClass::None) {

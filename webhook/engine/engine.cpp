@@ -348,17 +348,18 @@ void sortByAction(std::vector<Violation>& violations, const Profile* profile, Ru
 
 // The answer to a validation: the violations sorted by action, warnings
 // for those that warn, one message for those that deny.
-AdmissionOutcome decide(std::vector<Violation>& violations, const Profile* profile,
-                        RuleTarget target, RuleAction enforcement, const ClusterAnswers* answers,
-                        const Classification* classification, Evaluation& eval) {
+AdmissionOutcome judge(std::vector<Violation>& violations, const Profile* profile,
+                       RuleTarget target, RuleAction enforcement, const ClusterAnswers* answers,
+                       const Classification* classification, Decided& decided) {
+  Evaluation& eval = decided.record;
   sortByAction(violations, profile, target, enforcement, classification, eval);
   for (const Violation& violation : eval.denials) {
     if (violation.absent &&
         (answers == nullptr || answers->presence.count(*violation.absent) == 0)) {
-      eval.toConfirm.push_back(*violation.absent);
+      decided.toConfirm.push_back(*violation.absent);
     }
   }
-  sortUnique(eval.toConfirm);
+  sortUnique(decided.toConfirm);
   // What the engine noted (a claim no profile places) before the rules' lines.
   std::vector<std::string> warnings = noticeWarnings(eval);
   for (const Violation& violation : eval.warnings) {
@@ -378,7 +379,8 @@ AdmissionOutcome decide(std::vector<Violation>& violations, const Profile* profi
 // had (a claim's spec is immutable: a label change must not start failing).
 AdmissionOutcome validateClaimObject(const AdmissionSubject& subject, const ProfileSet& profiles,
                                      const ClusterView* cluster, const ClusterAnswers* answers,
-                                     RuleAction enforcement, Evaluation& eval) {
+                                     RuleAction enforcement, Decided& decided) {
+  Evaluation& eval = decided.record;
   const ClaimAssessment assessment =
       assessClaim(*subject.object, subject.namespaceName, profiles, cluster);
   if (!assessment.readable) return AdmissionOutcome::allowed();
@@ -407,8 +409,8 @@ AdmissionOutcome validateClaimObject(const AdmissionSubject& subject, const Prof
   capViolationsPerRule(violations);
   // A claim object is not a Pod: nothing is refused that a controller's
   // retries would see converge.
-  return decide(violations, assessment.selection.actionsFrom(), RuleTarget::Controller, enforcement,
-                answers, nullptr, eval);
+  return judge(violations, assessment.selection.actionsFrom(), RuleTarget::Controller, enforcement,
+               answers, nullptr, decided);
 }
 
 // A controller's workload, just created, that is no AI workload only because
@@ -445,30 +447,32 @@ enum class Copy {
   SharingStrings,
 };
 
+// Whether the mutators changed the copy; `inputError` says why the object
+// cannot be read (beyond a limit: 400).
 bool mutateCopy(const Engine& engine, const AdmissionSubject& subject, JsonDocument& mutated,
-                Evaluation* evaluation, const ClusterAnswers* answers, Copy copy) {
+                Decided& decided, std::string& inputError, const ClusterAnswers* answers,
+                Copy copy) {
   if (!isAdmittable(subject)) return false;
   const auto profiles = engine.profiles();
   const auto cluster = viewWith(engine.clusterView(), answers);
   const Assessment assessment = assess(*subject.object, subject, *profiles, cluster.get());
   const MutationScope scope = mutationScope(subject, assessment);
   if (scope == MutationScope::None) return false;
-  Evaluation local;
-  Evaluation& given = evaluation != nullptr ? *evaluation : local;
   // A controller's update is told only what aiadmit restored: nothing is
   // asked of the API for it, and nothing said of what it leaves alone.
-  Evaluation quiet;
-  Evaluation& eval = scope == MutationScope::RestoresOnly ? quiet : given;
+  Decided quiet;
+  Decided& run = scope == MutationScope::RestoresOnly ? quiet : decided;
+  Evaluation& eval = run.record;
   if (!assessment.resolution.ok()) {
-    eval.inputError = assessment.resolution.error;
+    inputError = assessment.resolution.error;
     return false;
   }
   describeWorkload(assessment, eval);
-  unresolvedClaims(assessment, subject, cluster.get(), answers, eval.toConfirm);
-  sortUnique(eval.toConfirm);
-  eval.awaitClaims = !eval.toConfirm.empty() && assessment.madeByController &&
-                     assessment.type != nullptr && assessment.type->objectIsPod &&
-                     subject.operation == Operation::Create;
+  unresolvedClaims(assessment, subject, cluster.get(), answers, run.toConfirm);
+  sortUnique(run.toConfirm);
+  run.awaitClaims = !run.toConfirm.empty() && assessment.madeByController &&
+                    assessment.type != nullptr && assessment.type->objectIsPod &&
+                    subject.operation == Operation::Create;
   const Classification& classification = assessment.classification();
   const ProfileSelection& selection = assessment.selection;
   auto copyObject = [&] {
@@ -507,13 +511,19 @@ bool mutateCopy(const Engine& engine, const AdmissionSubject& subject, JsonDocum
 
   copyObject();
   MutationContext context{
-      mutated,        mutated.GetAllocator(), *assessment.type,
-      classification, *selection.profile,     subject.namespaceName,
-      eval.changes,   eval.notices,           templateUnchanged(subject, assessment),
+      .object = mutated,
+      .alloc = mutated.GetAllocator(),
+      .type = *assessment.type,
+      .classification = classification,
+      .profile = *selection.profile,
+      .namespaceName = subject.namespaceName,
+      .changes = eval.changes,
+      .notices = eval.notices,
+      .templateUnchanged = templateUnchanged(subject, assessment),
+      .severalTemplates = assessment.views.size() > 1,
+      .madeByController = assessment.madeByController,
+      .cluster = cluster.get(),
   };
-  context.severalTemplates = assessment.views.size() > 1;
-  context.madeByController = assessment.madeByController;
-  context.cluster = cluster.get();
   bool changed = false;
   // Template by template, each in the fixed mutator order; where each
   // template's change lines begin.
@@ -532,48 +542,52 @@ bool mutateCopy(const Engine& engine, const AdmissionSubject& subject, JsonDocum
   if (changed && subject.operation == Operation::Update && subject.oldObject != nullptr) {
     changed = keepWhatTheUpdateMay(scope, subject, assessment, firstChange, mutated, eval);
   }
-  if (changed && scope == MutationScope::RestoresOnly) {
-    quiet.toConfirm.clear();
-    given = std::move(quiet);
-  }
+  if (changed && scope == MutationScope::RestoresOnly) decided.record = std::move(quiet.record);
   return changed;
 }
 
-}  // namespace
-
-bool Engine::mutateInto(const AdmissionSubject& subject, JsonDocument& mutated,
-                        Evaluation* evaluation, const ClusterAnswers* answers) const {
-  return mutateCopy(*this, subject, mutated, evaluation, answers, Copy::Whole);
+// The answer when nothing was injected: why an AI workload got nothing (the
+// selection failed or no profile applies), and what the engine noted.
+AdmissionOutcome unchanged(const Evaluation& eval, const std::string& inputError) {
+  if (!inputError.empty()) return AdmissionOutcome::badRequest(inputError);
+  std::vector<std::string> warnings = noticeWarnings(eval);
+  if (!eval.profileError.empty()) {
+    warnings.push_back(warningLine("nothing injected: " + eval.profileError));
+  }
+  return AdmissionOutcome::allowed(std::move(warnings));
 }
 
-AdmissionOutcome Engine::mutate(const AdmissionSubject& subject, Evaluation* evaluation,
-                                JsonDocument* mutatedOut, const ClusterAnswers* answers,
-                                JsonAllocator* scratchMemory) const {
-  Evaluation local;
-  Evaluation& eval = evaluation != nullptr ? *evaluation : local;
-  JsonDocument scratch(scratchMemory);
-  JsonDocument& mutated = mutatedOut != nullptr ? *mutatedOut : scratch;
-  // The caller's copy is its own; a scratch copy shares the request's strings.
-  const Copy copy = mutatedOut != nullptr ? Copy::Whole : Copy::SharingStrings;
-  if (!mutateCopy(*this, subject, mutated, &eval, answers, copy)) {
-    if (!eval.inputError.empty()) return AdmissionOutcome::badRequest(eval.inputError);
-    std::vector<std::string> warnings = noticeWarnings(eval);
-    // Say why an AI workload got nothing: the selection failed or no profile applies.
-    if (!eval.profileError.empty())
-      warnings.push_back(warningLine("nothing injected: " + eval.profileError));
-    return AdmissionOutcome::allowed(std::move(warnings));
-  }
+// The copy against the original as one JSON Patch, with a line for the class
+// and one for each change.
+AdmissionOutcome patchOf(const AdmissionSubject& subject, const JsonDocument& mutated,
+                         Evaluation& eval) {
   std::string patch = diffToJsonPatch(*subject.object, mutated, &eval.patchPaths);
   if (patch.empty()) return AdmissionOutcome::allowed(noticeWarnings(eval));
-
   std::vector<std::string> warnings;
   warnings.push_back(classWarning(eval.workloadClass, eval.classReason));
   // Notices before changes: the budget drops the last lines first, and what
   // was left out is what the user has to act on.
   for (std::string& notice : noticeWarnings(eval)) warnings.push_back(std::move(notice));
-  for (const std::string& change : eval.changes)
+  for (const std::string& change : eval.changes) {
     warnings.push_back(profileWarning(change, eval.profile));
+  }
   return AdmissionOutcome::patched(std::move(patch), std::move(warnings));
+}
+
+}  // namespace
+
+Decided Engine::mutate(const AdmissionSubject& subject, const MutateOptions& options) const {
+  Decided decided;
+  JsonDocument scratch(options.scratchMemory);
+  JsonDocument& mutated = options.mutated != nullptr ? *options.mutated : scratch;
+  // The caller's copy is its own; a scratch copy shares the request's strings.
+  const Copy copy = options.mutated != nullptr ? Copy::Whole : Copy::SharingStrings;
+  std::string inputError;
+  decided.outcome = mutateCopy(*this, subject, mutated, decided, inputError, options.answers, copy)
+                        ? patchOf(subject, mutated, decided.record)
+                        : unchanged(decided.record, inputError);
+  decided.outcome.setAuditAnnotations(mutationAuditAnnotations(decided.record));
+  return decided;
 }
 
 std::vector<std::string> noticeWarnings(const Evaluation& evaluation) {
@@ -583,23 +597,26 @@ std::vector<std::string> noticeWarnings(const Evaluation& evaluation) {
   return warnings;
 }
 
-AdmissionOutcome Engine::validate(const AdmissionSubject& subject, Evaluation* evaluation,
-                                  const ClusterAnswers* answers) const {
+Decided Engine::validate(const AdmissionSubject& subject, const ClusterAnswers* answers) const {
+  Decided decided;
+  decided.outcome = judgeObject(subject, answers, decided);
+  decided.outcome.setAuditAnnotations(validationAuditAnnotations(decided.record, enforcement_));
+  return decided;
+}
+
+AdmissionOutcome Engine::judgeObject(const AdmissionSubject& subject, const ClusterAnswers* answers,
+                                     Decided& decided) const {
   if (!isAdmittable(subject)) return AdmissionOutcome::allowed();
-  Evaluation local;
-  Evaluation& eval = evaluation != nullptr ? *evaluation : local;
+  Evaluation& eval = decided.record;
   const auto profiles = this->profiles();
   const auto cluster = viewWith(clusterView(), answers);
   if (isClaimObject(subject)) {
-    return validateClaimObject(subject, *profiles, cluster.get(), answers, enforcement_, eval);
+    return validateClaimObject(subject, *profiles, cluster.get(), answers, enforcement_, decided);
   }
 
   const Assessment assessment = assess(*subject.object, subject, *profiles, cluster.get());
   if (assessment.type == nullptr) return AdmissionOutcome::allowed();
-  if (!assessment.resolution.ok()) {
-    eval.inputError = assessment.resolution.error;
-    return AdmissionOutcome::badRequest(eval.inputError);
-  }
+  if (!assessment.resolution.ok()) return AdmissionOutcome::badRequest(assessment.resolution.error);
   describeWorkload(assessment, eval);
   // A profile named by annotation that cannot apply is an AIA001 violation
   // (validators/annotation_values), judged and capped like any rule.
@@ -640,29 +657,66 @@ AdmissionOutcome Engine::validate(const AdmissionSubject& subject, Evaluation* e
       isControllersUpdate(subject, assessment) || assessment.fromUnjudgedController
           ? capAction(enforcement_, RuleAction::Warn)
           : enforcement_;
-  AdmissionOutcome outcome = decide(violations, assessment.selection.actionsFrom(), target,
-                                    enforcement, answers, &assessment.classification(), eval);
-  unresolvedClaims(assessment, subject, cluster.get(), answers, eval.toConfirm);
-  sortUnique(eval.toConfirm);
+  AdmissionOutcome outcome = judge(violations, assessment.selection.actionsFrom(), target,
+                                   enforcement, answers, &assessment.classification(), decided);
+  unresolvedClaims(assessment, subject, cluster.get(), answers, decided.toConfirm);
+  sortUnique(decided.toConfirm);
   return outcome;
+}
+
+Decided Engine::decide(AdmissionRoute route, const AdmissionRequest& request,
+                       const ClusterAnswers* answers) const {
+  return decideSafely([&] {
+    AdmissionSubject subject = request.subject;
+    subject.ownerTrusted = route.ownerTrusted;
+    if (route.endpoint == Endpoint::Validate) return validate(subject, answers);
+    // The copy lives in the request's memory, as long as the request.
+    return mutate(subject, {.answers = answers,
+                            .scratchMemory = &request.memory.memory().documentAllocator()});
+  });
+}
+
+Review::Review(std::string_view body) {
+  try {
+    auto request = std::make_unique<AdmissionRequest>();
+    DecodeError error;
+    if (decodeAdmissionReview(body, *request, error)) {
+      uid_ = std::string(request->uid);
+      request_ = std::move(request);
+    } else {
+      uid_ = std::move(error.uid);
+      failure_ = AdmissionOutcome::badRequest(std::move(error.message));
+    }
+  } catch (const std::exception& e) {
+    request_.reset();
+    failure_ = AdmissionOutcome::internalError(std::string("internal error: ") + e.what());
+  }
+}
+
+ReviewAnswer Review::answer(Decided decided) const {
+  ReviewAnswer answer;
+  answer.uid = uid_;
+  if (request_ != nullptr) {
+    const AdmissionSubject& subject = request_->subject;
+    answer.group = std::string(subject.group);
+    answer.kind = std::string(subject.kindName);
+    answer.namespaceName = std::string(subject.namespaceName);
+    answer.name = std::string(request_->name);
+    answer.operation = std::string(operationName(subject.operation));
+    answer.evaluation = std::move(decided.record);
+  }
+  const AdmissionOutcome& outcome = request_ != nullptr ? decided.outcome : failure_;
+  answer.decision = outcome.decision();
+  answer.httpStatus = outcome.httpStatus();
+  answer.body = encodeAdmissionResponse(answer.uid, outcome);
+  return answer;
 }
 
 ReviewAnswer answerReview(const Engine& engine, AdmissionRoute route, std::string_view body,
                           const ClusterAnswers* answers) {
-  return answerDecoded(body, [&](const AdmissionRequest& request, Evaluation& evaluation) {
-    AdmissionSubject subject = request.subject;
-    subject.ownerTrusted = route.ownerTrusted;
-    if (route.endpoint == Endpoint::Mutate) {
-      // The copy lives in the request's memory, as long as the request.
-      AdmissionOutcome outcome = engine.mutate(subject, &evaluation, nullptr, answers,
-                                               &request.memory.memory().documentAllocator());
-      outcome.setAuditAnnotations(mutationAuditAnnotations(evaluation));
-      return outcome;
-    }
-    AdmissionOutcome outcome = engine.validate(subject, &evaluation, answers);
-    outcome.setAuditAnnotations(validationAuditAnnotations(evaluation, engine.enforcement()));
-    return outcome;
-  });
+  const Review review(body);
+  if (review.request() == nullptr) return review.answer({});
+  return review.answer(engine.decide(route, *review.request(), answers));
 }
 
 }  // namespace aiadmit

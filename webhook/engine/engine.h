@@ -34,7 +34,6 @@ struct Evaluation {
   std::string profile;
   std::string profileReason;
   std::string profileError;  // why no profile applies to an AI workload
-  std::string inputError;    // why the object cannot be read (beyond a limit): 400
   // The workload's kind as the table names it ("PyTorchJob.kubeflow.org")
   // and its templates by role with their Pod counts ("Worker ×8"), for
   // `check` and the log; empty for objects the table does not describe.
@@ -57,16 +56,38 @@ struct Evaluation {
     RuleAction configured = RuleAction::Off;
   };
   std::vector<RuleDecision> rules;
+};
+
+// What the engine decided on one request: the answer, the record of it, and
+// what the answer rests on that the cluster view lacks.
+struct Decided {
+  AdmissionOutcome outcome = AdmissionOutcome::allowed();
+  Evaluation record{};
   // What the server should ask the API for before it answers, sorted: the
   // objects denials rest on the absence of (AIA017-AIA019), and the claim
   // templates and claims the view lacks, which decide the workload's class.
   // None that a direct read was already asked about. The server asks, then
-  // answers again with the answers (webhook/cluster/cluster_ref.h).
-  std::vector<ClusterRef> toConfirm;
+  // decides again on the same request with the answers
+  // (webhook/cluster/cluster_ref.h).
+  std::vector<ClusterRef> toConfirm{};
   // A Pod a controller is creating names claims the view lacks: the server
   // asks for them with patience (ApiLookup::confirm), since the claim
   // templates of the same apply may be created a moment after the workload.
   bool awaitClaims = false;
+};
+
+// How Engine::mutate is asked.
+struct MutateOptions {
+  // What the API said of objects the view lacks; what it had is decided
+  // with as if the view held it.
+  const ClusterAnswers* answers = nullptr;
+  // Receives the mutated object (`check -o yaml`, a fuzzer) when the answer
+  // is a patch, so that no caller runs the pipeline twice.
+  JsonDocument* mutated = nullptr;
+  // Where the copy that is mutated and diffed lives when `mutated` is not
+  // given: the request's memory, as long as the request; a pool of its own
+  // when null.
+  JsonAllocator* scratchMemory = nullptr;
 };
 
 enum class Endpoint { Mutate, Validate };
@@ -114,25 +135,21 @@ class Engine {
     poolFitObserver_ = std::move(observer);
   }
 
-  // `mutated`, when given, receives the mutated object (for `check -o yaml`)
-  // when the answer is a patch, so that no caller runs the pipeline twice.
-  // `answers`, in both: what the API said of objects the view lacks; what it
-  // had is decided with as if the view held it.
-  // `scratchMemory`: where the copy that is mutated and diffed lives when
-  // `mutated` is not given (the request's memory); a pool of its own when null.
-  AdmissionOutcome mutate(const AdmissionSubject& subject, Evaluation* evaluation,
-                          JsonDocument* mutated = nullptr, const ClusterAnswers* answers = nullptr,
-                          JsonAllocator* scratchMemory = nullptr) const;
+  // The outcome carries its audit annotations.
+  Decided mutate(const AdmissionSubject& subject, const MutateOptions& options = {}) const;
   // `answers`: what the API said of objects the view lacks; a violation
   // resting on the absence of one it did not answer No for is dropped.
-  AdmissionOutcome validate(const AdmissionSubject& subject, Evaluation* evaluation,
-                            const ClusterAnswers* answers = nullptr) const;
-
-  // The mutated object itself; false when not mutated.
-  bool mutateInto(const AdmissionSubject& subject, JsonDocument& mutated, Evaluation* evaluation,
-                  const ClusterAnswers* answers = nullptr) const;
+  Decided validate(const AdmissionSubject& subject, const ClusterAnswers* answers = nullptr) const;
+  // The route's decision on a decoded review: /mutate or /validate, its
+  // owner believed or not. An exception is an internal error (500), never
+  // thrown.
+  Decided decide(AdmissionRoute route, const AdmissionRequest& request,
+                 const ClusterAnswers* answers = nullptr) const;
 
  private:
+  // The validation's outcome, its record and what it rests on in `decided`.
+  AdmissionOutcome judgeObject(const AdmissionSubject& subject, const ClusterAnswers* answers,
+                               Decided& decided) const;
   // The fit and what it was worked out from.
   struct PoolFitState {
     std::shared_ptr<const ProfileSet> profiles;
@@ -149,13 +166,12 @@ class Engine {
   RuleAction enforcement_;
 };
 
-// One HTTP body in, one HTTP answer out: the request path of `serve` and of
-// `review`. Never throws.
+// An admission answer as HTTP: status and body, and for logs the review's
+// identity and the engine's record, never contents.
 struct ReviewAnswer {
   int httpStatus = 200;
   std::string body;
   Decision decision = Decision::Errored;
-  // For logs: identity and decisions, never contents.
   std::string uid;
   std::string group;
   std::string kind;
@@ -165,48 +181,47 @@ struct ReviewAnswer {
   Evaluation evaluation;
 };
 
+// One review, decoded once: the frame every admission endpoint answers in.
+// A held answer decides again on the same request, never parsing it again.
+// Movable: the request it owns stays where it is.
+class Review {
+ public:
+  // Decodes `body` (a copy is kept: the request's strings point into it);
+  // never throws.
+  explicit Review(std::string_view body);
+  // Null when the body is no AdmissionReview aiadmit can read: answer()
+  // then says why (400, or 500 for our own failure).
+  const AdmissionRequest* request() const { return request_.get(); }
+  // `decided` encoded with the review's uid, and the identity the log
+  // prints; the decode error's answer when there is no request.
+  ReviewAnswer answer(Decided decided) const;
+
+ private:
+  std::unique_ptr<AdmissionRequest> request_;
+  AdmissionOutcome failure_ = AdmissionOutcome::allowed();
+  std::string uid_;
+};
+
+// Runs `decide`, an exception becoming an internal error (500): what is
+// decided on a request never throws.
+template <class Decide>
+Decided decideSafely(Decide&& decide) noexcept {
+  try {
+    return decide();
+  } catch (const std::exception& e) {
+    return Decided{.outcome =
+                       AdmissionOutcome::internalError(std::string("internal error: ") + e.what())};
+  }
+}
+
+// One HTTP body in, one HTTP answer out: the request path of `review` and
+// of the tests. `serve` keeps the Review while it asks the API.
 ReviewAnswer answerReview(const Engine& engine, AdmissionRoute route, std::string_view body,
                           const ClusterAnswers* answers = nullptr);
 // The controller's paths (/mutate, /validate): the owner is believed.
 inline ReviewAnswer answerReview(const Engine& engine, Endpoint endpoint, std::string_view body,
                                  const ClusterAnswers* answers = nullptr) {
   return answerReview(engine, AdmissionRoute{endpoint, true}, body, answers);
-}
-
-// The frame every endpoint answers in: the review of `body` decoded (400
-// when it cannot be), `decide(const AdmissionRequest&, Evaluation&)` for its
-// outcome, the answer encoded with the review's uid, and 500 for an exception.
-template <class Decide>
-ReviewAnswer answerDecoded(std::string_view body, Decide&& decide) {
-  ReviewAnswer answer;
-  try {
-    AdmissionRequest request;
-    DecodeError error;
-    const bool decoded = decodeAdmissionReview(body, request, error);
-    if (!decoded) {
-      answer.uid = error.uid;
-    } else {
-      answer.uid = std::string(request.uid);
-      answer.group = std::string(request.subject.group);
-      answer.kind = std::string(request.subject.kindName);
-      answer.namespaceName = std::string(request.subject.namespaceName);
-      answer.name = std::string(request.name);
-      answer.operation = std::string(operationName(request.subject.operation));
-    }
-    const AdmissionOutcome outcome =
-        decoded ? decide(static_cast<const AdmissionRequest&>(request), answer.evaluation)
-                : AdmissionOutcome::badRequest(error.message);
-    answer.decision = outcome.decision();
-    answer.httpStatus = outcome.httpStatus();
-    answer.body = encodeAdmissionResponse(answer.uid, outcome);
-  } catch (const std::exception& e) {
-    const AdmissionOutcome outcome =
-        AdmissionOutcome::internalError(std::string("internal error: ") + e.what());
-    answer.decision = outcome.decision();
-    answer.httpStatus = outcome.httpStatus();
-    answer.body = encodeAdmissionResponse(answer.uid, outcome);
-  }
-  return answer;
 }
 
 // The warnings of the evaluation's notices as /mutate sends them:

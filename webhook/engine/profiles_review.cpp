@@ -190,8 +190,11 @@ std::string profilesDenialMessage(const std::vector<ProfileError>& errors) {
 }
 
 ReviewAnswer answerProfilesReview(std::string_view body) {
-  return answerDecoded(
-      body, [](const AdmissionRequest& request, Evaluation&) { return decide(request); });
+  const Review review(body);
+  return review.answer(decideSafely([&] {
+    return Decided{.outcome = review.request() != nullptr ? decide(*review.request())
+                                                          : AdmissionOutcome::allowed()};
+  }));
 }
 
 }  // namespace aiadmit

@@ -205,15 +205,23 @@ class Endpoints final : public HttpApplication {
                                 {"status", std::to_string(result.httpStatus)}});
   }
 
+  // The review decoded once and decided; decided again on the same request
+  // when its answer rests on what the view lacks.
   void admit(AdmissionRoute route, std::string_view body, Clock::time_point started,
              HttpAnswer& answer) {
-    ReviewAnswer result = answerReview(engine_, route, body);
-    if (lookup_ != nullptr && !result.evaluation.toConfirm.empty()) {
-      return confirmThenAnswer(route, std::move(result), body, started, answer);
+    Review review(body);
+    Decided decided;
+    if (review.request() != nullptr) decided = engine_.decide(route, *review.request());
+    if (lookup_ != nullptr && !decided.toConfirm.empty()) {
+      return confirmThenAnswer(route, std::move(review), std::move(decided), started, answer);
     }
+    send(route.endpoint, review.answer(std::move(decided)), started, answer);
+  }
+
+  void send(Endpoint endpoint, ReviewAnswer result, Clock::time_point started, HttpAnswer& answer) {
     answer.status = result.httpStatus;
     answer.body = std::move(result.body);
-    record(route.endpoint, result, started);
+    record(endpoint, result, started);
   }
 
   // A large review is decided on a review worker; its body, moved out of
@@ -260,30 +268,29 @@ class Endpoints final : public HttpApplication {
   // answer again with what it says. Should that not come in time, the answer
   // from the view alone goes, with what a denial rests on counted unknown
   // (a warning, not a refusal).
-  void confirmThenAnswer(AdmissionRoute route, ReviewAnswer result, std::string_view body,
+  void confirmThenAnswer(AdmissionRoute route, Review review, Decided decided,
                          Clock::time_point started, HttpAnswer& answer) {
-    std::vector<ClusterRef> refs = std::move(result.evaluation.toConfirm);
+    std::vector<ClusterRef> refs = std::move(decided.toConfirm);
     const std::chrono::milliseconds patience =
-        result.evaluation.awaitClaims ? kClaimPatience : std::chrono::milliseconds(0);
+        decided.awaitClaims ? kClaimPatience : std::chrono::milliseconds(0);
     if (route.endpoint == Endpoint::Validate) {
       ClusterAnswers unknown;
       for (const ClusterRef& ref : refs) unknown.presence[ref] = Presence::Unknown;
-      result = answerReview(engine_, route, body, &unknown);
+      decided = engine_.decide(route, *review.request(), &unknown);
     }
-    answer.status = result.httpStatus;
-    answer.body = std::move(result.body);
+    ReviewAnswer fallback = review.answer(std::move(decided));
+    answer.status = fallback.httpStatus;
+    answer.body = std::move(fallback.body);
     answer.waitAtMost = kConfirmWait;
-    answer.later = [this, route, refs = std::move(refs), body = std::string(body), started,
+    auto held = std::make_shared<const Review>(std::move(review));
+    answer.later = [this, route, refs = std::move(refs), held, started,
                     patience](AnswerLater reply) mutable {
       lookup_->confirm(
           std::move(refs),
-          [this, route, body = std::move(body), started,
-           reply = std::move(reply)](ClusterAnswers answers) {
-            ReviewAnswer confirmed = answerReview(engine_, route, body, &answers);
+          [this, route, held, started, reply = std::move(reply)](ClusterAnswers answers) {
             HttpAnswer late;
-            late.status = confirmed.httpStatus;
-            late.body = std::move(confirmed.body);
-            record(route.endpoint, confirmed, started);
+            send(route.endpoint, held->answer(engine_.decide(route, *held->request(), &answers)),
+                 started, late);
             reply(std::move(late));
           },
           patience);
