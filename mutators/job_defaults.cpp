@@ -1,4 +1,13 @@
-#include "mutators/job_defaults.h"
+// The profile's run-to-completion limits for training and batch Jobs, and for
+// the Jobs a CronJob creates (its jobTemplate): backoffLimit,
+// activeDeadlineSeconds and ttlSecondsAfterFinished, each when absent.
+//
+// The API server sets a Job's backoffLimit to 6 before admission when the
+// manifest leaves it out, so on a Job that value counts as absent (unless
+// backoffLimitPerIndex is set, which makes backoffLimit mean something else):
+// the row says so (JobSettingPointers::serverBackoffLimit). A CronJob's
+// jobTemplate is not defaulted and is read as sent.
+#include "mutators/mutator.h"
 
 #include "mutators/template_parts.h"
 #include "webhook/codec/json_pointer.h"
@@ -82,8 +91,11 @@ bool setJobDefaults(MutationContext& context) {
 
 }  // namespace
 
-JobDefaultsMutator::JobDefaultsMutator()
-    : Mutator("job-defaults", {{.key = "jobDefaults", .onByDefault = true}}, kNoTemplatePart,
-              Runs::OnWorkloads, setJobDefaults) {}
+extern const MutatorDeclaration kJobDefaultsMutator{
+    .name = "job-defaults",
+    .switches = {{.key = "jobDefaults", .onByDefault = true}},
+    .injects = kNoTemplatePart,
+    .runs = Runs::OnWorkloads,
+    .apply = setJobDefaults};
 
 }  // namespace aiadmit

@@ -54,20 +54,14 @@ void MutationContext::notice(std::string text) {
   notices.push_back(fitted(profile, forTemplate(*this, std::move(text))));
 }
 
-bool Mutator::runsOn(const MutationContext& context) const {
-  if (context.templateUnchanged && declaration_.runs != Runs::AlsoOnUnchangedTemplates) {
-    return false;
-  }
-  if (context.madeByController && declaration_.runs != Runs::AlsoOnControllersObjects) {
-    return false;
-  }
+bool MutatorDeclaration::runsOn(const MutationContext& context) const {
+  if (context.templateUnchanged && runs != Runs::AlsoOnUnchangedTemplates) return false;
+  if (context.madeByController && runs != Runs::AlsoOnControllersObjects) return false;
   const auto switchedOn = [&](const MutationSwitch& declared) {
     return context.profile.mutations.on(declared.key);
   };
-  const std::vector<MutationSwitch>& switches = declaration_.switches;
   return (switches.empty() || std::any_of(switches.begin(), switches.end(), switchedOn)) &&
-         (declaration_.injects == kNoTemplatePart ||
-          (declaration_.injects & context.injectableParts()) != 0);
+         (injects == kNoTemplatePart || (injects & context.injectableParts()) != 0);
 }
 
 }  // namespace aiadmit

@@ -5,13 +5,14 @@
 // Every mutator is idempotent: run on its own output it changes nothing.
 #pragma once
 
-#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "webhook/cluster/claim_resolution.h"
+#include "webhook/codec/bounded_list.h"
 #include "webhook/codec/json.h"
 #include "webhook/codec/warnings.h"
 #include "webhook/model/pod_reader.h"
@@ -118,9 +119,15 @@ enum class Runs {
 // TrainJob's runtimePatches are not a template).
 inline constexpr uint32_t kNoTemplatePart = 0;
 
-// What a mutator states about itself, once, in its own .cpp: Mutator::mutate
-// runs it only where this lets it run, and the registry gathers the profile
-// switches from it.
+// A mutator: what it states about itself, once, in its own .cpp, as a
+// constant the registry lists (mutators/registry.cpp):
+//
+//   extern const MutatorDeclaration kSharedMemoryMutator{
+//       .name = "shared-memory", .switches = {{.key = "sharedMemory", .onByDefault = true}},
+//       .injects = kInjectSharedMemory, .runs = Runs::OnWorkloads, .apply = mountSharedMemory};
+//
+// mutate() runs it only where this lets it run, and the registry gathers the
+// profile switches from it.
 struct MutatorDeclaration {
   std::string_view name;  // "gpu-limits": docs/mutators.md and the logs name it so
   // The switches under spec.mutations that turn it off, each with its
@@ -128,7 +135,7 @@ struct MutatorDeclaration {
   // several (trainjob-placement) reads each for its own part of the work; a
   // key several mutators honour has one default in all of them. None: no
   // profile turns it off.
-  std::vector<MutationSwitch> switches;
+  BoundedList<MutationSwitch, 2> switches = {};
   // The template parts it injects (Injection bits): it runs on a template
   // whose shape allows at least one of them (TemplateSlot::injectable), and
   // one that injects several asks for each (MutationContext::mayInject).
@@ -136,34 +143,35 @@ struct MutatorDeclaration {
   Runs runs = Runs::OnWorkloads;
   // The work itself, where the mutator runs; true when it changed the object.
   bool (*apply)(MutationContext& context) = nullptr;
-};
 
-// One mutator: what its constructor declares.
-class Mutator {
- public:
-  using Apply = bool (*)(MutationContext& context);
-  Mutator(std::string_view name, std::vector<MutationSwitch> switches, uint32_t injects, Runs runs,
-          Apply apply)
-      : declaration_{name, std::move(switches), injects, runs, apply} {}
-  virtual ~Mutator() = default;
-  const MutatorDeclaration& declaration() const { return declaration_; }
-  std::string_view name() const { return declaration_.name; }
   // Whether it runs here: a switch it honours is on in the profile, the
   // template allows a part it injects, and the request is one it runs on.
   bool runsOn(const MutationContext& context) const;
   // Runs it where runsOn() allows; true when it changed the object.
-  bool mutate(MutationContext& context) const {
-    return runsOn(context) && declaration_.apply(context);
-  }
-
- private:
-  MutatorDeclaration declaration_;
+  bool mutate(MutationContext& context) const { return runsOn(context) && apply(context); }
 };
+// A declaration is a constant that needs no code to run before main, so the
+// registry may be read while other files' constants are initialised (a
+// test's registeredMutator).
+static_assert(std::is_trivially_destructible_v<MutatorDeclaration>);
 
 // All mutators in the order the engine runs them (mutators/registry.cpp).
-const std::vector<std::unique_ptr<const Mutator>>& allMutators();
+std::span<const MutatorDeclaration* const> allMutators();
 // The keys spec.mutations takes, with their defaults, in the order of the
 // mutators that declare them first: what the profile loader is given.
 std::span<const MutationSwitch> mutationSwitches();
+
+// The stamp's record of a class alone, for a controller's workload whose GPUs
+// hang on DRA claims whose templates the cluster does not hold yet (Helm
+// creates the kinds it does not know, the ResourceClaimTemplate among them,
+// after the Deployment that names it): which vendor's pool they are in is not
+// known, so nothing is placed. The class its kind gives it is recorded alone,
+// as aiadmit.dev/class on the object and its templates, so that what its
+// controller makes once the templates exist is judged as its GPU role and
+// placed in its pool, instead of being taken for work made before the
+// namespace opted in. Returns whether it changed the object. The engine calls
+// it (mutators/stamp.cpp).
+bool recordPendingClass(JsonValue& object, const Resolution& resolution,
+                        WorkloadClass workloadClass, JsonAllocator& alloc);
 
 }  // namespace aiadmit

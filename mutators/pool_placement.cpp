@@ -1,4 +1,11 @@
-#include "mutators/pool_placement.h"
+// Aims a pod that asks for one of the profile's accelerators at the profile's
+// pool: the profile's nodeSelector merged key by key, and its required node
+// affinity added to every node selector term the pod has (terms are
+// alternatives, so each must require the pool), or as a term of its own.
+// A key the pod already sets, to any value, is left alone: a different value
+// is a contradiction that validation reports (AIA008), not something to
+// overwrite.
+#include "mutators/mutator.h"
 
 #include <algorithm>
 #include <string>
@@ -141,8 +148,11 @@ bool aimAtPool(MutationContext& context) {
 
 }  // namespace
 
-PoolPlacementMutator::PoolPlacementMutator()
-    : Mutator("pool-placement", {{.key = "placement", .onByDefault = true}}, kInjectPlacement,
-              Runs::AlsoOnControllersObjects, aimAtPool) {}
+extern const MutatorDeclaration kPoolPlacementMutator{
+    .name = "pool-placement",
+    .switches = {{.key = "placement", .onByDefault = true}},
+    .injects = kInjectPlacement,
+    .runs = Runs::AlsoOnControllersObjects,
+    .apply = aimAtPool};
 
 }  // namespace aiadmit

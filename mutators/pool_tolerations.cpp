@@ -1,4 +1,8 @@
-#include "mutators/pool_tolerations.h"
+// Adds the profile's tolerations for the accelerator pool to a pod that asks
+// for one of the profile's accelerators, unless a toleration already in the
+// pod tolerates the same taint. Pods without GPUs are left off the pool:
+// aimed at it, they would be refused (AIA007).
+#include "mutators/mutator.h"
 
 #include "webhook/model/scheduling.h"
 #include "webhook/policy/accelerators.h"
@@ -25,8 +29,11 @@ bool addPoolTolerations(MutationContext& context) {
 
 }  // namespace
 
-PoolTolerationsMutator::PoolTolerationsMutator()
-    : Mutator("pool-tolerations", {{.key = "tolerations", .onByDefault = true}}, kInjectPlacement,
-              Runs::AlsoOnControllersObjects, addPoolTolerations) {}
+extern const MutatorDeclaration kPoolTolerationsMutator{
+    .name = "pool-tolerations",
+    .switches = {{.key = "tolerations", .onByDefault = true}},
+    .injects = kInjectPlacement,
+    .runs = Runs::AlsoOnControllersObjects,
+    .apply = addPoolTolerations};
 
 }  // namespace aiadmit

@@ -10,42 +10,36 @@
 // Each mutator declares its own switches, parts and runs (MutatorDeclaration);
 // what a profile may switch off is gathered from those declarations here.
 #include <algorithm>
+#include <vector>
 
-#include "mutators/gpu_limits.h"
-#include "mutators/job_defaults.h"
 #include "mutators/mutator.h"
-#include "mutators/pool_placement.h"
-#include "mutators/pool_tolerations.h"
-#include "mutators/realtime_probes.h"
-#include "mutators/scheduling.h"
-#include "mutators/shared_memory.h"
-#include "mutators/stamp.h"
-#include "mutators/trainjob_placement.h"
 
 namespace aiadmit {
 
-const std::vector<std::unique_ptr<const Mutator>>& allMutators() {
-  static const std::vector<std::unique_ptr<const Mutator>> mutators = [] {
-    std::vector<std::unique_ptr<const Mutator>> list;
-    list.push_back(std::make_unique<GpuLimitsMutator>());
-    list.push_back(std::make_unique<PoolTolerationsMutator>());
-    list.push_back(std::make_unique<PoolPlacementMutator>());
-    list.push_back(std::make_unique<TrainJobPlacementMutator>());
-    list.push_back(std::make_unique<SchedulingMutator>());
-    list.push_back(std::make_unique<RealtimeProbesMutator>());
-    list.push_back(std::make_unique<JobDefaultsMutator>());
-    list.push_back(std::make_unique<SharedMemoryMutator>());
-    list.push_back(std::make_unique<StampMutator>());
-    return list;
-  }();
-  return mutators;
+// Each defined in its own .cpp (mutators/<name>.cpp).
+extern const MutatorDeclaration kGpuLimitsMutator, kPoolTolerationsMutator, kPoolPlacementMutator,
+    kTrainJobPlacementMutator, kSchedulingMutator, kRealtimeProbesMutator, kJobDefaultsMutator,
+    kSharedMemoryMutator, kStampMutator;
+
+namespace {
+
+constexpr const MutatorDeclaration* kMutators[] = {
+    &kGpuLimitsMutator,         &kPoolTolerationsMutator, &kPoolPlacementMutator,
+    &kTrainJobPlacementMutator, &kSchedulingMutator,      &kRealtimeProbesMutator,
+    &kJobDefaultsMutator,       &kSharedMemoryMutator,    &kStampMutator,
+};
+
+}  // namespace
+
+std::span<const MutatorDeclaration* const> allMutators() {
+  return kMutators;
 }
 
 std::span<const MutationSwitch> mutationSwitches() {
   static const std::vector<MutationSwitch> switches = [] {
     std::vector<MutationSwitch> gathered;
-    for (const auto& mutator : allMutators()) {
-      for (const MutationSwitch& declared : mutator->declaration().switches) {
+    for (const MutatorDeclaration* mutator : allMutators()) {
+      for (const MutationSwitch& declared : mutator->switches) {
         const bool known =
             std::any_of(gathered.begin(), gathered.end(),
                         [&](const MutationSwitch& earlier) { return earlier.key == declared.key; });

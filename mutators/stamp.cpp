@@ -1,4 +1,10 @@
-#include "mutators/stamp.h"
+// Records the decision on the workload: aiadmit.dev/class and
+// aiadmit.dev/profile on the object and on every template below it, so that
+// the ReplicaSets, Jobs and Pods that controllers create from it are
+// recognised with the same class and profile, and need no further patch.
+// These annotations are aiadmit's own: a stale value is brought up to date.
+// On an UPDATE that left the template unchanged, only the object is stamped.
+#include "mutators/mutator.h"
 
 #include <algorithm>
 
@@ -66,8 +72,10 @@ bool recordPendingClass(JsonValue& object, const Resolution& resolution,
   return changed;
 }
 
-StampMutator::StampMutator()
-    : Mutator("stamp", {{.key = "stamp", .onByDefault = true}}, kInjectStamps,
-              Runs::AlsoOnUnchangedTemplates, stampDecision) {}
+extern const MutatorDeclaration kStampMutator{.name = "stamp",
+                                              .switches = {{.key = "stamp", .onByDefault = true}},
+                                              .injects = kInjectStamps,
+                                              .runs = Runs::AlsoOnUnchangedTemplates,
+                                              .apply = stampDecision};
 
 }  // namespace aiadmit

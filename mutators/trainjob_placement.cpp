@@ -1,4 +1,15 @@
-#include "mutators/trainjob_placement.h"
+// Aims a TrainJob that asks for GPUs in trainer.resourcesPerNode at the
+// profile's pool. A TrainJob has no pod template: Trainer builds its JobSet
+// from the runtime it names and applies spec.runtimePatches to it, so the
+// pool's tolerations and node selector go into one runtimePatches entry of
+// aiadmit's own, for the `node` replicated job. What another manager's patch
+// already gives that job (a toleration that covers the pool's taint, a node
+// selector key) is left out, and the entry is removed when nothing is
+// missing. A pool known only by required node affinity is left to the
+// runtime, with a notice. A TrainJob written for a Trainer release whose CRD
+// has no runtimePatches (it uses podSpecOverrides or podTemplateOverrides) is
+// left alone: that CRD's schema would drop the entry.
+#include "mutators/mutator.h"
 
 #include <string>
 #include <vector>
@@ -10,6 +21,14 @@
 namespace aiadmit {
 
 namespace {
+
+// The manager of aiadmit's own entry in a TrainJob's spec.runtimePatches
+// (a list keyed by manager, so that users, Kueue and webhooks each own one).
+constexpr std::string_view kRuntimePatchManager = "aiadmit.dev/webhook";
+// The replicated job that trains: Trainer's runtimes name it `node` (the
+// job Trainer gives trainer.resourcesPerNode, numNodes and the trainer's
+// image), which is the one whose Pods ask for the GPUs.
+constexpr std::string_view kTrainerReplicatedJob = "node";
 
 // The most entries the CRD lets spec.runtimePatches hold.
 constexpr rapidjson::SizeType kMaxRuntimePatches = 16;
@@ -187,8 +206,11 @@ bool placeTrainer(MutationContext& context) {
 
 // It writes no pod template (a TrainJob has none), and runs while either of
 // the pool's switches is on.
-TrainJobPlacementMutator::TrainJobPlacementMutator()
-    : Mutator("trainjob-placement", {kTolerationsSwitch, kPlacementSwitch}, kNoTemplatePart,
-              Runs::OnWorkloads, placeTrainer) {}
+extern const MutatorDeclaration kTrainJobPlacementMutator{
+    .name = "trainjob-placement",
+    .switches = {kTolerationsSwitch, kPlacementSwitch},
+    .injects = kNoTemplatePart,
+    .runs = Runs::OnWorkloads,
+    .apply = placeTrainer};
 
 }  // namespace aiadmit

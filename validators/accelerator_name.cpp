@@ -1,4 +1,4 @@
-#include "validators/accelerator_name.h"
+#include "validators/validator.h"
 
 #include <algorithm>
 #include <tuple>
@@ -156,8 +156,7 @@ Violation notOffered(const ValidationContext& context, const ResourceEntry& entr
                                                : inQuotes(suggestion.name);
   std::string fix = "did you mean " + meant + "?";
   if (!suggestion.why.empty()) fix += " (" + suggestion.why + ")";
-  return {AIA003,
-          resourcesFieldPath(context.view, entry.container) + "." + std::string(entry.section),
+  return {resourcesFieldPath(context.view, entry.container) + "." + std::string(entry.section),
           name + inContainer(context.pod, entry.container) + " is not a resource " +
               offeredBy(context, suggestion.name) + " offers",
           std::move(fix), name + " is not offered; did you mean " + meant + "?"};
@@ -169,7 +168,7 @@ std::optional<Violation> offeredByNoNode(const ValidationContext& context,
   if (context.cluster == nullptr || !context.cluster->knows(ClusterKind::Node)) return std::nullopt;
   const std::string name = inQuotes(entry.name);
   Violation violation{
-      AIA003, resourcesFieldPath(context.view, entry.container) + "." + std::string(entry.section),
+      resourcesFieldPath(context.view, entry.container) + "." + std::string(entry.section),
       "no node of this cluster offers " + name + inContainer(context.pod, entry.container) +
           " now, nor does the pool of profile " + context.profile->name + " name it, so the Pod " +
           "waits until a node whose device plugin offers it is added",
@@ -191,10 +190,18 @@ std::optional<NameSuggestion> profileSuggestion(std::string_view name, const Pro
   return suggestionFor(name, *profile);
 }
 
-}  // namespace
-
-void AcceleratorNameValidator::check(const ValidationContext& context,
-                                     std::vector<Violation>& out) const {
+// AIA003: a misspelt accelerator resource name. No node offers
+// "nvidia.com/gpus", so such a Pod stays Pending without a word. A name the
+// selected profile places (its vendor's) but does not allow is judged
+// against the profile's pool; any other name only when it misspells a name a
+// known vendor offers ("amd.com/gpus"), never another vendor's real name
+// (webhook/model/accelerator_vendors.h). The "did you mean" knows the names
+// users carry over from elsewhere: the removed alpha.kubernetes.io/nvidia-gpu,
+// the ".shared" name NVIDIA's device plugin gives time-sliced and MPS GPUs,
+// and MIG slices written otherwise. With a cluster view, a name some node
+// offers is never reported: it is not a misspelling, whatever the profile
+// lists.
+void checkAcceleratorName(const ValidationContext& context, std::vector<Violation>& out) {
   const Profile* profile = context.profile;
   std::vector<std::tuple<ContainerList, size_t, std::string_view>> reported;
   context.pod.forEachAccelerator([&](const ResourceEntry& entry) {
@@ -228,5 +235,10 @@ void AcceleratorNameValidator::check(const ValidationContext& context,
     }
   });
 }
+
+}  // namespace
+
+extern const ValidatorDeclaration kAcceleratorNameValidator{.name = "accelerator-name",
+                                                            .check = checkAcceleratorName};
 
 }  // namespace aiadmit

@@ -1,4 +1,4 @@
-#include "validators/annotation_values.h"
+#include "validators/validator.h"
 
 #include <string>
 #include <vector>
@@ -22,7 +22,7 @@ void checkGpuContainer(const ValidationContext& context, std::vector<Violation>&
   std::string fix = names.empty()    ? std::string("give the Pod a container")
                     : !meant.empty() ? "did you mean " + inQuotes(meant) + "?"
                                      : "name one of " + quotedList(names, "or");
-  out.push_back({AIA001, annotationFieldPath(context, kGpuContainerAnnotation),
+  out.push_back({annotationFieldPath(context, kGpuContainerAnnotation),
                  inQuotes(*named) + " names no container of the Pod, so nothing gets its GPUs",
                  std::move(fix), inQuotes(*named) + " is not a container of the Pod"});
 }
@@ -34,7 +34,7 @@ void checkGpuCount(const ValidationContext& context, std::vector<Violation>& out
   if (quantity && !quantity->isNegative() && !quantity->isZero() && quantity->isWholeNumber()) {
     return;
   }
-  out.push_back({AIA001, annotationFieldPath(context, kGpusAnnotation),
+  out.push_back({annotationFieldPath(context, kGpusAnnotation),
                  inQuotes(*value) + " is not a number of GPUs, so the workload would get none",
                  "write a positive whole number, such as \"1\"",
                  inQuotes(*value) + " is not a GPU count; write a whole number such as \"1\""});
@@ -44,7 +44,7 @@ void checkProfile(const ValidationContext& context, std::vector<Violation>& out)
   if (context.selection.error.empty()) return;
   const std::string workloadClass(className(context.classification.workloadClass));
   Violation violation{
-      AIA001, annotationFieldPath(context, kProfileAnnotation), context.selection.error,
+      annotationFieldPath(context, kProfileAnnotation), context.selection.error,
       "name a profile of class " + workloadClass +
           " that applies to this namespace, or remove the annotation",
       "the profile cannot apply; name a " + workloadClass + " profile or remove it"};
@@ -52,13 +52,19 @@ void checkProfile(const ValidationContext& context, std::vector<Violation>& out)
   out.push_back(std::move(violation));
 }
 
-}  // namespace
-
-void AnnotationValuesValidator::check(const ValidationContext& context,
-                                      std::vector<Violation>& out) const {
+// AIA001: the other aiadmit.dev annotations a developer writes must hold a
+// value aiadmit can use. A gpu-container that names no container, a GPU count
+// that is not a positive whole number, or a profile that cannot apply would
+// otherwise be ignored, and the workload would run without what it asked for.
+void checkAnnotationValues(const ValidationContext& context, std::vector<Violation>& out) {
   checkGpuContainer(context, out);
   checkGpuCount(context, out);
   checkProfile(context, out);
 }
+
+}  // namespace
+
+extern const ValidatorDeclaration kAnnotationValuesValidator{.name = "annotation-values",
+                                                             .check = checkAnnotationValues};
 
 }  // namespace aiadmit

@@ -1,4 +1,4 @@
-#include "validators/claim_device_capacity.h"
+#include "validators/claim_validator.h"
 
 #include <algorithm>
 #include <map>
@@ -53,7 +53,7 @@ Violation tooMany(const ClaimValidationContext& context, const DeviceAlternative
   const std::string what = std::to_string(wanted) + " devices of class " +
                            inQuotes(where.deviceClassName) +
                            (total ? " in all (the claim's requests add up on one node)" : "");
-  return {AIA020, claimFieldPath(context.claim, where, "count"),
+  return {claimFieldPath(context.claim, where, "count"),
           "the " + std::string(claimKindName(context.claim)) + " asks for " + what + ", but " +
               largest.source + " has " + most + ", so a Pod using it would stay Pending forever",
           "ask for at most " + most + " per claim and spread larger runs over several Pods",
@@ -64,7 +64,7 @@ Violation tooMany(const ClaimValidationContext& context, const DeviceAlternative
 Violation noDevicesForAll(const ClaimValidationContext& context, const DeviceAlternative& where,
                           const LargestNode& largest) {
   const std::string name = inQuotes(where.deviceClassName);
-  return {AIA020, claimFieldPath(context.claim, where, "allocationMode"),
+  return {claimFieldPath(context.claim, where, "allocationMode"),
           "allocationMode All needs at least one device of class " + name + " on the node, but " +
               largest.source + " has none, so a Pod using it would stay Pending forever",
           "name a class whose devices the pool's nodes have, or aim the profile at nodes that "
@@ -88,10 +88,19 @@ void checkAlone(const ClaimValidationContext& context, const DeviceAlternative& 
   }
 }
 
-}  // namespace
-
-void ClaimDeviceCapacityValidator::check(const ClaimValidationContext& context,
-                                         std::vector<Violation>& out) const {
+// AIA020: a device request of a ResourceClaim or ResourceClaimTemplate that
+// no node of the profile's pool can ever satisfy, so every Pod using the
+// claim stays Pending:
+//  - more devices of a class than the largest node has: with the cluster
+//    view, the most its ResourceSlices offer one node of the pool; without
+//    it, the profile's gpusPerNode for classes of whole GPUs (a class named
+//    gpu.<driver>: gpu.nvidia.com, gpu.amd.com). The `exactly` requests of
+//    one claim are allocated on one node, so their counts add up per class;
+//  - allocationMode All where the cluster view shows the pool's nodes have
+//    no device of the class (All needs at least one);
+//  - each alternative of a firstAvailable request on its own: one that can
+//    never be chosen is a mistake even when another can.
+void checkClaimDeviceCapacity(const ClaimValidationContext& context, std::vector<Violation>& out) {
   // The exact counts of the claim's `exactly` requests, per class, with the
   // first request that asked.
   struct Need {
@@ -123,5 +132,10 @@ void ClaimDeviceCapacityValidator::check(const ClaimValidationContext& context,
     out.push_back(tooMany(context, *need.first, need.devices, *largest, need.requests > 1));
   }
 }
+
+}  // namespace
+
+extern const ClaimValidatorDeclaration kClaimDeviceCapacityValidator{
+    .name = "claim-device-capacity", .check = checkClaimDeviceCapacity};
 
 }  // namespace aiadmit

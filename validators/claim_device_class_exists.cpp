@@ -1,9 +1,16 @@
-#include "validators/claim_device_class_exists.h"
+#include "validators/claim_validator.h"
 
 namespace aiadmit {
 
-void ClaimDeviceClassExistsValidator::check(const ClaimValidationContext& context,
-                                            std::vector<Violation>& out) const {
+namespace {
+
+// AIA019 on claim objects: a device request of a ResourceClaim or
+// ResourceClaimTemplate (any alternative of a firstAvailable request) names
+// a DeviceClass the cluster view knows does not exist. The same fact as for
+// a Pod's claims (claim_references), found where it was written; says
+// nothing without a cluster view or while DeviceClasses are not listed.
+void checkClaimDeviceClassExists(const ClaimValidationContext& context,
+                                 std::vector<Violation>& out) {
   const ClusterView* cluster = context.cluster;
   if (cluster == nullptr) return;
   std::vector<std::string_view> known;
@@ -28,7 +35,7 @@ void ClaimDeviceClassExistsValidator::check(const ClaimValidationContext& contex
       if (!suggestion.empty()) {
         fix = "did you mean " + inQuotes(suggestion) + "? Set deviceClassName to it";
       }
-      out.push_back({AIA019, claimFieldPath(context.claim, alternative, "deviceClassName"),
+      out.push_back({claimFieldPath(context.claim, alternative, "deviceClassName"),
                      std::move(problem), std::move(fix),
                      "DeviceClass " + quoted + " does not exist" +
                          (suggestion.empty() ? "; name one that exists"
@@ -37,5 +44,12 @@ void ClaimDeviceClassExistsValidator::check(const ClaimValidationContext& contex
     }
   }
 }
+
+}  // namespace
+
+extern const ClaimValidatorDeclaration kClaimDeviceClassExistsValidator{
+    .name = "claim-device-class-exists",
+    .profile = ProfileUse::NotNeeded,
+    .check = checkClaimDeviceClassExists};
 
 }  // namespace aiadmit

@@ -1,4 +1,4 @@
-#include "validators/claim_device_classes.h"
+#include "validators/claim_validator.h"
 
 #include <algorithm>
 
@@ -33,14 +33,18 @@ Violation notAllowed(const ClaimValidationContext& context, const DeviceAlternat
           ", or ask the platform team to add it to the profile's gpu.deviceClasses";
     brief = name + " is not allowed; use " + quotedList(allowed, "or");
   }
-  return {AIA020, claimFieldPath(context.claim, alternative, "deviceClassName"), std::move(problem),
+  return {claimFieldPath(context.claim, alternative, "deviceClassName"), std::move(problem),
           std::move(fix), std::move(brief)};
 }
 
-}  // namespace
-
-void ClaimDeviceClassesValidator::check(const ClaimValidationContext& context,
-                                        std::vector<Violation>& out) const {
+// AIA020: a device request of a ResourceClaim or ResourceClaimTemplate names
+// an accelerator DeviceClass the profile's gpu.deviceClasses does not list
+// (gpu.amd.com on an NVIDIA pool), or a near miss of one it lists
+// ("gpu.nvidia.comm"), with "did you mean". Every alternative of a
+// firstAvailable request is checked. Classes of other devices (NICs, CPUs)
+// are not the profile's to judge; a class the cluster view knows does not
+// exist is AIA019's.
+void checkClaimDeviceClasses(const ClaimValidationContext& context, std::vector<Violation>& out) {
   const Profile& profile = *context.profile;
   const std::vector<std::string_view> allowed(profile.gpu.deviceClasses.begin(),
                                               profile.gpu.deviceClasses.end());
@@ -63,5 +67,10 @@ void ClaimDeviceClassesValidator::check(const ClaimValidationContext& context,
     }
   }
 }
+
+}  // namespace
+
+extern const ClaimValidatorDeclaration kClaimDeviceClassesValidator{
+    .name = "claim-device-classes", .check = checkClaimDeviceClasses};
 
 }  // namespace aiadmit

@@ -1,4 +1,4 @@
-#include "validators/claim_references.h"
+#include "validators/validator.h"
 
 namespace aiadmit {
 
@@ -7,7 +7,7 @@ namespace {
 Violation missingDeviceClass(std::string field, std::string_view deviceClass,
                              std::string_view via) {
   Violation violation{
-      AIA019, std::move(field),
+      std::move(field),
       "DeviceClass " + inQuotes(deviceClass) + std::string(via) +
           " does not exist in the cluster, so no claim for it can be allocated and the Pod " +
           "stays Pending",
@@ -18,10 +18,11 @@ Violation missingDeviceClass(std::string field, std::string_view deviceClass,
   return violation;
 }
 
-}  // namespace
-
-void ClaimReferencesValidator::check(const ValidationContext& context,
-                                     std::vector<Violation>& out) const {
+// AIA019: a Pod's resourceClaims name a ResourceClaimTemplate the namespace
+// does not have, or its device requests (through a template, or a KEP-5004
+// deviceclass.resource.kubernetes.io/<class> name) a DeviceClass the cluster
+// does not have. The Pod would wait for a claim that can never be made.
+void checkClaimReferences(const ValidationContext& context, std::vector<Violation>& out) {
   const ClusterView* cluster = context.cluster;
   if (cluster == nullptr) return;
   const std::string podSpec(context.view.specFieldPath());
@@ -32,7 +33,7 @@ void ClaimReferencesValidator::check(const ValidationContext& context,
     const std::string field = podSpec + "." + source.fieldPath + ".resourceClaimTemplateName";
     if (cluster->hasClaimTemplate(context.namespaceName, name) == Presence::No) {
       const std::string ns(context.namespaceName);
-      out.push_back({AIA019, field,
+      out.push_back({field,
                      "ResourceClaimTemplate " + inQuotes(name) + " does not exist in namespace " +
                          ns + ", so the Pod's claim is never made and the Pod stays Pending",
                      "create the template in namespace " + ns + " (apply it with the workload) " +
@@ -64,5 +65,10 @@ void ClaimReferencesValidator::check(const ValidationContext& context,
         " (named by " + std::string(kDeviceClassResourcePrefix) + request.deviceClassName + ")"));
   }
 }
+
+}  // namespace
+
+extern const ValidatorDeclaration kClaimReferencesValidator{.name = "claim-references",
+                                                            .check = checkClaimReferences};
 
 }  // namespace aiadmit

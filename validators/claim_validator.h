@@ -4,9 +4,9 @@
 // the object (docs/rules.md, "DRA claim objects") and applies its actions.
 #pragma once
 
-#include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "validators/validator.h"
@@ -31,27 +31,21 @@ struct ClaimValidationContext {
   const ClusterView* cluster = nullptr;
 };
 
-class ClaimValidator {
- public:
-  virtual ~ClaimValidator() = default;
-  virtual RuleId rule() const = 0;
-  // Most rules need the profile; those on the cluster view alone do not.
-  virtual bool needsProfile() const { return true; }
-  virtual void check(const ClaimValidationContext& context, std::vector<Violation>& out) const = 0;
-};
-
+// Whether a claim rule needs the profile: most do; those on the cluster view
+// alone do not, and run when no profile applies.
 enum class ProfileUse { Needed, NotNeeded };
 
-// The base of a claim validator of `Rule`: its class then declares only check().
-template <RuleId Rule, ProfileUse Use = ProfileUse::Needed>
-class ClaimRuleValidator : public ClaimValidator {
- public:
-  RuleId rule() const final { return Rule; }
-  bool needsProfile() const final { return Use == ProfileUse::Needed; }
+// A claim validator: one check of one rule, stated once in its own .cpp as a
+// constant that validators/registry.cpp lists in its rule's row:
+//
+//   extern const ClaimValidatorDeclaration kClaimDeviceClassesValidator{
+//       .name = "claim-device-classes", .check = checkClaimDeviceClasses};
+struct ClaimValidatorDeclaration {
+  std::string_view name;  // "claim-device-classes"
+  ProfileUse profile = ProfileUse::Needed;
+  void (*check)(const ClaimValidationContext& context, std::vector<Violation>& out) = nullptr;
 };
-
-// All claim validators, in rule order (validators/registry.cpp).
-const std::vector<std::unique_ptr<const ClaimValidator>>& allClaimValidators();
+static_assert(std::is_trivially_destructible_v<ClaimValidatorDeclaration>);
 
 // "spec.spec.devices.requests[0].exactly.deviceClassName": a field of one
 // alternative of a request, as kubectl names it in the object.

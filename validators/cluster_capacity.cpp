@@ -1,4 +1,4 @@
-#include "validators/cluster_capacity.h"
+#include "validators/validator.h"
 
 #include <algorithm>
 #include <map>
@@ -117,7 +117,7 @@ Violation tooMany(std::string field, int64_t wanted, const std::string& what,
   }
   problem += ", so it would stay Pending forever";
   brief += "; ask for at most " + most;
-  return {AIA016, std::move(field), std::move(problem), std::move(fix), std::move(brief)};
+  return {std::move(field), std::move(problem), std::move(fix), std::move(brief)};
 }
 
 // No node the Pod may land on has any of `resource` now, while nodes it
@@ -132,7 +132,7 @@ std::optional<Violation> noNodeNow(const ClusterView& cluster, const std::string
   const std::optional<NodeCapacity> anywhere = cluster.largestNodeForResourceAnywhere(resource);
   if (!anywhere || anywhere->devices == 0) return std::nullopt;
   Violation violation{
-      AIA016, field,
+      field,
       "none of the nodes the Pod may land on has " + inQuotes(resource) +
           " now, while other nodes do (node " + anywhere->node +
           "), so it waits until a node that matches its node selector, affinity "
@@ -144,10 +144,18 @@ std::optional<Violation> noNodeNow(const ClusterView& cluster, const std::string
   return violation;
 }
 
-}  // namespace
-
-void ClusterCapacityValidator::check(const ValidationContext& context,
-                                     std::vector<Violation>& out) const {
+// AIA016: the Pod asks for more accelerators than the largest node of the
+// cluster that it may land on holds, counted from the nodes' allocatable
+// resources and the devices ResourceSlices publish for them. Unlike AIA006,
+// which trusts the profile's gpusPerNode, this reads the cluster view. It
+// refuses only a lasting "no": where the Pod may land is judged as the API
+// server will admit the Pod (validators/admitted_placement.h); a pool the
+// profile marks as autoscaled (spec.gpu.maxNodeGpus) counts the nodes its
+// autoscaler can add; and no node with any of the resource (a pool scaled
+// to zero, a driver without slices for now) is no answer; where other nodes
+// have the resource, the Pod's selection is what keeps it off them, and that
+// is warned (a node that matches may yet be added), never refused.
+void checkClusterCapacity(const ValidationContext& context, std::vector<Violation>& out) {
   const ClusterView* cluster = context.cluster;
   if (cluster == nullptr) return;
   const Placement placement = admittedPlacement(context.pod, cluster);
@@ -192,5 +200,10 @@ void ClusterCapacityValidator::check(const ValidationContext& context,
                           "devices of class " + inQuotes(deviceClass), *ceiling));
   }
 }
+
+}  // namespace
+
+extern const ValidatorDeclaration kClusterCapacityValidator{.name = "cluster-capacity",
+                                                            .check = checkClusterCapacity};
 
 }  // namespace aiadmit

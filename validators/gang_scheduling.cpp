@@ -1,4 +1,4 @@
-#include "validators/gang_scheduling.h"
+#include "validators/validator.h"
 
 #include <algorithm>
 #include <limits>
@@ -148,10 +148,10 @@ std::string schedulerFix(const ValidationContext& context, const std::string& sc
   return "set schedulerName: " + schedulerName + " in the pod template";
 }
 
-}  // namespace
-
-void GangSchedulingValidator::check(const ValidationContext& context,
-                                    std::vector<Violation>& out) const {
+// AIA010: distributed GPU training without gang scheduling can start in
+// part and hold GPUs while the rest waits, where the profile requires it. A
+// GPU worker asks for GPUs by extended resource or by DRA claim.
+void checkGangScheduling(const ValidationContext& context, std::vector<Violation>& out) {
   const Profile* profile = context.profile;
   if (profile == nullptr || !profile->scheduling.gang.required) return;
   if (context.classification.workloadClass != WorkloadClass::Training) return;
@@ -177,10 +177,15 @@ void GangSchedulingValidator::check(const ValidationContext& context,
     means += (means.empty() ? "label " : " or label ") + gang.queueLabel;
   }
   const std::string workerCount = std::to_string(workers.count) + " GPU workers";
-  out.push_back({AIA010, workers.field,
+  out.push_back({workers.field,
                  workerCount + " (" + workers.why +
                      ") without gang scheduling can start in part and hold GPUs idle",
                  std::move(fix), workerCount + " need gang scheduling: " + means});
 }
+
+}  // namespace
+
+extern const ValidatorDeclaration kGangSchedulingValidator{
+    .name = "gang-scheduling", .scope = Scope::Workload, .check = checkGangScheduling};
 
 }  // namespace aiadmit

@@ -1,4 +1,4 @@
-#include "validators/gpu_limits_match.h"
+#include "validators/validator.h"
 
 #include "webhook/model/quantity.h"
 #include "webhook/model/resources.h"
@@ -18,7 +18,7 @@ bool cannotBeOvercommitted(const PodReader& pod, const ResourceEntry& entry) {
 Violation requestWithoutLimit(const ValidationContext& context, const ResourceEntry& entry) {
   const std::string name = inQuotes(entry.name);
   const std::string amount = quantityText(entry.value);
-  return {AIA005, resourcesFieldPath(context.view, entry.container) + ".limits",
+  return {resourcesFieldPath(context.view, entry.container) + ".limits",
           name + inContainer(context.pod, entry.container) + " is requested (" + amount +
               ") without a limit, and no extended resource can be overcommitted: the API server "
               "refuses it",
@@ -32,7 +32,7 @@ Violation requestDifferentFromLimit(const ValidationContext& context, const Reso
   const std::string requested = quantityText(entry.value);
   const std::string limited = quantityText(limit);
   const std::string amounts = " requests " + requested + " but limits " + limited;
-  return {AIA005, resourcesFieldPath(context.view, entry.container) + ".requests",
+  return {resourcesFieldPath(context.view, entry.container) + ".requests",
           name + inContainer(context.pod, entry.container) + amounts +
               ", and no extended resource can be overcommitted: the API server refuses it",
           "make both " + requested + " or both " + limited +
@@ -40,10 +40,12 @@ Violation requestDifferentFromLimit(const ValidationContext& context, const Reso
           name + amounts + "; make them equal"};
 }
 
-}  // namespace
-
-void GpuLimitsMatchValidator::check(const ValidationContext& context,
-                                    std::vector<Violation>& out) const {
+// AIA005: a request of an extended resource (a GPU of any vendor, an NPU, an
+// FPGA, an RDMA device) must equal its limit, and needs one. No extended
+// resource can be overcommitted: the API server refuses the difference, for
+// a custom resource only when its operator creates the Pods, and with a
+// message that does not say which value to change.
+void checkGpuLimitsMatch(const ValidationContext& context, std::vector<Violation>& out) {
   context.pod.forEachResource([&](const ResourceEntry& entry) {
     if (entry.section != "requests" || !cannotBeOvercommitted(context.pod, entry)) return;
     const auto requested = Quantity::fromJson(entry.value);
@@ -60,5 +62,10 @@ void GpuLimitsMatchValidator::check(const ValidationContext& context,
     out.push_back(requestDifferentFromLimit(context, entry, *limit));
   });
 }
+
+}  // namespace
+
+extern const ValidatorDeclaration kGpuLimitsMatchValidator{.name = "gpu-limits-match",
+                                                           .check = checkGpuLimitsMatch};
 
 }  // namespace aiadmit

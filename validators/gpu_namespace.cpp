@@ -1,11 +1,13 @@
-#include "validators/gpu_namespace.h"
+#include "validators/validator.h"
 
 #include <algorithm>
 
 namespace aiadmit {
 
-void GpuNamespaceValidator::check(const ValidationContext& context,
-                                  std::vector<Violation>& out) const {
+namespace {
+
+// AIA012: GPUs requested in a namespace the profile does not allow.
+void checkGpuNamespace(const ValidationContext& context, std::vector<Violation>& out) {
   const Profile* profile = context.profile;
   if (profile == nullptr) return;
   const std::vector<std::string>& allowed = profile->gpu.allowedNamespaces;
@@ -21,12 +23,17 @@ void GpuNamespaceValidator::check(const ValidationContext& context,
   for (const std::string& pattern : allowed) {
     namespaces += (namespaces.empty() ? "" : ", ") + pattern;
   }
-  out.push_back({AIA012, "metadata.namespace",
+  out.push_back({"metadata.namespace",
                  "namespace " + std::string(context.namespaceName) + " may not use GPUs under " +
                      "profile " + profile->name,
                  "run it in " + namespaces + ", or ask the platform team for GPU access",
                  "no GPUs in namespace " + std::string(context.namespaceName) + " (profile " +
                      profile->name + ")"});
 }
+
+}  // namespace
+
+extern const ValidatorDeclaration kGpuNamespaceValidator{.name = "gpu-namespace",
+                                                         .check = checkGpuNamespace};
 
 }  // namespace aiadmit

@@ -1,4 +1,4 @@
-#include "validators/gpu_quantity.h"
+#include "validators/validator.h"
 
 #include "webhook/model/quantity.h"
 #include "webhook/model/resources.h"
@@ -20,10 +20,11 @@ std::string offeredSlice(const Profile* profile) {
   return pattern;
 }
 
-}  // namespace
-
-void GpuQuantityValidator::check(const ValidationContext& context,
-                                 std::vector<Violation>& out) const {
+// AIA004: an accelerator quantity must be a whole number. Devices are not
+// divisible: the API server refuses "0.5", "500m" or "-1" tersely. A 0 is
+// no request (a container without the resource, as the API server, the
+// scheduler and the device plugin take it), and not this rule's.
+void checkGpuQuantity(const ValidationContext& context, std::vector<Violation>& out) {
   context.pod.forEachAccelerator([&](const ResourceEntry& entry) {
     // A 0 never gets here: the reader leaves it out, as a container without GPUs.
     const auto quantity = Quantity::fromJson(entry.value);
@@ -57,10 +58,14 @@ void GpuQuantityValidator::check(const ValidationContext& context,
       }
     }
     out.push_back(
-        {AIA004,
-         resourcesFieldPath(context.view, entry.container) + "." + std::string(entry.section),
+        {resourcesFieldPath(context.view, entry.container) + "." + std::string(entry.section),
          std::move(problem), std::move(fix), std::move(brief)});
   });
 }
+
+}  // namespace
+
+extern const ValidatorDeclaration kGpuQuantityValidator{.name = "gpu-quantity",
+                                                        .check = checkGpuQuantity};
 
 }  // namespace aiadmit

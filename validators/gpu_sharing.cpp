@@ -1,4 +1,4 @@
-#include "validators/gpu_sharing.h"
+#include "validators/validator.h"
 
 #include <algorithm>
 #include <tuple>
@@ -7,8 +7,11 @@
 
 namespace aiadmit {
 
-void GpuSharingValidator::check(const ValidationContext& context,
-                                std::vector<Violation>& out) const {
+namespace {
+
+// AIA013: shared GPUs (MIG slices, time-slicing, MPS) for a class whose
+// profile forbids sharing, such as training that needs whole devices.
+void checkGpuSharing(const ValidationContext& context, std::vector<Violation>& out) {
   const Profile* profile = context.profile;
   if (profile == nullptr || profile->gpu.sharingAllowed) return;
   const std::string_view workloadClass = className(profile->workloadClass);
@@ -16,7 +19,7 @@ void GpuSharingValidator::check(const ValidationContext& context,
   // `what` names the shared GPUs in the message, `briefly` in the warning.
   auto report = [&](std::string field, const std::string& what, const std::string& briefly,
                     std::string_view verb, std::string fix) {
-    out.push_back({AIA013, std::move(field),
+    out.push_back({std::move(field),
                    what + " " + std::string(verb) + ", and " + std::string(workloadClass) +
                        " work may not share GPUs",
                    std::move(fix),
@@ -79,5 +82,10 @@ void GpuSharingValidator::check(const ValidationContext& context,
     }
   }
 }
+
+}  // namespace
+
+extern const ValidatorDeclaration kGpuSharingValidator{.name = "gpu-sharing",
+                                                       .check = checkGpuSharing};
 
 }  // namespace aiadmit

@@ -1,4 +1,4 @@
-#include "validators/gpus_per_node.h"
+#include "validators/validator.h"
 
 #include <limits>
 
@@ -49,10 +49,10 @@ std::string whatIsAsked(const ValidationContext& context, const std::string& res
   return "GPUs (" + parts + ")";
 }
 
-}  // namespace
-
-void GpusPerNodeValidator::check(const ValidationContext& context,
-                                 std::vector<Violation>& out) const {
+// AIA006: a Pod cannot ask for more GPUs than the largest node of its pool
+// has (GPUs by extended resource and those its DRA claims certainly need);
+// the scheduler would keep it Pending forever.
+void checkGpusPerNode(const ValidationContext& context, std::vector<Violation>& out) {
   const Profile* profile = context.profile;
   if (profile == nullptr) return;
   const std::string& resource = profile->gpu.resourceName;
@@ -72,7 +72,7 @@ void GpusPerNodeValidator::check(const ValidationContext& context,
   if (wanted <= perNode) return;
 
   const std::string what = whatIsAsked(context, resource, extended);
-  out.push_back({AIA006, askingField(context, resource),
+  out.push_back({askingField(context, resource),
                  "the Pod asks for " + std::to_string(wanted) + " " + what +
                      " but the largest node of the GPU pool has " + std::to_string(perNode) +
                      ", so it would stay Pending forever",
@@ -82,5 +82,10 @@ void GpusPerNodeValidator::check(const ValidationContext& context,
                      " in one Pod, but GPU nodes have " + std::to_string(perNode) +
                      "; ask for at most " + std::to_string(perNode)});
 }
+
+}  // namespace
+
+extern const ValidatorDeclaration kGpusPerNodeValidator{.name = "gpus-per-node",
+                                                        .check = checkGpusPerNode};
 
 }  // namespace aiadmit

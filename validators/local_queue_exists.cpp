@@ -1,9 +1,15 @@
-#include "validators/local_queue_exists.h"
+#include "validators/validator.h"
 
 namespace aiadmit {
 
-void LocalQueueExistsValidator::check(const ValidationContext& context,
-                                      std::vector<Violation>& out) const {
+namespace {
+
+constexpr std::string_view kKueueQueueLabel = "kueue.x-k8s.io/queue-name";
+
+// AIA018: the kueue.x-k8s.io/queue-name label names a LocalQueue that the
+// namespace does not have. Kueue then keeps the workload suspended (its Pods
+// never appear) with only a condition on a Workload object to say why.
+void checkLocalQueueExists(const ValidationContext& context, std::vector<Violation>& out) {
   if (context.cluster == nullptr) return;
   // Kueue reads the label on the object it manages; for Pods of a plain Pod
   // group it is the Pod's own, which is the template's for a controller.
@@ -17,7 +23,7 @@ void LocalQueueExistsValidator::check(const ValidationContext& context,
   if (queue.empty()) return;
   if (context.cluster->hasLocalQueue(context.namespaceName, queue) != Presence::No) return;
   const std::string ns(context.namespaceName);
-  out.push_back({AIA018, std::move(field),
+  out.push_back({std::move(field),
                  "LocalQueue " + inQuotes(queue) + " does not exist in namespace " + ns +
                      ", so Kueue keeps the workload suspended and it never starts",
                  "name a LocalQueue that `kubectl get localqueues -n " + ns +
@@ -26,5 +32,10 @@ void LocalQueueExistsValidator::check(const ValidationContext& context,
                      "; name one that exists"});
   out.back().absent = ClusterRef{ClusterKind::LocalQueue, ns, std::string(queue)};
 }
+
+}  // namespace
+
+extern const ValidatorDeclaration kLocalQueueExistsValidator{.name = "local-queue-exists",
+                                                             .check = checkLocalQueueExists};
 
 }  // namespace aiadmit

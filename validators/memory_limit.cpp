@@ -1,9 +1,12 @@
-#include "validators/memory_limit.h"
+#include "validators/validator.h"
 
 namespace aiadmit {
 
-void MemoryLimitValidator::check(const ValidationContext& context,
-                                 std::vector<Violation>& out) const {
+namespace {
+
+// AIA015: a realtime GPU server without a memory limit can grow until it
+// starves its GPU node (warns by default).
+void checkMemoryLimit(const ValidationContext& context, std::vector<Violation>& out) {
   if (context.classification.workloadClass != WorkloadClass::Realtime) return;
   for (const PodContainer& serving : context.pod.containers()) {
     if (serving.list != ContainerList::Containers) continue;
@@ -13,7 +16,7 @@ void MemoryLimitValidator::check(const ValidationContext& context,
     const std::string problem =
         (name.empty() ? std::string("the GPU server") : "GPU server " + inQuotes(name)) +
         " has no memory limit";
-    Violation violation{AIA015, resourcesFieldPath(context.view, serving) + ".limits",
+    Violation violation{resourcesFieldPath(context.view, serving) + ".limits",
                         problem + ", so it can grow until it starves the node", "set limits.memory",
                         problem + "; set limits.memory"};
     // The field path names the container too: a name too long to fit beside
@@ -23,5 +26,10 @@ void MemoryLimitValidator::check(const ValidationContext& context,
     out.push_back(std::move(violation));
   }
 }
+
+}  // namespace
+
+extern const ValidatorDeclaration kMemoryLimitValidator{.name = "memory-limit",
+                                                        .check = checkMemoryLimit};
 
 }  // namespace aiadmit

@@ -1,4 +1,4 @@
-#include "validators/pool_conflict.h"
+#include "validators/validator.h"
 
 #include "webhook/codec/text.h"
 #include "webhook/policy/accelerators.h"
@@ -19,17 +19,16 @@ void checkTermsWithinPool(const ValidationContext& context, const Profile& profi
   if (!site) return;
   const std::string own = describeRequirement(site->podRequirement);
   const std::string expected = describeRequirement(site->poolRequirement);
-  out.push_back({AIA008, context.view.specFieldPath() + "." + site->fieldPath(),
+  out.push_back({context.view.specFieldPath() + "." + site->fieldPath(),
                  own + " reaches nodes outside the GPU pool (" + expected +
                      "), so the Pod could run where the profile does not place GPU work",
                  "match " + expected + " or drop the expression",
                  own + " reaches beyond the GPU pool; match " + expected});
 }
 
-}  // namespace
-
-void PoolConflictValidator::check(const ValidationContext& context,
-                                  std::vector<Violation>& out) const {
+// AIA008: a node selection that excludes the profile's pool, or a GPU Pod
+// that does not tolerate the pool's taints, can never be scheduled there.
+void checkPoolConflict(const ValidationContext& context, std::vector<Violation>& out) {
   const Profile* profile = context.profile;
   if (profile == nullptr) return;
   // A template that is only a ResourceRequirements (a TrainJob's
@@ -65,7 +64,7 @@ void PoolConflictValidator::check(const ValidationContext& context,
       brief = "no term matches the GPU pool (" + expected + ")";
       fix = "let at least one term match " + expected;
     }
-    out.push_back({AIA008, std::string(podSpec) + "." + site.fieldPath(),
+    out.push_back({std::string(podSpec) + "." + site.fieldPath(),
                    problem + ", so no GPU node can run the Pod", std::move(fix), std::move(brief)});
   }
 
@@ -79,7 +78,7 @@ void PoolConflictValidator::check(const ValidationContext& context,
     const std::string described = describeToleration(*taint);
     const bool exists = taint->op == "Exists";
     const std::string_view value = exists ? "" : std::string_view(taint->value);
-    out.push_back({AIA008, concat(podSpec, ".tolerations"),
+    out.push_back({concat(podSpec, ".tolerations"),
                    concat("the GPU pool's taint ", described,
                           " is not tolerated, so no GPU node can run the Pod"),
                    concat("add a toleration for it (key ", taint->key, ", operator ", taint->op,
@@ -88,5 +87,10 @@ void PoolConflictValidator::check(const ValidationContext& context,
                    concat("no toleration for the GPU pool's taint ", described)});
   }
 }
+
+}  // namespace
+
+extern const ValidatorDeclaration kPoolConflictValidator{.name = "pool-conflict",
+                                                         .check = checkPoolConflict};
 
 }  // namespace aiadmit

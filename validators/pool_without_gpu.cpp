@@ -1,4 +1,4 @@
-#include "validators/pool_without_gpu.h"
+#include "validators/validator.h"
 
 namespace aiadmit {
 
@@ -82,10 +82,9 @@ bool aimsAtPool(const JsonValue* podSpec, const Profile& profile, const ClusterV
   return true;
 }
 
-}  // namespace
-
-void PoolWithoutGpuValidator::check(const ValidationContext& context,
-                                    std::vector<Violation>& out) const {
+// AIA007: a Pod aimed at the GPU pool that asks for no GPU holds a GPU
+// node's CPU and memory and leaves its GPUs idle.
+void checkPoolWithoutGpu(const ValidationContext& context, std::vector<Violation>& out) {
   const JsonValue* spec = context.view.spec;
   // Cheapest exits first: this rule sees every Pod of the opted-in namespaces.
   if (!isObject(spec)) return;
@@ -124,12 +123,17 @@ void PoolWithoutGpuValidator::check(const ValidationContext& context,
   }
 
   Violation violation{
-      AIA007, context.view.specFieldPath() + "." + aim.field,
+      context.view.specFieldPath() + "." + aim.field,
       aim.problem + " but no container asks for a GPU",
       "request \"" + aim.profile->gpu.resourceName + "\", or leave " + std::string(aim.leaveOut),
       "aims at the GPU pool but asks for no GPU; request one or remove it"};
   if (context.profile == nullptr) violation.profile = aim.profile;
   out.push_back(std::move(violation));
 }
+
+}  // namespace
+
+extern const ValidatorDeclaration kPoolWithoutGpuValidator{
+    .name = "pool-without-gpu", .appliesToUnclassified = true, .check = checkPoolWithoutGpu};
 
 }  // namespace aiadmit

@@ -1,6 +1,4 @@
-#include "validators/priority_class.h"
-
-#include "webhook/codec/json_pointer.h"
+#include "validators/validator.h"
 
 namespace aiadmit {
 
@@ -25,7 +23,7 @@ void judge(const ValidationContext& context, std::string_view priorityClass, std
   if (!scheduling.priorityClassName.empty() && profile->mutations.on("scheduling")) {
     fix += ", or leave it out";
   }
-  out.push_back({AIA011, std::move(field),
+  out.push_back({std::move(field),
                  inQuotes(priorityClass) + " is not allowed for " +
                      std::string(className(profile->workloadClass)) + " work in namespace " +
                      std::string(context.namespaceName),
@@ -35,27 +33,30 @@ void judge(const ValidationContext& context, std::string_view priorityClass, std
                      quotedList(allowed, "or")});
 }
 
-}  // namespace
-
-OperatorPriorityClass operatorPriorityClass(const ValidationContext& context) {
-  const WorkloadType* type = context.view.type;
-  if (type == nullptr || type->scheduling.priorityClassName.empty()) return {};
-  const std::string& pointer = type->scheduling.priorityClassName;
-  const std::string_view name = stringOf(valueAt(context.object, pointer));
-  if (name.empty()) return {};
-  return {name, fieldPathOf(context.object, pointer)};
-}
-
-void PriorityClassValidator::check(const ValidationContext& context,
-                                   std::vector<Violation>& out) const {
+// AIA011: a priorityClassName the profile does not allow for its class in
+// this namespace would jump or starve the GPU queue.
+void checkPriorityClass(const ValidationContext& context, std::vector<Violation>& out) {
   judge(context, stringMember(context.view.spec, "priorityClassName"),
         context.view.specFieldPath() + ".priorityClassName", out);
 }
 
-void OperatorPriorityClassValidator::check(const ValidationContext& context,
-                                           std::vector<Violation>& out) const {
+// AIA011 on the operator's own priority field (a Volcano Job's
+// spec.priorityClassName, KubeRay's ray.io/priority-class-name label, a
+// Kubeflow job's runPolicy.schedulingPolicy.priorityClass): it ranks the
+// workload's Pods or their gang group as a template's class does. Judged once
+// for the workload, since the field is the object's and no template's.
+void checkOperatorPriorityClass(const ValidationContext& context, std::vector<Violation>& out) {
   OperatorPriorityClass own = operatorPriorityClass(context);
   judge(context, own.name, std::move(own.field), out);
 }
+
+}  // namespace
+
+extern const ValidatorDeclaration kPriorityClassValidator{.name = "priority-class",
+                                                          .check = checkPriorityClass};
+extern const ValidatorDeclaration kOperatorPriorityClassValidator{
+    .name = "operator-priority-class",
+    .scope = Scope::Workload,
+    .check = checkOperatorPriorityClass};
 
 }  // namespace aiadmit

@@ -1,6 +1,4 @@
-#include "validators/priority_class_exists.h"
-
-#include "validators/priority_class.h"
+#include "validators/validator.h"
 
 namespace aiadmit {
 
@@ -10,7 +8,7 @@ void judge(const ValidationContext& context, std::string_view name, std::string 
            std::string_view refused, std::vector<Violation>& out) {
   if (context.cluster == nullptr) return;
   if (name.empty() || context.cluster->hasPriorityClass(name) != Presence::No) return;
-  out.push_back({AIA017, std::move(field),
+  out.push_back({std::move(field),
                  "PriorityClass " + inQuotes(name) + " does not exist in the cluster, so " +
                      std::string(refused),
                  "create the PriorityClass, or name one that `kubectl get priorityclasses` lists",
@@ -19,20 +17,32 @@ void judge(const ValidationContext& context, std::string_view name, std::string 
   out.back().absent = ClusterRef{ClusterKind::PriorityClass, "", std::string(name)};
 }
 
-}  // namespace
-
-void PriorityClassExistsValidator::check(const ValidationContext& context,
-                                         std::vector<Violation>& out) const {
+// AIA017: the Pod names a priorityClassName that the cluster does not have.
+// The API server refuses such a Pod, and a controller's Pods then fail one by
+// one long after the workload was applied.
+void checkPriorityClassExists(const ValidationContext& context, std::vector<Violation>& out) {
   judge(context, stringMember(context.view.spec, "priorityClassName"),
         context.view.specFieldPath() + ".priorityClassName", "the API server refuses the Pods",
         out);
 }
 
-void OperatorPriorityClassExistsValidator::check(const ValidationContext& context,
-                                                 std::vector<Violation>& out) const {
+// AIA017 on the operator's own priority field (OperatorPriorityClassValidator
+// names them): the operator gives the class to the Pods, or to the gang group
+// Volcano ranks them by, so a class the cluster lacks fails them the same way.
+void checkOperatorPriorityClassExists(const ValidationContext& context,
+                                      std::vector<Violation>& out) {
   OperatorPriorityClass own = operatorPriorityClass(context);
   judge(context, own.name, std::move(own.field),
         "what the operator gives it to (its Pods, or their gang group) cannot be made", out);
 }
+
+}  // namespace
+
+extern const ValidatorDeclaration kPriorityClassExistsValidator{.name = "priority-class-exists",
+                                                                .check = checkPriorityClassExists};
+extern const ValidatorDeclaration kOperatorPriorityClassExistsValidator{
+    .name = "operator-priority-class-exists",
+    .scope = Scope::Workload,
+    .check = checkOperatorPriorityClassExists};
 
 }  // namespace aiadmit

@@ -1,9 +1,15 @@
-#include "validators/readiness_probe.h"
+#include "validators/validator.h"
 
 namespace aiadmit {
 
-void ReadinessProbeValidator::check(const ValidationContext& context,
-                                    std::vector<Violation>& out) const {
+namespace {
+
+// AIA009: a realtime GPU server without a readiness probe takes traffic
+// before its model is loaded. Only where aiadmit could not inject one, and
+// never on Pods that serve no traffic: an operator's workers (the table's
+// roles without probes) or the ranks of a multi-node server that share its
+// template (ranksOfOneServer).
+void checkReadinessProbe(const ValidationContext& context, std::vector<Violation>& out) {
   if (context.classification.workloadClass != WorkloadClass::Realtime) return;
   // A 0 of a GPU asks for none: such a Pod is no GPU server.
   if (!context.pod.asksForAccelerator()) return;
@@ -27,12 +33,17 @@ void ReadinessProbeValidator::check(const ValidationContext& context,
 
   const std::string_view name = serving->name;
   const std::string server = name.empty() ? std::string("the model server") : inQuotes(name);
-  out.push_back({AIA009, containerFieldPath(context.view, *serving),
+  out.push_back({containerFieldPath(context.view, *serving),
                  server + " has no readinessProbe, so it gets traffic before its model is loaded",
                  probesOn ? "declare its TCP port under ports so aiadmit adds one, or add one"
                           : "add a readinessProbe that passes once the model is loaded",
                  server + " has no readinessProbe; " +
                      (probesOn ? "declare its TCP port or add one" : "add one")});
 }
+
+}  // namespace
+
+extern const ValidatorDeclaration kReadinessProbeValidator{.name = "readiness-probe",
+                                                           .check = checkReadinessProbe};
 
 }  // namespace aiadmit

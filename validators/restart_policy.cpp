@@ -1,9 +1,12 @@
-#include "validators/restart_policy.h"
+#include "validators/validator.h"
 
 namespace aiadmit {
 
-void RestartPolicyValidator::check(const ValidationContext& context,
-                                   std::vector<Violation>& out) const {
+namespace {
+
+// AIA014: training and batch Pods must not restart Always: a finished run
+// would start over and keep its GPUs.
+void checkRestartPolicy(const ValidationContext& context, std::vector<Violation>& out) {
   const WorkloadClass workloadClass = context.classification.workloadClass;
   if (workloadClass != WorkloadClass::Training && workloadClass != WorkloadClass::Batch) return;
   // Kubernetes' own kinds only: a bare Pod and the Pods of a Job (a kind
@@ -17,12 +20,17 @@ void RestartPolicyValidator::check(const ValidationContext& context,
   if (policy != "Always" && !defaulted) return;
 
   out.push_back(
-      {AIA014, context.view.specFieldPath() + ".restartPolicy",
+      {context.view.specFieldPath() + ".restartPolicy",
        "a " + std::string(className(workloadClass)) + " Pod with restartPolicy Always" +
            (defaulted ? " (the default)" : "") + " starts over when it finishes and keeps its GPUs",
        "set restartPolicy: Never or OnFailure",
        std::string(className(workloadClass)) + " Pod restarts Always" +
            (defaulted ? " (the default)" : "") + "; set restartPolicy Never or OnFailure"});
 }
+
+}  // namespace
+
+extern const ValidatorDeclaration kRestartPolicyValidator{.name = "restart-policy",
+                                                          .check = checkRestartPolicy};
 
 }  // namespace aiadmit

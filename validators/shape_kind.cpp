@@ -1,9 +1,12 @@
-#include "validators/shape_kind.h"
+#include "validators/validator.h"
 
 namespace aiadmit {
 
-void ShapeKindValidator::check(const ValidationContext& context,
-                               std::vector<Violation>& out) const {
+namespace {
+
+// AIA002: the declared shape must suit the kind. A Deployment restarts
+// finished training forever; a Job stops serving when its Pods exit.
+void checkShapeKind(const ValidationContext& context, std::vector<Violation>& out) {
   const WorkloadClass declared = context.classification.workloadClass;
   const bool runsToCompletion =
       declared == WorkloadClass::Training || declared == WorkloadClass::Batch;
@@ -19,7 +22,7 @@ void ShapeKindValidator::check(const ValidationContext& context,
   auto field = [&] { return annotationFieldPath(context, annotation); };
 
   if (runsToCompletion && servesForever) {
-    out.push_back({AIA002, field(),
+    out.push_back({field(),
                    std::string(className(declared)) + " runs to completion, but a " +
                        std::string(kind) + " restarts its Pods forever",
                    "run it as a Job, or declare it realtime if it serves traffic",
@@ -27,11 +30,16 @@ void ShapeKindValidator::check(const ValidationContext& context,
                        " restarts forever; run it as a Job"});
   } else if (declared == WorkloadClass::Realtime && finishes) {
     out.push_back(
-        {AIA002, field(),
+        {field(),
          "realtime serves until stopped, but a " + std::string(kind) + " runs to completion",
          "run it as a Deployment or StatefulSet, or declare it batch",
          "realtime as a " + std::string(kind) + " stops serving; use a Deployment"});
   }
 }
+
+}  // namespace
+
+extern const ValidatorDeclaration kShapeKindValidator{
+    .name = "shape-kind", .scope = Scope::Workload, .check = checkShapeKind};
 
 }  // namespace aiadmit

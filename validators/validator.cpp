@@ -1,5 +1,6 @@
 #include "validators/validator.h"
 
+#include "webhook/codec/json_pointer.h"
 #include "webhook/codec/text.h"
 #include "webhook/codec/warnings.h"
 
@@ -66,6 +67,15 @@ std::string annotationFieldPath(const ValidationContext& context, std::string_vi
                                    ? context.view.metadataFieldPath()
                                    : std::string("metadata");
   return metadata + ".annotations[" + std::string(key) + "]";
+}
+
+OperatorPriorityClass operatorPriorityClass(const ValidationContext& context) {
+  const WorkloadType* type = context.view.type;
+  if (type == nullptr || type->scheduling.priorityClassName.empty()) return {};
+  const std::string& pointer = type->scheduling.priorityClassName;
+  const std::string_view name = stringOf(valueAt(context.object, pointer));
+  if (name.empty()) return {};
+  return {name, fieldPathOf(context.object, pointer)};
 }
 
 std::string describePool(const Placement& placement) {

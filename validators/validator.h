@@ -1,13 +1,16 @@
 // A validator checks one rule of the catalogue against the final object, the
 // one the API server will store, and reports violations. The engine applies
-// the profile's action (deny, warn, off) and formats the answer.
+// the profile's action (deny, warn, off) and formats the answer. Each is a
+// declaration (ValidatorDeclaration) in its own .cpp, listed under its rule
+// in validators/registry.cpp.
 #pragma once
 
-#include <memory>
+#include <cstddef>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "webhook/cluster/cluster_ref.h"
@@ -26,13 +29,15 @@
 namespace aiadmit {
 
 struct Violation {
-  RuleId rule;
   std::string field;    // kubectl field path: spec.template.spec.containers[0].resources.limits
   std::string problem;  // what is wrong, and what it leads to
   std::string fix;      // how to fix it
   // Problem and fix in a few words, for admission warnings, which the API
   // server keeps short: `"nvidia.com/gpus" is not offered; did you mean ...`.
   std::string brief;
+  // The rule broken: set by the engine from the row of the registry that
+  // lists the check (runCheck), so a check never states it.
+  RuleId rule{};
   // The profile whose rule actions apply, for objects that have no selected
   // profile (AIA007 on objects that are not AI workloads); null otherwise.
   const Profile* profile = nullptr;
@@ -100,31 +105,39 @@ struct ValidationContext {
   RuleTarget target = RuleTarget::Controller;
 };
 
-class Validator {
- public:
-  virtual ~Validator() = default;
-  virtual RuleId rule() const = 0;
+// Template: the rule judges each pod template on its own (GPUs per Pod, a
+// container's limits). Workload: it judges the workload as a whole (all GPU
+// workers together, the class against the kind).
+enum class Scope { Template, Workload };
+
+// A validator: one check of one rule, stated once in its own .cpp as a
+// constant that validators/registry.cpp lists in its rule's row:
+//
+//   extern const ValidatorDeclaration kGpuQuantityValidator{
+//       .name = "gpu-quantity", .scope = Scope::Template, .check = checkGpuQuantity};
+//
+// The check appends a Violation for each problem it finds.
+struct ValidatorDeclaration {
+  std::string_view name;  // "gpu-quantity"
+  Scope scope = Scope::Template;
   // Most rules only concern AI workloads; AIA007 also looks at the rest.
-  virtual bool appliesToUnclassified() const { return false; }
-  // Template: the rule judges each pod template on its own (GPUs per Pod, a
-  // container's limits). Workload: it judges the workload as a whole (all
-  // GPU workers together, the class against the kind).
-  enum class Scope { Template, Workload };
-  virtual Scope scope() const { return Scope::Template; }
-  virtual void check(const ValidationContext& context, std::vector<Violation>& out) const = 0;
+  bool appliesToUnclassified = false;
+  void (*check)(const ValidationContext& context, std::vector<Violation>& out) = nullptr;
 };
+// A declaration is a constant that needs no code to run before main, so the
+// registry may be read while other files' constants are initialised.
+static_assert(std::is_trivially_destructible_v<ValidatorDeclaration>);
 
-// The base of a validator of `Rule` in `RuleScope`: its class then declares
-// only check() (and appliesToUnclassified() for the rule that needs it).
-template <RuleId Rule, Validator::Scope RuleScope = Validator::Scope::Template>
-class RuleValidator : public Validator {
- public:
-  RuleId rule() const final { return Rule; }
-  Scope scope() const final { return RuleScope; }
-};
-
-// All validators, in rule order (validators/registry.cpp).
-const std::vector<std::unique_ptr<const Validator>>& allValidators();
+// Runs `check` of a declaration listed under `rule` and gives each violation
+// it appends that rule; returns where they begin in `out`.
+template <class Declaration, class Context>
+size_t runCheck(RuleId rule, const Declaration& declaration, const Context& context,
+                std::vector<Violation>& out) {
+  const size_t first = out.size();
+  declaration.check(context, out);
+  for (size_t i = first; i < out.size(); ++i) out[i].rule = rule;
+  return first;
+}
 
 // "spec.template.spec.containers[1]" for the container at `index` of `list`.
 std::string containerFieldPath(const PodTemplateView& view, ContainerList list, size_t index);
@@ -133,6 +146,15 @@ std::string containerFieldPath(const PodTemplateView& view, ContainerList list, 
 // reader found the annotation: the pod template when it carries it (its value
 // wins), else the object's own metadata.
 std::string annotationFieldPath(const ValidationContext& context, std::string_view key);
+
+// The operator's priority field of the context's workload, and its kubectl
+// field path ("metadata.labels[ray.io/priority-class-name]"); an empty name
+// when the kind has no such field or the object leaves it unset.
+struct OperatorPriorityClass {
+  std::string_view name;
+  std::string field;
+};
+OperatorPriorityClass operatorPriorityClass(const ValidationContext& context);
 
 // The node labels and taints of a profile's pool, for messages:
 // "accelerator=nvidia, taint accelerator=gpu:NoSchedule".

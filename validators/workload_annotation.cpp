@@ -1,4 +1,4 @@
-#include "validators/workload_annotation.h"
+#include "validators/validator.h"
 
 #include <algorithm>
 #include <utility>
@@ -32,10 +32,9 @@ std::string_view classForSynonym(std::string_view value) {
   return {};
 }
 
-}  // namespace
-
-void WorkloadAnnotationValidator::check(const ValidationContext& context,
-                                        std::vector<Violation>& out) const {
+// AIA001: aiadmit.dev/workload must name a class. A typo would otherwise
+// silently fall back to the kind's default class and its profile.
+void checkWorkloadAnnotation(const ValidationContext& context, std::vector<Violation>& out) {
   if (!context.classification.unknownWorkloadValue) return;
   const std::string& value = *context.classification.unknownWorkloadValue;
 
@@ -46,10 +45,15 @@ void WorkloadAnnotationValidator::check(const ValidationContext& context,
   }
   const std::string classes = "training, batch or realtime";
   out.push_back(
-      {AIA001, annotationFieldPath(context, kWorkloadAnnotation),
+      {annotationFieldPath(context, kWorkloadAnnotation),
        inQuotes(value) + " is not a workload class",
        meant.empty() ? "use " + classes : "did you mean " + inQuotes(meant) + "? (" + classes + ")",
        inQuotes(value) + " is not a class; use " + (meant.empty() ? classes : inQuotes(meant))});
 }
+
+}  // namespace
+
+extern const ValidatorDeclaration kWorkloadAnnotationValidator{.name = "workload-annotation",
+                                                               .check = checkWorkloadAnnotation};
 
 }  // namespace aiadmit

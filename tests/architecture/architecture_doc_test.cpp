@@ -84,7 +84,7 @@ bool looksLikePath(const std::string& span) {
   return std::regex_match(span, path);
 }
 
-// `Mutator::runsOnControllersObjects()`, `kRuleCatalogue`, `resolveTemplates`:
+// `MutatorDeclaration::runsOn()`, `ruleCatalogue`, `resolveTemplates`:
 // a code name has a capital letter or `::` and no spaces, dots or placeholders.
 std::vector<std::string> codeNamesIn(const std::string& span) {
   static const std::regex name(R"(^[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*(\(\))?$)");
@@ -153,7 +153,7 @@ TEST(ArchitectureDoc, HasTheStepsOfTheEverydayTasks) {
 
 TEST(ArchitectureDoc, TheCheckSeesAStepThatIsGone) {
   const std::string markdown =
-      "1. `mutators/no_such_mutator.h`: a class deriving from `Mutator`.\n"
+      "1. `mutators/no_such_mutator.h`: a constant of type `MutatorDeclaration`.\n"
       "2. Register it in `mutators/registry.cpp` and call `NoSuchRegistry::addMutator()`.\n"
       "```\n`not/checked/inside/a/fence.h`\n```\n";
   const std::vector<std::string> missing =

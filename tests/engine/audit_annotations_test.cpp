@@ -247,7 +247,7 @@ TEST(AuditAnnotations, EveryRuleAtOnceFits) {
   Evaluation evaluation;
   evaluation.workloadClass = WorkloadClass::Training;
   evaluation.profile = std::string(63, 'p');
-  for (int rule = kFirstRule; rule <= kLastRule; ++rule) {
+  for (int rule = kFirstRule; rule <= lastRule().number; ++rule) {
     evaluation.rules.push_back({RuleId{rule}, RuleAction::Audit, RuleAction::Deny});
   }
   const auto annotations = validationAuditAnnotations(evaluation, RuleAction::Audit);

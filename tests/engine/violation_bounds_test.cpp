@@ -11,8 +11,8 @@ namespace aiadmit {
 namespace {
 
 Violation at(RuleId rule, size_t container) {
-  return {rule, "spec.containers[" + std::to_string(container) + "].resources.limits", "misspelt",
-          "fix it", "misspelt"};
+  return {"spec.containers[" + std::to_string(container) + "].resources.limits", "misspelt",
+          "fix it", "misspelt", rule};
 }
 
 // 40,000 equal violations become one; distinct ones all stay, in order.

@@ -40,7 +40,7 @@ struct PodMutation {
   }
 };
 
-const Mutator& mutatorAt(size_t index) {
+const MutatorDeclaration& mutatorAt(size_t index) {
   return *allMutators()[index];
 }
 
@@ -59,14 +59,14 @@ std::shared_ptr<const ProfileSet> switchedOff(const std::vector<std::string_view
 class DeclaredMutator : public ::testing::TestWithParam<size_t> {};
 
 TEST_P(DeclaredMutator, RunsWhereItsSwitchesAreOnAndTheTemplateAllowsItsParts) {
-  const Mutator& mutator = mutatorAt(GetParam());
+  const MutatorDeclaration& mutator = mutatorAt(GetParam());
   const Profile profile;
   EXPECT_TRUE(mutator.runsOn(PodMutation(profile).context));
 }
 
 TEST_P(DeclaredMutator, AProfileThatSwitchesItOffTurnsItOff) {
-  const Mutator& mutator = mutatorAt(GetParam());
-  const std::vector<MutationSwitch>& switches = mutator.declaration().switches;
+  const MutatorDeclaration& mutator = mutatorAt(GetParam());
+  const auto& switches = mutator.switches;
   ASSERT_FALSE(switches.empty()) << "every mutator can be switched off";
   std::vector<std::string_view> keys;
   for (const MutationSwitch& declared : switches) keys.push_back(declared.key);
@@ -88,8 +88,8 @@ TEST_P(DeclaredMutator, AProfileThatSwitchesItOffTurnsItOff) {
 }
 
 TEST_P(DeclaredMutator, ATemplateThatAllowsNoneOfItsPartsTurnsItOff) {
-  const Mutator& mutator = mutatorAt(GetParam());
-  const uint32_t parts = mutator.declaration().injects;
+  const MutatorDeclaration& mutator = mutatorAt(GetParam());
+  const uint32_t parts = mutator.injects;
   const Profile profile;
   TemplateSlot slot;
   slot.injectable = kInjectAll & ~parts;
@@ -102,20 +102,18 @@ TEST_P(DeclaredMutator, ATemplateThatAllowsNoneOfItsPartsTurnsItOff) {
 }
 
 TEST_P(DeclaredMutator, RunsOnControllersObjectsAndUnchangedTemplatesOnlyWhenItSaysSo) {
-  const Mutator& mutator = mutatorAt(GetParam());
+  const MutatorDeclaration& mutator = mutatorAt(GetParam());
   const Profile profile;
   PodMutation controllers(profile);
   controllers.context.madeByController = true;
-  EXPECT_EQ(mutator.runsOn(controllers.context),
-            mutator.declaration().runs == Runs::AlsoOnControllersObjects);
+  EXPECT_EQ(mutator.runsOn(controllers.context), mutator.runs == Runs::AlsoOnControllersObjects);
   PodMutation unchanged(profile);
   unchanged.context.templateUnchanged = true;
-  EXPECT_EQ(mutator.runsOn(unchanged.context),
-            mutator.declaration().runs == Runs::AlsoOnUnchangedTemplates);
+  EXPECT_EQ(mutator.runsOn(unchanged.context), mutator.runs == Runs::AlsoOnUnchangedTemplates);
 }
 
 std::string mutatorName(const ::testing::TestParamInfo<size_t>& info) {
-  std::string name(mutatorAt(info.param).name());
+  std::string name(mutatorAt(info.param).name);
   std::replace(name.begin(), name.end(), '-', '_');
   return name;
 }

@@ -3,9 +3,6 @@
 // which may hold them), and the pool's tolerations and node selector still
 // aim it at the GPU pool. Each run's patch is applied by kubectl and the
 // mutators run again for no change.
-#include "mutators/gpu_limits.h"
-#include "mutators/pool_placement.h"
-#include "mutators/pool_tolerations.h"
 #include "tests/support/mutator_harness.h"
 
 namespace aiadmit {
@@ -13,10 +10,10 @@ namespace {
 
 using namespace testing;
 
-const GpuLimitsMutator kGpuLimits;
-const PoolTolerationsMutator kTolerations;
-const PoolPlacementMutator kPlacement;
-const std::vector<const Mutator*> kMutators = {&kGpuLimits, &kTolerations, &kPlacement};
+const MutatorDeclaration& kGpuLimits = registeredMutator("gpu-limits");
+const MutatorDeclaration& kTolerations = registeredMutator("pool-tolerations");
+const MutatorDeclaration& kPlacement = registeredMutator("pool-placement");
+const std::vector<const MutatorDeclaration*> kMutators = {&kGpuLimits, &kTolerations, &kPlacement};
 
 const Profile& training() {
   return shippedProfile("training");

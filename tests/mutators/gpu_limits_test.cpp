@@ -1,6 +1,5 @@
 // GPU limits: requests copied to limits, GPUs asked by annotation or by the
 // profile's default count put on the main container.
-#include "mutators/gpu_limits.h"
 #include "tests/support/mutator_harness.h"
 
 namespace aiadmit {
@@ -8,7 +7,7 @@ namespace {
 
 using namespace testing;
 
-const GpuLimitsMutator kMutator;
+const MutatorDeclaration& kMutator = registeredMutator("gpu-limits");
 
 const char* kJobRequestingGpus = R"(
 apiVersion: batch/v1

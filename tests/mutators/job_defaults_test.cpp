@@ -1,6 +1,5 @@
 // Job defaults: backoffLimit, activeDeadlineSeconds and ttlSecondsAfterFinished
 // for training and batch Jobs and CronJob job templates, when absent.
-#include "mutators/job_defaults.h"
 #include "tests/support/mutator_harness.h"
 
 namespace aiadmit {
@@ -8,7 +7,7 @@ namespace {
 
 using namespace testing;
 
-const JobDefaultsMutator kMutator;
+const MutatorDeclaration& kMutator = registeredMutator("job-defaults");
 
 std::string job(const std::string& jobSpecFields) {
   return R"(

@@ -34,7 +34,7 @@ std::string applyAndResend(const WebhookServer& server, const std::string& objec
 
 TEST(MutatorPipeline, MutatorsRunInTheDocumentedOrder) {
   std::vector<std::string_view> names;
-  for (const auto& mutator : allMutators()) names.push_back(mutator->name());
+  for (const auto& mutator : allMutators()) names.push_back(mutator->name);
   EXPECT_EQ(names, (std::vector<std::string_view>{
                        "gpu-limits", "pool-tolerations", "pool-placement", "trainjob-placement",
                        "scheduling", "realtime-probes", "job-defaults", "shared-memory", "stamp"}));

@@ -1,6 +1,5 @@
 // Pool placement: nodeSelector merged key by key, required node affinity
 // added to every term; a different value is never overwritten.
-#include "mutators/pool_placement.h"
 #include "tests/support/mutator_harness.h"
 
 namespace aiadmit {
@@ -8,7 +7,7 @@ namespace {
 
 using namespace testing;
 
-const PoolPlacementMutator kMutator;
+const MutatorDeclaration& kMutator = registeredMutator("pool-placement");
 
 TEST(PoolPlacementMutator, NodeSelectorIsAddedWhenAbsent) {
   const MutationRun run = runMutator(kMutator, gpuPodManifest(), training());

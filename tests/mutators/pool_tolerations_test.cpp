@@ -1,6 +1,5 @@
 // Pool tolerations: added to pods that ask for the profile's GPUs unless an
 // existing toleration already tolerates the taint.
-#include "mutators/pool_tolerations.h"
 #include "tests/support/mutator_harness.h"
 
 namespace aiadmit {
@@ -8,7 +7,7 @@ namespace {
 
 using namespace testing;
 
-const PoolTolerationsMutator kMutator;
+const MutatorDeclaration& kMutator = registeredMutator("pool-tolerations");
 
 std::string gpuPodWithTolerations(const std::string& tolerations) {
   return gpuPodManifest(tolerations.empty() ? "" : "  tolerations: " + tolerations + "\n");

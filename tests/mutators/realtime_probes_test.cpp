@@ -1,7 +1,6 @@
 // Realtime probes: readiness and startup probes on the serving container when
 // it has none, on the port it serves on or the profile's, with the startup
 // budget; none on the ranks of one multi-node server.
-#include "mutators/realtime_probes.h"
 #include "tests/support/mutator_harness.h"
 
 namespace aiadmit {
@@ -9,7 +8,7 @@ namespace {
 
 using namespace testing;
 
-const RealtimeProbesMutator kMutator;
+const MutatorDeclaration& kMutator = registeredMutator("realtime-probes");
 
 std::string server(const std::string& containers,
                    const std::string& annotations = "{aiadmit.dev/workload: realtime}") {

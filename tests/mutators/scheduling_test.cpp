@@ -1,6 +1,5 @@
 // Scheduling: priorityClassName, schedulerName, labels and annotations from
 // the profile, only where the workload has not chosen.
-#include "mutators/scheduling.h"
 
 #include <algorithm>
 #include <map>
@@ -13,7 +12,7 @@ namespace {
 
 using namespace testing;
 
-const SchedulingMutator kMutator;
+const MutatorDeclaration& kMutator = registeredMutator("scheduling");
 
 const char* kProfiles = R"(
 apiVersion: aiadmit.dev/v1

@@ -2,7 +2,6 @@
 // training and batch profiles: one; realtime: two) get a memory-backed
 // emptyDir at /dev/shm in each GPU container that mounts nothing there,
 // sized by the profile and never beyond the containers' memory limits.
-#include "mutators/shared_memory.h"
 #include "tests/support/mutator_harness.h"
 
 namespace aiadmit {
@@ -10,7 +9,7 @@ namespace {
 
 using namespace testing;
 
-const SharedMemoryMutator kMutator;
+const MutatorDeclaration& kMutator = registeredMutator("shared-memory");
 
 // A realtime Deployment whose one container "vllm" has `limits`.
 std::string realtimeServer(const std::string& limits) {

@@ -1,6 +1,5 @@
 // Stamp: aiadmit.dev/class and aiadmit.dev/profile on the object and on every
 // template below it.
-#include "mutators/stamp.h"
 #include "tests/support/mutator_harness.h"
 
 namespace aiadmit {
@@ -8,7 +7,7 @@ namespace {
 
 using namespace testing;
 
-const StampMutator kMutator;
+const MutatorDeclaration& kMutator = registeredMutator("stamp");
 
 TEST(StampMutator, DeploymentAndItsPodTemplateAreStamped) {
   const MutationRun run = runMutator(kMutator, R"(

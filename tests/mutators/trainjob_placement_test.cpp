@@ -1,11 +1,9 @@
 // The TrainJob's placement: the pool's tolerations and node selector in a
 // runtimePatches entry of aiadmit's own for the `node` replicated job, which
 // Trainer applies to the runtime's JobSet.
-#include "mutators/trainjob_placement.h"
 
 #include <gtest/gtest.h>
 
-#include "mutators/gpu_limits.h"
 #include "tests/support/mutator_harness.h"
 
 namespace aiadmit {
@@ -14,8 +12,8 @@ namespace {
 using namespace testing;
 
 // A TrainJob has one template, its trainer's resourcesPerNode.
-MutationRun runOnTrainJob(const std::vector<const Mutator*>& mutators, const JsonValue& object,
-                          const Profile& profile) {
+MutationRun runOnTrainJob(const std::vector<const MutatorDeclaration*>& mutators,
+                          const JsonValue& object, const Profile& profile) {
   const WorkloadType* type = WorkloadTypeTable::builtIn()->findForObject(object);
   EXPECT_TRUE(type != nullptr && resolveTemplates(*type, object).templates.size() == 1u);
   return runOnCustomResource(mutators, object, profile);
@@ -23,7 +21,7 @@ MutationRun runOnTrainJob(const std::vector<const Mutator*>& mutators, const Jso
 
 // The patch applied by kubectl gives the mutated object, and a second run
 // changes nothing.
-void expectAppliedAndIdempotentOnTrainJob(const std::vector<const Mutator*>& mutators,
+void expectAppliedAndIdempotentOnTrainJob(const std::vector<const MutatorDeclaration*>& mutators,
                                           const MutationRun& run, const Profile& profile) {
   const std::string patch = run.patch();
   ASSERT_EQ(run.changed, !patch.empty()) << patch;
@@ -64,7 +62,7 @@ spec:
 )" + extra;
 }
 
-const TrainJobPlacementMutator kMutator;
+const MutatorDeclaration& kMutator = registeredMutator("trainjob-placement");
 
 TEST(TrainJobPlacement, ThePoolGoesIntoARuntimePatchForTheNodeJob) {
   const MutationRun run = runOnTrainJob({&kMutator}, *manifest(grpo()), training());
@@ -90,7 +88,7 @@ TEST(TrainJobPlacement, ThePoolGoesIntoARuntimePatchForTheNodeJob) {
 }
 
 TEST(TrainJobPlacement, TheMutatedTrainJobIsValidAgainstItsCrd) {
-  const GpuLimitsMutator limits;
+  const MutatorDeclaration& limits = registeredMutator("gpu-limits");
   const MutationRun run = runOnTrainJob({&limits, &kMutator}, *manifest(grpo()), training());
   ASSERT_TRUE(run.changed);
   // resourcesPerNode got the limit beside its request, the patch the pool.

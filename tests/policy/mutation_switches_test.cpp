@@ -1,7 +1,7 @@
 // A profile's switches are the mutators' own: each mutator declares the
 // switches it honours (MutatorDeclaration), the registry gathers them
 // (mutationSwitches), the loader takes exactly those keys, each turns off its
-// own switch, and profiles/README.md lists them all.
+// own switch, and docs/mutators.md lists them all.
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -58,8 +58,8 @@ TEST(MutationSwitches, TheRegistryGathersEachDeclaredKeyOnceWithOneDefault) {
     EXPECT_TRUE(keys.insert(entry.key).second) << entry.key << " twice";
   }
   for (const auto& mutator : allMutators()) {
-    for (const MutationSwitch& declared : mutator->declaration().switches) {
-      SCOPED_TRACE(std::string(mutator->name()) + " " + std::string(declared.key));
+    for (const MutationSwitch& declared : mutator->switches) {
+      SCOPED_TRACE(std::string(mutator->name) + " " + std::string(declared.key));
       ASSERT_TRUE(keys.count(declared.key));
       for (const MutationSwitch& gathered : mutationSwitches()) {
         if (gathered.key != declared.key) continue;
@@ -79,18 +79,19 @@ TEST(MutationSwitches, AnUnknownKeyIsRefusedWithTheClosestOne) {
       << loaded.errors[0].format();
 }
 
-TEST(MutationSwitches, TheProfileReferenceListsEverySwitchAndNoOther) {
-  const std::string reference = readFile(sourceDir() + "/profiles/README.md");
-  const size_t section = reference.find("### `spec.mutations`");
+// The switches are listed once, in the table of docs/mutators.md beside the
+// mutators they turn off; the profile reference points there.
+TEST(MutationSwitches, TheMutatorsTableListsEverySwitchAndNoOther) {
+  const std::string reference = readFile(sourceDir() + "/docs/mutators.md");
+  const size_t section = reference.find("\n## Order\n");
   ASSERT_NE(section, std::string::npos);
-  const std::string text = reference.substr(section, reference.find("###", section + 4) - section);
+  const std::string text =
+      reference.substr(section, reference.find("\n## ", section + 4) - section);
   std::set<std::string> listed;
-  const std::regex quoted("`([A-Za-z]+)`");
-  for (std::sregex_iterator it(text.begin(), text.end(), quoted), end; it != end; ++it) {
+  const std::regex offWith("`mutations\\.([A-Za-z]+): false`");
+  for (std::sregex_iterator it(text.begin(), text.end(), offWith), end; it != end; ++it) {
     listed.insert((*it)[1].str());
   }
-  listed.erase("true");
-  listed.erase("false");
   std::set<std::string> declared;
   bool allOn = true;
   for (const MutationSwitch& entry : mutationSwitches()) {
@@ -98,8 +99,14 @@ TEST(MutationSwitches, TheProfileReferenceListsEverySwitchAndNoOther) {
     allOn = allOn && entry.onByDefault;
   }
   EXPECT_EQ(listed, declared);
-  // The reference says what the declarations say about the defaults.
-  EXPECT_EQ(text.find("all `true` by default") != std::string::npos, allOn);
+  // The table says what the declarations say about the defaults.
+  EXPECT_EQ(std::regex_search(text, std::regex("all\\s+`true`\\s+by\\s+default")), allOn);
+  const std::string profiles = readFile(sourceDir() + "/profiles/README.md");
+  const size_t mutations = profiles.find("### `spec.mutations`");
+  ASSERT_NE(mutations, std::string::npos);
+  const std::string pointer =
+      profiles.substr(mutations, profiles.find("###", mutations + 4) - mutations);
+  EXPECT_NE(pointer.find("(../docs/mutators.md#order)"), std::string::npos);
 }
 
 }  // namespace

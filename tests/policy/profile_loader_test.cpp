@@ -69,7 +69,7 @@ TEST(ProfileLoader, ShippedProfilesFollowTheSeedCluster) {
     EXPECT_EQ(toleration.effect, "NoSchedule");
     EXPECT_EQ(profile->scheduling.priorityClassName, classAndPriority.second);
     EXPECT_FALSE(profile->allowsPriorityClass("ai-critical"));
-    for (int rule = kFirstRule; rule <= kLastRule; ++rule) {
+    for (int rule = kFirstRule; rule <= lastRule().number; ++rule) {
       EXPECT_EQ(profile->rules.of(RuleId{rule}, RuleTarget::BarePod),
                 rule == AIA015.number ? RuleAction::Warn : RuleAction::Deny)
           << RuleId{rule}.name();

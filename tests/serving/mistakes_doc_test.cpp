@@ -116,7 +116,7 @@ TEST(MistakesDoc, EveryRowHasAReportAManifestAndAnOutcome) {
   ASSERT_EQ(rows.size(), 12u) << "the table of " << kDoc;
   static const std::regex report(R"(^https://github\.com/[\w.-]+/[\w.-]+/(issues|pull)/\d+$)");
   std::set<std::string> mutators;
-  for (const auto& mutator : allMutators()) mutators.emplace(mutator->name());
+  for (const auto& mutator : allMutators()) mutators.emplace(mutator->name);
   for (size_t i = 0; i < rows.size(); ++i) {
     const MistakeRow& row = rows[i];
     SCOPED_TRACE(row.mistake);

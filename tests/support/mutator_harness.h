@@ -8,7 +8,9 @@
 
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "mutators/mutator.h"
@@ -19,6 +21,16 @@
 #include "webhook/policy/profile_loader.h"
 
 namespace aiadmit::testing {
+
+// The mutator the registry lists as `name` ("gpu-limits"), as the engine
+// runs it. A name the registry lacks throws: the tests of a mutator that is
+// not registered do not start.
+inline const MutatorDeclaration& registeredMutator(std::string_view name) {
+  for (const MutatorDeclaration* mutator : allMutators()) {
+    if (mutator->name == name) return *mutator;
+  }
+  throw std::invalid_argument("no mutator " + std::string(name) + " in mutators/registry.cpp");
+}
 
 // Profiles from YAML text (several documents allowed); fails the test on errors.
 inline std::shared_ptr<const ProfileSet> profilesFromYaml(const std::string& yaml) {
@@ -154,8 +166,9 @@ struct MutationRun {
 // Runs `mutators` in order on a copy of `object`, classified as the engine
 // classifies it, with `profile` as the selected profile; `cluster`, when
 // given, is the view its DRA claims resolve in.
-inline MutationRun runMutators(const std::vector<const Mutator*>& mutators, const JsonValue& object,
-                               const Profile& profile, std::string_view namespaceName = "default",
+inline MutationRun runMutators(const std::vector<const MutatorDeclaration*>& mutators,
+                               const JsonValue& object, const Profile& profile,
+                               std::string_view namespaceName = "default",
                                const ClusterView* cluster = nullptr) {
   MutationRun run;
   run.before = std::make_shared<JsonDocument>();
@@ -174,17 +187,18 @@ inline MutationRun runMutators(const std::vector<const Mutator*>& mutators, cons
                           profile,     namespaceName,
                           run.changes, run.notices};
   context.cluster = cluster;
-  for (const Mutator* mutator : mutators) run.changed = mutator->mutate(context) || run.changed;
+  for (const MutatorDeclaration* mutator : mutators)
+    run.changed = mutator->mutate(context) || run.changed;
   return run;
 }
 
-inline MutationRun runMutator(const Mutator& mutator, const JsonValue& object,
+inline MutationRun runMutator(const MutatorDeclaration& mutator, const JsonValue& object,
                               const Profile& profile, std::string_view namespaceName = "default",
                               const ClusterView* cluster = nullptr) {
   return runMutators({&mutator}, object, profile, namespaceName, cluster);
 }
 
-inline MutationRun runMutator(const Mutator& mutator, const std::string& yaml,
+inline MutationRun runMutator(const MutatorDeclaration& mutator, const std::string& yaml,
                               const Profile& profile, std::string_view namespaceName = "default",
                               const ClusterView* cluster = nullptr) {
   return runMutator(mutator, *manifest(yaml), profile, namespaceName, cluster);
@@ -193,7 +207,7 @@ inline MutationRun runMutator(const Mutator& mutator, const std::string& yaml,
 // The run's patch, applied by kubectl to the original, gives the mutated
 // object; and the mutator run again on that result changes nothing and
 // says the same about what it left out.
-inline void expectAppliedAndIdempotent(const std::vector<const Mutator*>& mutators,
+inline void expectAppliedAndIdempotent(const std::vector<const MutatorDeclaration*>& mutators,
                                        const MutationRun& run, const Profile& profile,
                                        std::string_view namespaceName = "default",
                                        const ClusterView* cluster = nullptr) {
@@ -212,17 +226,17 @@ inline void expectAppliedAndIdempotent(const std::vector<const Mutator*>& mutato
   EXPECT_EQ(again.patch(), "");
 }
 
-inline void expectAppliedAndIdempotent(const Mutator& mutator, const MutationRun& run,
+inline void expectAppliedAndIdempotent(const MutatorDeclaration& mutator, const MutationRun& run,
                                        const Profile& profile,
                                        std::string_view namespaceName = "default",
                                        const ClusterView* cluster = nullptr) {
-  expectAppliedAndIdempotent(std::vector<const Mutator*>{&mutator}, run, profile, namespaceName,
-                             cluster);
+  expectAppliedAndIdempotent(std::vector<const MutatorDeclaration*>{&mutator}, run, profile,
+                             namespaceName, cluster);
 }
 
 // Runs `mutators` on each template of a custom resource in turn, as the
 // engine does, its main template the one the engine's classification names.
-inline MutationRun runOnCustomResource(const std::vector<const Mutator*>& mutators,
+inline MutationRun runOnCustomResource(const std::vector<const MutatorDeclaration*>& mutators,
                                        const JsonValue& object, const Profile& profile,
                                        const ClusterView* cluster = nullptr) {
   MutationRun run;
@@ -253,21 +267,23 @@ inline MutationRun runOnCustomResource(const std::vector<const Mutator*>& mutato
     context.severalTemplates = views.size() > 1;
     context.primaryTemplate = i == primary;
     context.cluster = cluster;
-    for (const Mutator* mutator : mutators) run.changed = mutator->mutate(context) || run.changed;
+    for (const MutatorDeclaration* mutator : mutators)
+      run.changed = mutator->mutate(context) || run.changed;
   }
   return run;
 }
 
-inline MutationRun runOnCustomResource(const Mutator& mutator, const JsonValue& object,
+inline MutationRun runOnCustomResource(const MutatorDeclaration& mutator, const JsonValue& object,
                                        const Profile& profile,
                                        const ClusterView* cluster = nullptr) {
-  return runOnCustomResource(std::vector<const Mutator*>{&mutator}, object, profile, cluster);
+  return runOnCustomResource(std::vector<const MutatorDeclaration*>{&mutator}, object, profile,
+                             cluster);
 }
 
 // The patch applied by kubectl gives the mutated object, a second run changes
 // nothing, and the mutated object is valid against its CRD.
-inline void expectAppliedIdempotentAndValid(const Mutator& mutator, const MutationRun& run,
-                                            const Profile& profile,
+inline void expectAppliedIdempotentAndValid(const MutatorDeclaration& mutator,
+                                            const MutationRun& run, const Profile& profile,
                                             const ClusterView* cluster = nullptr) {
   const std::string patch = run.patch();
   ASSERT_EQ(run.changed, !patch.empty()) << patch;

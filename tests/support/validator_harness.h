@@ -196,7 +196,7 @@ inline void writeRuleProfiles(const TempDir& dir, const std::string& action) {
     if (!action.empty()) {
       if (text.back() != '\n') text += '\n';
       text += "  rules:\n";
-      for (int rule = kFirstRule; rule <= kLastRule; ++rule) {
+      for (int rule = kFirstRule; rule <= lastRule().number; ++rule) {
         text += "    " + RuleId{rule}.name() + ": " + action + "\n";
       }
     }
@@ -210,6 +210,9 @@ struct RuleCase {
   std::string manifest;  // YAML, as /mutate would hand it on
   // For violations: the field path the message must name; "" for near misses.
   std::string field;
+  // For a violation, the whole denial a developer reads when the rule
+  // denies, word for word; "" leaves the words to the rule's other tests.
+  std::string message{};
 };
 
 // One engine per action (deny, warn, off), shared by the suite, each with the
@@ -259,6 +262,9 @@ class RuleActionsTest : public ::testing::TestWithParam<int> {
         EXPECT_EQ(denied.message.rfind(tag + " " + c.field + ": ", 0), 0u) << denied.message;
         EXPECT_EQ(denied.message.find('\n'), std::string::npos) << denied.message;
         EXPECT_NE(denied.message.find("; "), std::string::npos) << "no fix: " << denied.message;
+        if (!c.message.empty()) {
+          EXPECT_EQ(denied.message, c.message);
+        }
       } else {
         EXPECT_TRUE(denied.allowed) << denied.message;
       }

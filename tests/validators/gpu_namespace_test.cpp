@@ -10,7 +10,10 @@ using namespace testing;
 
 const std::vector<RuleCase> kCases = {
     {"NamespaceWithoutGpus", "restricted-web", gpuJob("batch", "", "", kOneGpu),
-     "metadata.namespace"},
+     "metadata.namespace",
+     "[AIA012] metadata.namespace: namespace restricted-web may not use GPUs under profile "
+     "batch-restricted; run it in restricted-gpu, restricted-lab-*, or ask the platform team for "
+     "GPU access"},
     {"AllowedNamespace", "restricted-gpu", gpuJob("batch", "", "", kOneGpu), ""},
     // 0 is no GPU: a chart's CPU-only run in a namespace without GPUs, off the pool.
     {"ZeroGpusInANamespaceWithoutGpus", "restricted-web", R"(apiVersion: batch/v1

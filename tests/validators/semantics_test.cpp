@@ -320,9 +320,9 @@ TEST(Suggestions, ClosestByEditDistance) {
 }
 
 TEST(Warnings, FitTheApiServersLimitAndKeepTheFix) {
-  Violation v{AIA015, "spec.jobTemplate.spec.template.spec.containers[0].resources.limits",
+  Violation v{"spec.jobTemplate.spec.template.spec.containers[0].resources.limits",
               "a long problem", "a fix",
-              "GPU server \"triton\" has no memory limit; set limits.memory"};
+              "GPU server \"triton\" has no memory limit; set limits.memory", AIA015};
   EXPECT_EQ(v.format(),
             "[AIA015] spec.jobTemplate.spec.template.spec.containers[0].resources.limits: a long "
             "problem; a fix");

@@ -1,5 +1,6 @@
 #include "webhook/engine/claim_objects.h"
 
+#include "validators/registry.h"
 #include "webhook/engine/engine.h"
 #include "webhook/model/accelerator_vendors.h"
 #include "webhook/model/resources.h"
@@ -110,9 +111,11 @@ void collectClaimViolations(const ClaimAssessment& assessment, Operation operati
   const ClaimValidationContext context{
       assessment.claim, profile, assessment.selection, assessment.unknownWorkloadValue,
       operation,        cluster};
-  for (const auto& validator : allClaimValidators()) {
-    if (validator->needsProfile() && profile == nullptr) continue;
-    validator->check(context, out);
+  for (const RuleRow& row : ruleRows()) {
+    for (const ClaimValidatorDeclaration* validator : row.claimChecks) {
+      if (validator->profile == ProfileUse::Needed && profile == nullptr) continue;
+      runCheck(row.rule.id, *validator, context, out);
+    }
   }
 }
 

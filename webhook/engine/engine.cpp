@@ -4,7 +4,7 @@
 #include <exception>
 
 #include "mutators/mutator.h"
-#include "mutators/stamp.h"
+#include "validators/registry.h"
 #include "webhook/codec/json_patch.h"
 #include "webhook/codec/warnings.h"
 #include "webhook/engine/assessment.h"
@@ -133,13 +133,13 @@ void recordDecision(std::vector<Evaluation::RuleDecision>& decisions, RuleId rul
   decisions.insert(at, {rule, applied, configured});
 }
 
-// `scope` is the validator's.
-void runValidator(const Validator& validator, Validator::Scope scope,
+// One validator of `rule` on one template (or, of Scope::Workload, on the
+// workload through its primary template).
+void runValidator(RuleId rule, const ValidatorDeclaration& validator,
                   const ValidationContext& context, std::vector<Violation>& out) {
-  const size_t before = out.size();
-  validator.check(context, out);
+  const size_t before = runCheck(rule, validator, context, out);
   // Several templates, or a custom resource's: say which one it is about.
-  if (scope == Validator::Scope::Template &&
+  if (validator.scope == Scope::Template &&
       (context.templates.size() > 1 || context.view.isCustomResource())) {
     for (size_t i = before; i < out.size(); ++i) {
       // The object's own metadata belongs to no template.
@@ -183,20 +183,18 @@ void collectViolations(const JsonValue& object, const Assessment& assessment,
                         assessment.selection.profile, profiles, assessment.selection,
                         subject.namespaceName, subject.operation, cluster, readings, target});
   }
-  // The workload's shape was judged on the workload the developer wrote.
-  for (const auto& validator : allValidators()) {
-    if (!classification.isAiWorkload() && !validator->appliesToUnclassified()) continue;
-    if (assessment.madeByController &&
-        ruleInfo(validator->rule()).subject == RuleSubject::Workload) {
-      continue;
-    }
-    const Validator::Scope scope = validator->scope();
-    if (scope == Validator::Scope::Workload) {
-      runValidator(*validator, scope, contexts[primary], out);
-      continue;
-    }
-    for (const ValidationContext& context : contexts) {
-      runValidator(*validator, scope, context, out);
+  for (const RuleRow& row : ruleRows()) {
+    // The workload's shape was judged on the workload the developer wrote.
+    if (assessment.madeByController && row.rule.subject == RuleSubject::Workload) continue;
+    for (const ValidatorDeclaration* validator : row.checks) {
+      if (!classification.isAiWorkload() && !validator->appliesToUnclassified) continue;
+      if (validator->scope == Scope::Workload) {
+        runValidator(row.rule.id, *validator, contexts[primary], out);
+        continue;
+      }
+      for (const ValidationContext& context : contexts) {
+        runValidator(row.rule.id, *validator, context, out);
+      }
     }
   }
   // A rule about the object itself (its annotations, its profile) is found
@@ -534,8 +532,10 @@ bool mutateCopy(const Engine& engine, const AdmissionSubject& subject, JsonDocum
     context.place = view.place;
     // A controller's object gets no GPUs its template did not ask for.
     context.primaryTemplate = &view == primary && !context.madeByController;
-    // Each runs where its declaration lets it (Mutator::runsOn).
-    for (const auto& mutator : allMutators()) changed = mutator->mutate(context) || changed;
+    // Each runs where its declaration lets it (MutatorDeclaration::runsOn).
+    for (const MutatorDeclaration* mutator : allMutators()) {
+      changed = mutator->mutate(context) || changed;
+    }
   }
   // What the kind fixes at creation (a Job's template, a JobSet's replicated
   // jobs) may only be restored, never changed: the update would be refused.

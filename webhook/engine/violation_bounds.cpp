@@ -84,7 +84,7 @@ void capViolationsPerRule(std::vector<Violation>& violations) {
   std::map<size_t, Violation, std::greater<>> lines;
   for (const auto& [rule, out] : leftOut) {
     if (out.count == 0) continue;
-    Violation more{rule, "", moreLine(out.count), "", moreLine(out.count)};
+    Violation more{"", moreLine(out.count), "", moreLine(out.count), rule};
     more.profile = violations[out.at].profile;
     more.mayChange = out.mayChange;
     lines.emplace(out.at, std::move(more));

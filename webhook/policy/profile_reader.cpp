@@ -73,7 +73,7 @@ void readRules(Reader& reader, const YAML::Node& node, const std::string& field,
     if (!rule) {
       reader.error(entry.first, path,
                    "unknown rule (rules are " + RuleId{kFirstRule}.name() + " to " +
-                       RuleId{kLastRule}.name() + ")");
+                       lastRule().name() + ")");
       continue;
     }
     if (!seen.insert(key).second) {

@@ -2,8 +2,9 @@
 #pragma once
 
 #include <array>
-#include <iterator>
+#include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -15,16 +16,20 @@ namespace aiadmit {
 enum class RuleAction { Deny, Warn, Audit, Off };
 
 struct RuleId {
-  int number = 0;            // 1..kLastRule
+  int number = 0;            // 1..the catalogue's size
   std::string name() const;  // "AIA004"
   static std::optional<RuleId> parse(std::string_view text);
   bool operator==(const RuleId&) const = default;
   auto operator<=>(const RuleId&) const = default;
 };
 
+// Names for the rules that tests and other code name (AIA007's validator
+// weighs profiles' actions for it); the rows of validators/registry.cpp use
+// them where they exist. A rule needs none: its row states its number
+// (RuleId{16}), and its checks leave Violation::rule to the engine.
 inline constexpr RuleId AIA001{1}, AIA002{2}, AIA003{3}, AIA004{4}, AIA005{5}, AIA006{6}, AIA007{7},
     AIA008{8}, AIA009{9}, AIA010{10}, AIA011{11}, AIA012{12}, AIA013{13}, AIA014{14}, AIA015{15},
-    AIA016{16}, AIA017{17}, AIA018{18}, AIA019{19}, AIA020{20};
+    AIA017{17}, AIA018{18}, AIA019{19};
 
 // What a rule judges, for the rules whose default differs between the two: a
 // bare Pod (no controller owns it, so a refusal reaches the one who made it
@@ -49,9 +54,9 @@ enum class RuleSubject { Pod, Workload };
 // warns at most, unless the profile opts in (spec.classification).
 enum class RulePremise { None, Class };
 
-// The catalogue: every rule once, in ID order, with the action it has when a
-// profile says nothing and the title docs/rules.md gives it (a test holds the
-// docs to this table). A new rule is one row here and one validator.
+// A rule's row of the catalogue: the action it has when a profile says
+// nothing and the title docs/rules.md gives it (a test holds the docs to the
+// catalogue), what it judges and what its verdict rests on.
 struct RuleInfo {
   RuleId id;
   RuleAction defaultAction;  // for bare Pods, and for everything unless the next says otherwise
@@ -67,49 +72,23 @@ struct RuleInfo {
   }
 };
 
-inline constexpr RuleInfo kRuleCatalogue[] = {
-    {AIA001, RuleAction::Deny, "an aiadmit.dev annotation aiadmit cannot use", std::nullopt,
-     RuleSubject::Workload},
-    {AIA002, RuleAction::Deny, "shape against kind", std::nullopt, RuleSubject::Workload,
-     RulePremise::Class},
-    {AIA003, RuleAction::Deny, "misspelt accelerator name"},
-    {AIA004, RuleAction::Deny, "GPU quantity that is negative or not a whole number"},
-    {AIA005, RuleAction::Deny, "extended-resource requests that differ from limits"},
-    {AIA006, RuleAction::Deny, "more GPUs than a node has"},
-    {AIA007, RuleAction::Deny, "aimed at the GPU pool without asking for a GPU", std::nullopt,
-     RuleSubject::Workload},
-    {AIA008, RuleAction::Deny, "selection that contradicts the pool"},
-    {AIA009, RuleAction::Deny, "model server without a readiness probe", std::nullopt,
-     RuleSubject::Workload, RulePremise::Class},
-    {AIA010, RuleAction::Deny, "distributed training without gang scheduling", std::nullopt,
-     RuleSubject::Workload},
-    {AIA011, RuleAction::Deny, "priority class not allowed", std::nullopt, RuleSubject::Workload},
-    {AIA012, RuleAction::Deny, "GPUs in a namespace that may not use them"},
-    {AIA013, RuleAction::Deny, "shared GPUs where the profile forbids sharing"},
-    {AIA014, RuleAction::Deny, "training or batch Pod that restarts Always", std::nullopt,
-     RuleSubject::Workload, RulePremise::Class},
-    {AIA015, RuleAction::Warn, "model server without a memory limit", std::nullopt,
-     RuleSubject::Workload, RulePremise::Class},
-    // Rules on the cluster view: they act only on what the cluster is known
-    // to hold (webhook/cluster/cluster_view.h) and say nothing without one. What
-    // does not exist yet may exist a moment later (one `kubectl apply` of a
-    // file holding both, Helm's or a GitOps tool's order), and controllers
-    // retry until it does: AIA017-AIA019 warn on controllers' objects.
-    {AIA016, RuleAction::Deny, "accelerators no node of the cluster can hold"},
-    {AIA017, RuleAction::Deny, "priority class that does not exist", RuleAction::Warn},
-    {AIA018, RuleAction::Deny, "Kueue LocalQueue that does not exist", RuleAction::Warn},
-    {AIA019, RuleAction::Deny, "claim template or device class that does not exist",
-     RuleAction::Warn},
-    // Rules on DRA claim objects (ResourceClaim, ResourceClaimTemplate).
-    {AIA020, RuleAction::Deny, "device request a profile does not allow or no node can hold"},
-};
+// The catalogue: every rule once, in ID order. It is declared here, where
+// profiles read it (the IDs a profile may name, the default actions), and
+// defined in validators/registry.cpp, where each rule's row also lists the
+// validators that check it: a rule's facts and its checks are one row. The
+// policy layer sits below the validators and never includes them.
+std::span<const RuleInfo> ruleCatalogue();
 
 constexpr int kFirstRule = 1;
-constexpr int kLastRule = static_cast<int>(std::size(kRuleCatalogue));
+// The ID of the catalogue's last rule.
+RuleId lastRule();
+// The most rules the catalogue may hold: RuleActions and the metrics keep a
+// place for each (validators/registry.cpp asserts the catalogue fits).
+inline constexpr int kRuleCapacity = 64;
 
 // The catalogue row of a rule of the catalogue.
-constexpr const RuleInfo& ruleInfo(RuleId rule) {
-  return kRuleCatalogue[rule.number - kFirstRule];
+inline const RuleInfo& ruleInfo(RuleId rule) {
+  return ruleCatalogue()[static_cast<size_t>(rule.number - kFirstRule)];
 }
 
 std::string_view actionName(RuleAction action);
@@ -136,7 +115,7 @@ class RuleActions {
   void set(RuleId rule, RuleAction action) { actions_[static_cast<size_t>(rule.number)] = action; }
 
  private:
-  std::array<std::optional<RuleAction>, kLastRule + 1> actions_{};
+  std::array<std::optional<RuleAction>, kRuleCapacity + 1> actions_{};
 };
 
 }  // namespace aiadmit

@@ -234,10 +234,11 @@ void Metrics::renderLatency(std::string& out) const {
 void Metrics::renderRules(std::string& out) const {
   out += "# HELP aiadmit_rule_hits_total Violations found, by rule and the action applied.\n";
   out += "# TYPE aiadmit_rule_hits_total counter\n";
-  for (int rule = kFirstRule; rule <= kLastRule; ++rule) {
+  for (const RuleInfo& rule : ruleCatalogue()) {
     for (RuleAction action : kHitActionsInOrder) {
-      const size_t index = static_cast<size_t>(rule) * kHitActions + static_cast<size_t>(action);
-      out += "aiadmit_rule_hits_total{rule=\"" + RuleId{rule}.name() + "\",action=\"" +
+      const size_t index =
+          static_cast<size_t>(rule.id.number) * kHitActions + static_cast<size_t>(action);
+      out += "aiadmit_rule_hits_total{rule=\"" + rule.id.name() + "\",action=\"" +
              std::string(actionName(action)) + "\"} " + std::to_string(ruleHits_[index].load()) +
              "\n";
     }

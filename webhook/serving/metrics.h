@@ -107,7 +107,7 @@ class Metrics {
   std::array<Histogram, kEndpoints> latency_{};
   // Deny, warn and audit for each rule.
   static constexpr size_t kHitActions = 3;
-  std::array<std::atomic<uint64_t>, (kLastRule + 1) * kHitActions> ruleHits_{};
+  std::array<std::atomic<uint64_t>, (kRuleCapacity + 1) * kHitActions> ruleHits_{};
   std::atomic<RuleAction> enforcement_{RuleAction::Deny};
   std::atomic<uint64_t> reloadSuccess_{0};
   std::atomic<uint64_t> reloadFailure_{0};
