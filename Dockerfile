@@ -14,7 +14,8 @@ FROM debian:12-slim@sha256:abd67ffcfa541b485a3dff59865ab629aa048a6c613e639d36e74
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       g++ cmake make pkg-config \
-      libcpp-httplib-dev rapidjson-dev libyaml-cpp-dev libspdlog-dev libssl-dev libboost-dev \
+      libcpp-httplib-dev nlohmann-json3-dev rapidjson-dev libyaml-cpp-dev libspdlog-dev libssl-dev \
+      libboost-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY CMakeLists.txt ./

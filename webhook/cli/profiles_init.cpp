@@ -47,12 +47,10 @@ Options:
 )";
 
 Toleration tolerationOf(std::string key, std::string op, std::string value, std::string effect) {
-  Toleration toleration;
-  toleration.key = std::move(key);
-  toleration.op = std::move(op);
-  toleration.value = std::move(value);
-  toleration.effect = std::move(effect);
-  return toleration;
+  return Toleration{.key = std::move(key),
+                    .op = std::move(op),
+                    .value = std::move(value),
+                    .effect = std::move(effect)};
 }
 
 NodeSelectorRequirement requirement(std::string key, std::string op,

@@ -16,11 +16,11 @@
 namespace aiadmit {
 
 struct Toleration {
-  std::string key;
+  std::string key{};
   std::string op = "Equal";  // Equal | Exists
-  std::string value;
-  std::string effect;  // "" (all) | NoSchedule | PreferNoSchedule | NoExecute
-  std::optional<int64_t> tolerationSeconds;
+  std::string value{};
+  std::string effect{};  // "" (all) | NoSchedule | PreferNoSchedule | NoExecute
+  std::optional<int64_t> tolerationSeconds{};
 };
 
 struct NodeSelectorRequirement {

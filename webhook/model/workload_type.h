@@ -109,26 +109,26 @@ struct TemplateSlot {
   // or array index the last wildcard matched and `{.FIELD}` for the string
   // field FIELD of the matched value (its key or index when FIELD is absent):
   // "{key}", "{.groupName}", "{.name}-leader", "head".
-  std::string role;
+  std::string role{};
   TemplateShape shape = TemplateShape::PodSpec;
-  std::string spec;      // pointer pattern of the PodSpec (or ResourceRequirements)
-  std::string metadata;  // pointer pattern of the Pods' metadata; "" when none
+  std::string spec{};      // pointer pattern of the PodSpec (or ResourceRequirements)
+  std::string metadata{};  // pointer pattern of the Pods' metadata; "" when none
   // Pointer pattern of the metadata of what the object makes and which makes
   // the Pods (a CronJob's Jobs: /spec/jobTemplate/metadata): stamped like
   // the Pods' own. "" when the Pods come from the object itself.
-  std::string intermediateMetadata;
+  std::string intermediateMetadata{};
   // Container-shaped objects outside spec.containers that become a
   // container of the Pod, relative to `spec` (KServe's predictor.model).
-  std::vector<std::string> containerObjects;
+  std::vector<std::string> containerObjects{};
   // Pod count: the product of the factors; none: not knowable from the object.
-  std::optional<std::vector<ReplicaFactor>> replicas;
-  JobSettingPointers jobSettings;
+  std::optional<std::vector<ReplicaFactor>> replicas{};
+  JobSettingPointers jobSettings{};
   // Pointer of the number of Pods that must finish (a Job's completions),
   // which caps how many of the first replica factor's Pods run at once; ""
   // when none.
-  std::string completions;
+  std::string completions{};
   uint32_t injectable = kInjectAll;
-  std::string note;  // what the count or the shape means, for docs and `check`
+  std::string note{};  // what the count or the shape means, for docs and `check`
 };
 
 // How the kind runs: shape-against-kind checks (AIA002) refuse training or
@@ -188,13 +188,13 @@ struct UpdateRules {
 // read, not written: the templates get the profile's value, or the field's
 // own when it has one, so that the two never disagree.
 struct SchedulingFields {
-  std::string schedulerName;      // Volcano's spec.schedulerName, KubeRay's ray.io/scheduler-name
-  std::string priorityClassName;  // Volcano's spec.priorityClassName, ray.io/priority-class-name
-  std::string queue;              // Volcano's spec.queue, runPolicy.schedulingPolicy.queue
+  std::string schedulerName{};      // Volcano's spec.schedulerName, KubeRay's ray.io/scheduler-name
+  std::string priorityClassName{};  // Volcano's spec.priorityClassName, ray.io/priority-class-name
+  std::string queue{};              // Volcano's spec.queue, runPolicy.schedulingPolicy.queue
   // Pointer patterns (`*` allowed) whose presence says the operator
   // gang-schedules the workload's Pods itself (a Kubeflow job's
   // runPolicy.schedulingPolicy, a Volcano Job's minAvailable).
-  std::vector<std::string> gang;
+  std::vector<std::string> gang{};
 };
 
 struct WorkloadType {

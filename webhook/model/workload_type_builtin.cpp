@@ -124,11 +124,9 @@ std::vector<std::string> exclusiveTopology(const std::string& metadata, const st
 // gang scheduler takes the policy's queue and priority class (its Pods keep
 // their templates' priority). The policy is only written to gang-schedule.
 SchedulingFields kubeflowRunPolicy() {
-  SchedulingFields fields;
-  fields.priorityClassName = "/spec/runPolicy/schedulingPolicy/priorityClass";
-  fields.queue = "/spec/runPolicy/schedulingPolicy/queue";
-  fields.gang = {"/spec/runPolicy/schedulingPolicy"};
-  return fields;
+  return {.priorityClassName = "/spec/runPolicy/schedulingPolicy/priorityClass",
+          .queue = "/spec/runPolicy/schedulingPolicy/queue",
+          .gang = {"/spec/runPolicy/schedulingPolicy"}};
 }
 
 // KubeRay's batch-scheduler labels, on a RayCluster and on the RayJob and
@@ -137,13 +135,11 @@ SchedulingFields kubeflowRunPolicy() {
 // and Volcano's PodGroup takes the queue and the priority class, which the
 // Pods then get too; without one the labels do nothing.
 SchedulingFields kubeRayLabels() {
-  SchedulingFields fields;
-  fields.schedulerName = "/metadata/labels/ray.io~1scheduler-name";
-  fields.priorityClassName = "/metadata/labels/ray.io~1priority-class-name";
-  fields.queue = "/metadata/labels/volcano.sh~1queue-name";
-  // YuniKorn gang-schedules a RayCluster that carries this label.
-  fields.gang = {"/metadata/labels/ray.io~1gang-scheduling-enabled"};
-  return fields;
+  return {.schedulerName = "/metadata/labels/ray.io~1scheduler-name",
+          .priorityClassName = "/metadata/labels/ray.io~1priority-class-name",
+          .queue = "/metadata/labels/volcano.sh~1queue-name",
+          // YuniKorn gang-schedules a RayCluster that carries this label.
+          .gang = {"/metadata/labels/ray.io~1gang-scheduling-enabled"}};
 }
 
 // Where the three Job settings are; nothing defaults them before admission.
@@ -178,11 +174,8 @@ TemplateSlot jobPods(const std::string& prefix, JobSettingPointers settings) {
 
 // A Pod, on its own or from its controller.
 WorkloadType podRow() {
-  TemplateSlot pod;
-  pod.role = "pod";
-  pod.spec = "/spec";
-  pod.metadata = "/metadata";
-  pod.replicas = Factors{};
+  const TemplateSlot pod{
+      .role = "pod", .spec = "/spec", .metadata = "/metadata", .replicas = Factors{}};
   WorkloadType type = kubernetesKind(
       row("", "Pod", {"v1"}, "pods", WorkloadClass::Realtime,
           "a Pod with restartPolicy Always that declares a port is a long-running server",
@@ -527,12 +520,10 @@ void addKServe(std::vector<WorkloadType>& out) {
   // worker's group size follows spec.parallelism, so its count is unknown.
   auto llm = [](std::string role, std::string spec, std::string metadata,
                 std::optional<Factors> replicas) {
-    TemplateSlot slot;
-    slot.role = std::move(role);
-    slot.spec = std::move(spec);
-    slot.metadata = std::move(metadata);
-    slot.replicas = std::move(replicas);
-    return slot;
+    return TemplateSlot{.role = std::move(role),
+                        .spec = std::move(spec),
+                        .metadata = std::move(metadata),
+                        .replicas = std::move(replicas)};
   };
   out.push_back(withUpdates(
       row("serving.kserve.io", "LLMInferenceService", {"v1alpha1", "v1alpha2"},

@@ -58,9 +58,10 @@ enum class RulePremise { None, Class };
 // nothing and the title docs/rules.md gives it (a test holds the docs to the
 // catalogue), what it judges and what its verdict rests on.
 struct RuleInfo {
-  RuleId id;
-  RuleAction defaultAction;  // for bare Pods, and for everything unless the next says otherwise
-  std::string_view title;
+  RuleId id{};
+  // For bare Pods, and for everything unless the next says otherwise.
+  RuleAction defaultAction = RuleAction::Deny;
+  std::string_view title{};
   // The default for controllers' objects, when it is not defaultAction.
   std::optional<RuleAction> controllerDefault = std::nullopt;
   RuleSubject subject = RuleSubject::Pod;

@@ -1,79 +1,45 @@
-#include <rapidjson/prettywriter.h>
-#include <rapidjson/stringbuffer.h>
+#include "webhook/waiting/explain_output.h"
+
+#include <nlohmann/json.hpp>
 
 #include <ctime>
 #include <iomanip>
 #include <map>
 #include <sstream>
 
-#include "webhook/waiting/explain_output.h"
-
 namespace aiadmit {
 
 namespace {
 
-using JsonWriter = rapidjson::PrettyWriter<rapidjson::StringBuffer>;
+using Json = nlohmann::ordered_json;
 
-void writeString(JsonWriter& w, std::string_view value) {
-  w.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
+Json waitingJson(const WaitingWorkload& workload) {
+  const SchedulerWord& word = workload.scheduler;
+  return Json{
+      {"kind", workload.kind},
+      {"namespace", workload.namespaceName},
+      {"name", workload.name},
+      {"gpus", workload.gpus},
+      {"pods", workload.pods},
+      {"cause", std::string(causeName(workload.cause))},
+      {"reason", workload.reason},
+      {"fix", workload.fix},
+      {"pool", workload.pool},
+      {"since", workload.since},
+      {"scheduler",
+       {{"message", word.message}, {"agrees", word.agrees ? Json(*word.agrees) : Json(nullptr)}}}};
 }
 
-void writeWaiting(JsonWriter& w, const WaitingWorkload& workload) {
-  w.StartObject();
-  w.Key("kind");
-  writeString(w, workload.kind);
-  w.Key("namespace");
-  writeString(w, workload.namespaceName);
-  w.Key("name");
-  writeString(w, workload.name);
-  w.Key("gpus");
-  w.Int64(workload.gpus);
-  w.Key("pods");
-  w.Int(workload.pods);
-  w.Key("cause");
-  writeString(w, causeName(workload.cause));
-  w.Key("reason");
-  writeString(w, workload.reason);
-  w.Key("fix");
-  writeString(w, workload.fix);
-  w.Key("pool");
-  writeString(w, workload.pool);
-  w.Key("since");
-  writeString(w, workload.since);
-  w.Key("scheduler");
-  w.StartObject();
-  w.Key("message");
-  writeString(w, workload.scheduler.message);
-  w.Key("agrees");
-  if (workload.scheduler.agrees) {
-    w.Bool(*workload.scheduler.agrees);
-  } else {
-    w.Null();
-  }
-  w.EndObject();
-  w.EndObject();
-}
-
-void writeIdle(JsonWriter& w, const PoolIdle& pool) {
-  w.StartObject();
-  w.Key("pool");
-  writeString(w, pool.pool);
-  w.Key("nodes");
-  w.Int(pool.nodes);
-  w.Key("gpus");
-  w.Int64(pool.gpus);
-  w.Key("idleGpus");
-  w.Int64(pool.idleGpus);
-  w.Key("waitingPods");
-  w.Int(pool.waitingPods);
-  w.Key("waitingByCause");
-  w.StartObject();
-  for (const auto& [cause, pods] : pool.waitingByCause) {
-    w.Key(causeName(cause).data(), static_cast<rapidjson::SizeType>(causeName(cause).size()));
-    w.Int(pods);
-  }
-  w.EndObject();
-  w.EndObject();
+Json idleJson(const PoolIdle& pool) {
+  Json byCause = Json::object();
+  for (const auto& [cause, pods] : pool.waitingByCause)
+    byCause[std::string(causeName(cause))] = pods;
+  return Json{{"pool", pool.pool},
+              {"nodes", pool.nodes},
+              {"gpus", pool.gpus},
+              {"idleGpus", pool.idleGpus},
+              {"waitingPods", pool.waitingPods},
+              {"waitingByCause", std::move(byCause)}};
 }
 
 std::string gpus(int64_t count) {
@@ -129,20 +95,13 @@ void writeWorkloadText(std::ostream& out, const WaitingWorkload& workload, const
 }  // namespace
 
 std::string explainJson(const WaitingReport& report) {
-  rapidjson::StringBuffer buffer;
-  JsonWriter w(buffer);
-  w.SetIndent(' ', 2);
-  w.StartObject();
-  w.Key("waiting");
-  w.StartArray();
-  for (const WaitingWorkload& workload : report.waiting) writeWaiting(w, workload);
-  w.EndArray();
-  w.Key("idle");
-  w.StartArray();
-  for (const PoolIdle& pool : report.idle) writeIdle(w, pool);
-  w.EndArray();
-  w.EndObject();
-  return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
+  Json waiting = Json::array();
+  for (const WaitingWorkload& workload : report.waiting) waiting.push_back(waitingJson(workload));
+  Json idle = Json::array();
+  for (const PoolIdle& pool : report.idle) idle.push_back(idleJson(pool));
+  const Json out{{"waiting", std::move(waiting)}, {"idle", std::move(idle)}};
+  // Names come from the cluster's objects: bytes that are no UTF-8 are replaced, not refused.
+  return out.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 std::string explainText(const WaitingReport& report, const std::string& now) {
