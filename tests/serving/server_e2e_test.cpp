@@ -33,6 +33,25 @@ TEST(ServerEndToEnd, ReferenceGpuPodGetsTheToleration) {
       << response.patch;
 }
 
+// The paths for requests from identities that control no owner kind: the
+// same review, its ReplicaSet owner not believed, is judged as a person's Pod.
+TEST(ServerEndToEnd, AppliedPathsJudgeTheObjectAsAPersons) {
+  WebhookServer server;
+  const std::string review = readFile(corpusDir() + "/../bench/gpu-pod-review.json");
+  const ReviewResponse controllers = parseReviewResponse(server.post("/mutate", review).body);
+  const HttpResponse http = server.post("/applied/mutate", review);
+  ASSERT_EQ(http.status, 200) << http.body;
+  const ReviewResponse applied = parseReviewResponse(http.body);
+  EXPECT_EQ(applied.uid, "fbeb1f36-14d3-4562-a099-b9c52a1b3b4d");
+  EXPECT_TRUE(applied.allowed);
+  EXPECT_NE(applied.patch, controllers.patch) << "the owner is not believed";
+  EXPECT_NE(applied.patch.find("aiadmit.dev~1class"), std::string::npos) << applied.patch;
+  EXPECT_EQ(controllers.patch.find("aiadmit.dev~1class"), std::string::npos) << controllers.patch;
+  const HttpResponse validated = server.post("/applied/validate", review);
+  ASSERT_EQ(validated.status, 200) << validated.body;
+  EXPECT_EQ(parseReviewResponse(validated.body).uid, "fbeb1f36-14d3-4562-a099-b9c52a1b3b4d");
+}
+
 TEST(ServerEndToEnd, CorpusThroughMutateIsAppliedValidAndIdempotent) {
   WebhookServer server;
   std::vector<std::string> mutatedObjects;
