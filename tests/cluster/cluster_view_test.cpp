@@ -2,11 +2,11 @@
 // of a pool can hold from allocatable and from ResourceSlices, which classes
 // are GPU classes, what exists, and snapshots read as kubectl prints them.
 #include "webhook/cluster/cluster_view.h"
-#include "webhook/cluster/cluster_snapshot.h"
 
 #include <gtest/gtest.h>
 
 #include "tests/support/test_support.h"
+#include "webhook/cluster/cluster_snapshot.h"
 #include "webhook/codec/yaml_json.h"
 
 namespace aiadmit {

@@ -3,12 +3,12 @@
 // until the profiles or the Nodes change, and said on each request it
 // places, as a warning beside what it injected.
 #include "webhook/policy/pool_fit.h"
-#include "webhook/cluster/cluster_snapshot.h"
 
 #include <gtest/gtest.h>
 
 #include "tests/support/mutator_harness.h"
 #include "tests/support/test_support.h"
+#include "webhook/cluster/cluster_snapshot.h"
 #include "webhook/engine/engine.h"
 
 namespace aiadmit {

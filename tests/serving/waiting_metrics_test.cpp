@@ -1,11 +1,12 @@
 // serve's waiting gauges: counted from a view that knows its Nodes and Pods,
 // silent before, and made on their own thread from the newest view given.
 #include "webhook/serving/waiting_metrics.h"
-#include "webhook/cluster/cluster_snapshot.h"
 
 #include <gtest/gtest.h>
 
 #include <chrono>
+
+#include "webhook/cluster/cluster_snapshot.h"
 
 namespace aiadmit {
 namespace {

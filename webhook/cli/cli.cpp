@@ -93,6 +93,13 @@ init writes profiles whose pools are the cluster's GPU node groups
 (`aiadmit profiles init --help`).
 )";
 
+int usageError(const std::string& message, const char* help) {
+  std::cerr << "aiadmit: " << message << "\n\n" << help;
+  return 2;
+}
+
+}  // namespace
+
 bool wantsHelp(const Arguments& args) {
   for (const std::string& arg : args) {
     if (arg == "-h" || arg == "--help") return true;
@@ -117,13 +124,6 @@ bool takeValue(const Arguments& args, size_t& i, const std::string& flag, std::s
   }
   return false;
 }
-
-int usageError(const std::string& message, const char* help) {
-  std::cerr << "aiadmit: " << message << "\n\n" << help;
-  return 2;
-}
-
-}  // namespace
 
 std::string defaultProfilesDir() {
   if (const char* fromEnv = std::getenv("AIADMIT_PROFILES"); fromEnv != nullptr && *fromEnv) {

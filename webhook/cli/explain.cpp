@@ -60,15 +60,7 @@ int parseOptions(const Arguments& args, ExplainOptions& options) {
     const std::string& arg = args[i];
     const auto value = [&](std::initializer_list<const char*> flags, std::string& out) {
       for (const char* flag : flags) {
-        const std::string name(flag);
-        if (arg == name && i + 1 < args.size()) {
-          out = args[++i];
-          return true;
-        }
-        if (arg.rfind(name + "=", 0) == 0) {
-          out = arg.substr(name.size() + 1);
-          return true;
-        }
+        if (takeValue(args, i, flag, out)) return true;
       }
       return false;
     };
@@ -110,11 +102,9 @@ std::string utcNow() {
 }  // namespace
 
 int explainCommand(const Arguments& args) {
-  for (const std::string& arg : args) {
-    if (arg == "-h" || arg == "--help") {
-      std::cout << kExplainHelp;
-      return 0;
-    }
+  if (wantsHelp(args)) {
+    std::cout << kExplainHelp;
+    return 0;
   }
   ExplainOptions options;
   if (const int failed = parseOptions(args, options); failed != 0) return failed;

@@ -1,6 +1,4 @@
 #include "webhook/cli/profiles_init.h"
-#include "webhook/cluster/cluster_snapshot.h"
-#include "webhook/codec/yaml_write.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -11,7 +9,9 @@
 #include "mutators/mutator.h"
 #include "webhook/cli/cli.h"
 #include "webhook/cli/cluster_source.h"
+#include "webhook/cluster/cluster_snapshot.h"
 #include "webhook/codec/yaml_json.h"
+#include "webhook/codec/yaml_write.h"
 #include "webhook/model/accelerator_vendors.h"
 #include "webhook/model/resources.h"
 #include "webhook/policy/pool_fit.h"
@@ -470,11 +470,9 @@ std::string describeGroups(const std::vector<NodeGroup>& groups) {
 }  // namespace
 
 int profilesInitCommand(const std::vector<std::string>& args) {
-  for (const std::string& arg : args) {
-    if (arg == "-h" || arg == "--help") {
-      std::cout << kInitHelp;
-      return 0;
-    }
+  if (wantsHelp(args)) {
+    std::cout << kInitHelp;
+    return 0;
   }
   InitOptions options;
   if (const int failed = parseInit(args, options); failed != 0) return failed;

@@ -1,5 +1,4 @@
 #include "webhook/model/workload_type.h"
-#include "webhook/model/workload_type_builtin.h"
 
 #include <algorithm>
 #include <limits>
@@ -7,6 +6,7 @@
 #include "webhook/codec/enum_table.h"
 #include "webhook/codec/json_patch.h"
 #include "webhook/codec/json_pointer.h"
+#include "webhook/model/workload_type_builtin.h"
 
 namespace aiadmit {
 

@@ -69,38 +69,49 @@ File openFile(const std::string& path) {
   return File(std::fopen(path.c_str(), "rb"), &std::fclose);
 }
 
-// The certificate and the intermediates after it.
-bool readChain(const std::string& path, Credentials& into, std::string* error) {
+// Opens the file at `path` and reads its first PEM object with `read`; false
+// with what went wrong, naming the file as a `fileKind` file and the object
+// as a `pemKind`.
+template <class Read>
+bool readPem(const std::string& path, const char* fileKind, const char* pemKind, Read read,
+             std::string* error) {
   const File in = openFile(path);
   if (!in) {
-    *error = "cannot open certificate file " + path;
+    *error = std::string("cannot open ") + fileKind + " file " + path;
     return false;
   }
-  into.certificate = PEM_read_X509(in.get(), nullptr, nullptr, nullptr);
-  if (into.certificate == nullptr) {
-    *error = "no PEM certificate in " + path + ": " + opensslError();
+  if (!read(in.get())) {
+    *error = std::string("no PEM ") + pemKind + " in " + path + ": " + opensslError();
     return false;
   }
-  into.chain = sk_X509_new_null();
-  while (X509* intermediate = PEM_read_X509(in.get(), nullptr, nullptr, nullptr)) {
-    sk_X509_push(into.chain, intermediate);
-  }
-  ERR_clear_error();  // the loop ends on "no start line"
   return true;
 }
 
+// The certificate and the intermediates after it.
+bool readChain(const std::string& path, Credentials& into, std::string* error) {
+  return readPem(
+      path, "certificate", "certificate",
+      [&](FILE* in) {
+        into.certificate = PEM_read_X509(in, nullptr, nullptr, nullptr);
+        if (into.certificate == nullptr) return false;
+        into.chain = sk_X509_new_null();
+        while (X509* intermediate = PEM_read_X509(in, nullptr, nullptr, nullptr)) {
+          sk_X509_push(into.chain, intermediate);
+        }
+        ERR_clear_error();  // the loop ends on "no start line"
+        return true;
+      },
+      error);
+}
+
 bool readKey(const std::string& path, Credentials& into, std::string* error) {
-  const File in = openFile(path);
-  if (!in) {
-    *error = "cannot open key file " + path;
-    return false;
-  }
-  into.key = PEM_read_PrivateKey(in.get(), nullptr, nullptr, nullptr);
-  if (into.key == nullptr) {
-    *error = "no PEM private key in " + path + ": " + opensslError();
-    return false;
-  }
-  return true;
+  return readPem(
+      path, "key", "private key",
+      [&](FILE* in) {
+        into.key = PEM_read_PrivateKey(in, nullptr, nullptr, nullptr);
+        return into.key != nullptr;
+      },
+      error);
 }
 
 // Every certificate of the file becomes a trust anchor for callers.
