@@ -154,8 +154,8 @@ TEST(PodReader, AZeroInAnySpellingAsksForNoAccelerator) {
                    .pod.namesAccelerator());
 }
 
-// Each entry is judged once and remembered; more names than the reader
-// remembers are each judged anew, and every walk gives the same answer.
+// Each entry is judged by the reader's names, and every walk gives the same
+// answer.
 TEST(PodReader, EveryWalkJudgesTheEntriesAlikeHoweverManyNamesThereAre) {
   std::string resources;
   std::vector<std::string> expected;

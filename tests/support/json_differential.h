@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,33 +56,31 @@ inline std::string valueDifference(const JsonValue& a, const JsonValue& b,
   return {};
 }
 
-// The managedFields of a review's objects and two members of its request, as
-// the admission decoder leaves such members out.
+// The managedFields of a review's objects, as the admission decoder leaves
+// them out.
 inline constexpr std::string_view kRequest[] = {"request"};
 inline constexpr std::string_view kObjects[] = {"object", "oldObject"};
-inline constexpr std::string_view kRequestLeftOut[] = {"userInfo", "options"};
 inline constexpr std::string_view kMetadata[] = {"metadata"};
-inline constexpr std::string_view kManagedFields[] = {"managedFields"};
-inline constexpr OmitStep kManagedFieldsPath[] = {
-    {kRequest, {}}, {kObjects, kRequestLeftOut}, {kMetadata, {}}, {{}, kManagedFields}};
-inline const OmittedMembers kNoManagedFields{kManagedFieldsPath};
+inline constexpr std::span<const std::string_view> kToMetadata[] = {kRequest, kObjects, kMetadata};
+inline constexpr OmittedMember kNoManagedFields{kToMetadata, "managedFields"};
 
-// The reference for a parse that omits: RapidJSON's document with each
-// member at the pointers erased, found the slow way (every key of a name).
-inline void eraseOmittedSlowly(JsonValue& value, std::span<const OmitStep> steps) {
-  if (steps.empty() || !value.IsObject()) return;
-  const auto has = [](std::span<const std::string_view> keys, std::string_view name) {
-    return std::find(keys.begin(), keys.end(), name) != keys.end();
-  };
+// The reference for a parse that omits: RapidJSON's document with the member
+// erased wherever the path leads, found the slow way (every key of a name).
+inline void eraseOmittedSlowly(JsonValue& value, const OmittedMember& omitted, size_t step = 0) {
+  if (!value.IsObject()) return;
+  const std::span<const std::string_view> leadOn =
+      step < omitted.path.size() ? omitted.path[step] : std::span<const std::string_view>{};
   // By position: RapidJSON 1.1's member iterators compare ambiguously in C++20.
   for (rapidjson::SizeType i = 0; i < value.MemberCount();) {
     const auto entry = value.MemberBegin() + i;
     const std::string_view name(entry->name.GetString(), entry->name.GetStringLength());
-    if (has(steps.front().leaveOut, name)) {
+    if (step == omitted.path.size() && name == omitted.key) {
       value.EraseMember(entry);
       continue;
     }
-    if (has(steps.front().leadOn, name)) eraseOmittedSlowly(entry->value, steps.subspan(1));
+    if (std::find(leadOn.begin(), leadOn.end(), name) != leadOn.end()) {
+      eraseOmittedSlowly(entry->value, omitted, step + 1);
+    }
     ++i;
   }
 }
@@ -89,9 +88,9 @@ inline void eraseOmittedSlowly(JsonValue& value, std::span<const OmitStep> steps
 // "" when parseJsonCopy gives `text` the document and the error RapidJSON's
 // reader gives it (less the omitted members); else what differs.
 inline std::string differenceFromRapidJson(std::string_view text,
-                                           const OmittedMembers& omitted = {}) {
+                                           const OmittedMember* omitted = nullptr) {
   std::string buffer;
-  PooledJsonDocument copied;
+  JsonDocument copied;
   const std::string copyError = parseJsonCopy(text, 200, buffer, copied, omitted);
   std::string inSitu(text);
   JsonDocument reference;
@@ -100,7 +99,7 @@ inline std::string differenceFromRapidJson(std::string_view text,
     return "error \"" + copyError + "\", RapidJSON's \"" + referenceError + "\"";
   }
   if (!copyError.empty()) return {};
-  eraseOmittedSlowly(reference, omitted.steps);
+  if (omitted != nullptr) eraseOmittedSlowly(reference, *omitted);
   return valueDifference(copied, reference);
 }
 

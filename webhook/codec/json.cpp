@@ -14,14 +14,10 @@ namespace aiadmit {
 
 const JsonValue* member(const JsonValue* value, std::string_view key) {
   if (value == nullptr || !value->IsObject()) return nullptr;
-  // By length, then by the first byte, before comparing the rest: most names
-  // differ in one of those. (RapidJSON's FindMember with a plain pointer
-  // would read the key up to a NUL, which a view into a longer string lacks.)
+  // Not RapidJSON's FindMember: with a plain pointer it would read the key
+  // up to a NUL, which a view into a longer string lacks.
   for (auto it = value->MemberBegin(), end = value->MemberEnd(); it != end; ++it) {
-    const JsonValue& name = it->name;
-    if (name.GetStringLength() != key.size()) continue;
-    const char* text = name.GetString();
-    if (key.empty() || (text[0] == key[0] && sameBytes(text, key.data(), key.size()))) {
+    if (std::string_view(it->name.GetString(), it->name.GetStringLength()) == key) {
       return &it->value;
     }
   }

@@ -4,8 +4,6 @@
 
 #include <rapidjson/document.h>
 
-#include <cstdint>
-#include <cstring>
 #include <limits>
 #include <span>
 #include <string>
@@ -16,38 +14,6 @@ namespace aiadmit {
 using JsonValue = rapidjson::Value;
 using JsonDocument = rapidjson::Document;
 using JsonAllocator = rapidjson::Document::AllocatorType;
-// A document whose parse stack is taken from a pool as well (a JsonDocument's
-// is malloc'd and freed by every parse): for one parsed again and again in
-// memory kept from one parse to the next (webhook/engine/request_memory.h).
-// Its values are JsonValues like any document's.
-using PooledJsonDocument =
-    rapidjson::GenericDocument<rapidjson::UTF8<>, JsonAllocator, JsonAllocator>;
-
-// Whether `size` bytes at `a` and at `b` are the same. For names and keys,
-// which are short: compared in words here, the caller makes no call (and so
-// saves no registers on every lookup).
-inline bool sameBytes(const char* a, const char* b, size_t size) {
-  for (; size >= 8; a += 8, b += 8, size -= 8) {
-    uint64_t x;
-    uint64_t y;
-    std::memcpy(&x, a, 8);
-    std::memcpy(&y, b, 8);
-    if (x != y) return false;
-  }
-  if (size >= 4) {  // the first four and the last four, which may overlap
-    uint32_t x[2];
-    uint32_t y[2];
-    std::memcpy(&x[0], a, 4);
-    std::memcpy(&y[0], b, 4);
-    std::memcpy(&x[1], a + size - 4, 4);
-    std::memcpy(&y[1], b + size - 4, 4);
-    return x[0] == y[0] && x[1] == y[1];
-  }
-  for (; size > 0; ++a, ++b, --size) {
-    if (*a != *b) return false;
-  }
-  return true;
-}
 
 // Member of an object, or nullptr when `value` is not an object or lacks `key`.
 const JsonValue* member(const JsonValue* value, std::string_view key);
@@ -82,14 +48,14 @@ JsonValue makeString(std::string_view text, JsonAllocator& alloc);
 // A deep copy of `from` into `to` whose strings are `from`'s own, referred to
 // rather than copied, so `from` must outlive it: for a copy that is edited and
 // then diffed against its original, where most strings then also compare by
-// address. Faster than CopyFrom, which goes through a document's SAX stack.
+// address.
 void copySharingStrings(const JsonValue& from, JsonValue& to, JsonAllocator& alloc);
 
 // Appends `text` to `out` as a JSON string, quotes included, escaped byte for
 // byte as RapidJSON's Writer escapes it: a quote, a backslash and control
 // characters (\b \t \n \f \r, the others as \u00XX); every other byte as
-// it is. Runs of plain bytes are found 8 at a time and copied whole. For text
-// written without a Writer (the admission answer, log lines).
+// it is. For text written without a Writer (the admission answer, log
+// lines).
 void appendJsonString(std::string& out, std::string_view text);
 
 // Compact serialisation (for patches, logs of shapes, tests).

@@ -7,10 +7,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstring>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 #include <limits>
 #include <span>
 #include <type_traits>
@@ -163,37 +161,22 @@ constexpr size_t kPadding = 32;
 
 // How many bytes at `p` continue an unescaped run of a string, up to one
 // block: the run ends at a quote, a backslash, a control character or a
-// byte outside ASCII.
-#if defined(__SSE2__)
-constexpr size_t kBlock = 16;
-inline size_t plainRun(const char* p) {
-  const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-  const __m128i quote = _mm_cmpeq_epi8(bytes, _mm_set1_epi8('"'));
-  const __m128i backslash = _mm_cmpeq_epi8(bytes, _mm_set1_epi8('\\'));
-  // A signed comparison: bytes from 0x80 are negative, so below 0x20 too.
-  const __m128i low = _mm_cmplt_epi8(bytes, _mm_set1_epi8(0x20));
-  const auto stops =
-      static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, backslash), low)));
-  return stops == 0 ? kBlock : static_cast<size_t>(__builtin_ctz(stops));
-}
-#else
+// byte outside ASCII. Each such byte sets its bit 7 in `stops` (a byte
+// outside ASCII has it already; a subtraction borrows below 0x20 and from a
+// byte that is zero once XORed with the quote or the backslash). A borrow
+// may set bits above the lowest, never below it.
 constexpr size_t kBlock = sizeof(uint64_t);
 inline size_t plainRun(const char* p) {
   constexpr uint64_t kOnes = 0x0101010101010101ULL;
   constexpr uint64_t kHighs = 0x8080808080808080ULL;
   uint64_t word;
   std::memcpy(&word, p, sizeof word);
-  const uint64_t quote = word ^ (kOnes * '"');
-  const uint64_t backslash = word ^ (kOnes * '\\');
-  // Bit 7 of a byte that is zero, or below 0x20; bits above the lowest may
-  // be false (the subtraction borrows), the lowest never is.
-  const uint64_t zeroInQuote = (quote - kOnes) & ~quote;
-  const uint64_t zeroInBackslash = (backslash - kOnes) & ~backslash;
+  const uint64_t quote = (word ^ (kOnes * '"')) - kOnes;
+  const uint64_t backslash = (word ^ (kOnes * '\\')) - kOnes;
   const uint64_t control = word - kOnes * 0x20;
-  const uint64_t stops = (zeroInQuote | zeroInBackslash | control | word) & kHighs;
+  const uint64_t stops = (quote | backslash | control | word) & kHighs;
   return stops == 0 ? kBlock : static_cast<size_t>(__builtin_ctzll(stops)) / 8;
 }
-#endif
 
 inline bool isSpace(char c) {
   return c == ' ' || c == '\n' || c == '\r' || c == '\t';
@@ -222,28 +205,8 @@ struct NullSink {
   bool Uint64(uint64_t) { return true; }
 };
 
-// Called for each key of a container on the omitted members' path.
-inline bool oneOf(std::span<const std::string_view> keys, const char* key,
-                  rapidjson::SizeType length) {
-  for (const std::string_view candidate : keys) {
-    if (candidate.size() == length && sameBytes(candidate.data(), key, length)) return true;
-  }
-  return false;
-}
-
-// The lengths of a step's keys as bits (63: any from 63 on): most keys on the
-// path have none of them, and are passed over with one test.
-uint64_t lengthsOf(const OmitStep& step) {
-  uint64_t lengths = 0;
-  for (const auto keys : {step.leadOn, step.leaveOut}) {
-    for (const std::string_view key : keys)
-      lengths |= uint64_t{1} << std::min<size_t>(key.size(), 63);
-  }
-  return lengths;
-}
-
-inline bool mayBeOneOf(uint64_t lengths, rapidjson::SizeType length) {
-  return (lengths >> std::min<rapidjson::SizeType>(length, 63) & 1) != 0;
+inline bool oneOf(std::span<const std::string_view> keys, std::string_view key) {
+  return std::find(keys.begin(), keys.end(), key) != keys.end();
 }
 
 // One loop over the text with the open containers on a stack of its own:
@@ -252,18 +215,14 @@ inline bool mayBeOneOf(uint64_t lengths, rapidjson::SizeType length) {
 class ShortReader {
  public:
   ShortReader(char* text, size_t size, size_t maxDepth, size_t maxValues,
-              const OmittedMembers& omitted)
+              const OmittedMember* omitted)
       : text_(text),
         end_(text + size),
         maxDepth_(std::min(maxDepth, kMaxLevels)),
         valuesLeft_(maxValues),
-        omitted_(omitted.steps) {
-    for (size_t i = 0; i < stepLengths_.size(); ++i) {
-      stepLengths_[i] = i < omitted_.size() ? lengthsOf(omitted_[i]) : ~uint64_t{0};
-    }
-  }
+        omitted_(omitted) {}
 
-  bool operator()(PooledJsonDocument& document) {
+  bool operator()(JsonDocument& document) {
     char* p = value(skipSpace(text_), document, maxDepth_);
     // Trailing text, or a NUL before the end: RapidJSON's error.
     parsed_ = p != nullptr && skipSpace(p) == end_;
@@ -282,7 +241,7 @@ class ShortReader {
   struct Level {
     rapidjson::SizeType count;
     bool object;
-    bool onPath;  // an object on the omitted members' path, at most as deep as it
+    bool onPath;  // an object on the omitted member's path, or the one that holds it
   };
 
   // The API server sends JSON without whitespace: one comparison for that.
@@ -307,9 +266,9 @@ class ShortReader {
 
   // Reads the value at `p` (past any whitespace) into `sink`, nesting at
   // most `maxDepth` deep; the position after it, or nullptr to decline. Into
-  // the document it follows the path of the omitted members (the top object
-  // is on it; a container is when its key is the next step's) and reads each
-  // of them into a NullSink: checked as strictly, and left out.
+  // the document it follows the path of the omitted member (the top object
+  // is on it; an object is when its key is the next step's) and reads the
+  // member into a NullSink: checked as strictly, and left out.
   template <typename Sink>
   char* value(char* p, Sink& sink, size_t maxDepth) {
     constexpr bool kFollowsPath = !std::is_same_v<Sink, NullSink>;
@@ -318,7 +277,7 @@ class ShortReader {
     // Whether the next container opened is on the path (the top one is). A
     // key of a container on the path sets it; no other container opens
     // before the next such key or the end, so it is never stale then.
-    bool nextOnPath = kFollowsPath && !omitted_.empty();
+    bool nextOnPath = kFollowsPath && omitted_ != nullptr;
     bool keyNext = false;  // in an object, after "{" or ","
     // At the top of the loop `p` is past any whitespace.
     for (;;) {
@@ -331,15 +290,12 @@ class ShortReader {
         p = skipSpace(p + 1);
         if constexpr (kFollowsPath) {
           if (levels[depth - 1].onPath) {
-            // Steps beyond those with lengths are always compared.
-            const uint64_t lengths =
-                depth <= stepLengths_.size() ? stepLengths_[depth - 1] : ~uint64_t{0};
-            if (mayBeOneOf(lengths, length)) {
-              const OmitStep& step = omitted_[depth - 1];
-              omitted = oneOf(step.leaveOut, key, length);
-              nextOnPath = !omitted && oneOf(step.leadOn, key, length);
+            const std::string_view name(key, length);
+            const size_t step = depth - 1;
+            if (step == omitted_->path.size()) {
+              omitted = name == omitted_->key;
             } else {
-              nextOnPath = false;
+              nextOnPath = oneOf(omitted_->path[step], name);
             }
           }
         }
@@ -369,7 +325,7 @@ class ShortReader {
           case '[': {
             if (depth == maxDepth) return nullptr;
             const bool object = *p == '{';
-            levels[depth] = {0, object, nextOnPath && object && depth < omitted_.size()};
+            levels[depth] = {0, object, nextOnPath && object};
             ++depth;
             nextOnPath = false;
             if (object) {
@@ -531,23 +487,24 @@ class ShortReader {
   const char* const end_;
   const size_t maxDepth_;
   size_t valuesLeft_;
-  const std::span<const OmitStep> omitted_;
-  std::array<uint64_t, 8> stepLengths_;
+  const OmittedMember* const omitted_;
   bool parsed_ = false;
   bool tooMany_ = false;
 };
 
-// What the short reader leaves out, left out of RapidJSON's document.
-void eraseOmitted(JsonValue& object, std::span<const OmitStep> steps) {
-  if (steps.empty() || !object.IsObject()) return;
+// What the short reader leaves out, left out of RapidJSON's document: below
+// `object`, the rest of the path from `step` on.
+void eraseOmitted(JsonValue& object, const OmittedMember& omitted, size_t step = 0) {
+  if (!object.IsObject()) return;
   for (auto entry = object.MemberBegin(); entry != object.MemberEnd();) {
-    const char* key = entry->name.GetString();
-    const rapidjson::SizeType length = entry->name.GetStringLength();
-    if (oneOf(steps.front().leaveOut, key, length)) {
+    const std::string_view name(entry->name.GetString(), entry->name.GetStringLength());
+    if (step == omitted.path.size() && name == omitted.key) {
       entry = object.EraseMember(entry);  // keeps the others' order
       continue;
     }
-    if (oneOf(steps.front().leadOn, key, length)) eraseOmitted(entry->value, steps.subspan(1));
+    if (step < omitted.path.size() && oneOf(omitted.path[step], name)) {
+      eraseOmitted(entry->value, omitted, step + 1);
+    }
     ++entry;
   }
 }
@@ -582,8 +539,7 @@ std::string parseJsonInSitu(char* text, size_t size, size_t maxDepth, JsonDocume
 }
 
 std::string parseJsonCopy(std::string_view text, size_t maxDepth, std::string& buffer,
-                          PooledJsonDocument& document, const OmittedMembers& omitted,
-                          size_t maxValues) {
+                          JsonDocument& document, const OmittedMember* omitted, size_t maxValues) {
   buffer.reserve(text.size() + kPadding);
   buffer.assign(text.data(), text.size());
   buffer.append(kPadding, '\0');
@@ -599,7 +555,7 @@ std::string parseJsonCopy(std::string_view text, size_t maxDepth, std::string& b
   buffer.assign(text.data(), text.size());
   document.SetNull();
   std::string error = parseInSitu(buffer.data(), buffer.size(), maxDepth, maxValues, document);
-  if (error.empty()) eraseOmitted(document, omitted.steps);
+  if (error.empty() && omitted != nullptr) eraseOmitted(document, *omitted);
   return error;
 }
 

@@ -86,28 +86,24 @@ class DepthLimiter : public ForwardingHandler<Handler> {
 // Validates UTF-8. Returns "" on success, else what is wrong and where.
 std::string parseJsonInSitu(char* text, size_t size, size_t maxDepth, JsonDocument& document);
 
-// Members a parse leaves out of the document, found by their keys from the
-// top object down. At each step: the keys whose objects lead on to the next
-// step (several where paths share the rest), and the keys of the members
-// left out there. Their values are still read to the end, and malformed ones
-// refused.
-struct OmitStep {
-  std::span<const std::string_view> leadOn;
-  std::span<const std::string_view> leaveOut;
-};
-struct OmittedMembers {
-  std::span<const OmitStep> steps;
+// A member a parse leaves out of the document: `key`, in each object that
+// `path` leads to from the top object down (at each step, the keys that
+// lead on: several where paths share the rest). Its value is still read to
+// the end, and a malformed one refused.
+struct OmittedMember {
+  std::span<const std::span<const std::string_view>> path;
+  std::string_view key;
 };
 
 // The same for a copy of `text` made in `buffer`, which the document's
 // strings then point into (it must outlive the document): the same document
-// and the same errors, faster for the JSON the API server sends (ASCII,
-// integers), which a shorter reader than RapidJSON's takes
-// (webhook/codec/json_parse.cpp). Leaves out the `omitted` members, and
-// refuses a document of more than `maxValues` values (keys aside; the omitted
-// members' are not counted where the short reader takes the text).
+// and the same errors. The JSON the API server sends (ASCII, integers) is
+// read by a shorter reader than RapidJSON's (webhook/codec/json_parse.cpp).
+// Leaves out the `omitted` member, when given, and refuses a document of
+// more than `maxValues` values (keys aside; the omitted member's are not
+// counted where the short reader takes the text).
 std::string parseJsonCopy(std::string_view text, size_t maxDepth, std::string& buffer,
-                          PooledJsonDocument& document, const OmittedMembers& omitted = {},
+                          JsonDocument& document, const OmittedMember* omitted = nullptr,
                           size_t maxValues = std::numeric_limits<size_t>::max());
 
 }  // namespace aiadmit

@@ -1,6 +1,7 @@
 #include "webhook/engine/admission.h"
 
 #include <cstdint>
+#include <span>
 
 #include "webhook/codec/base64.h"
 #include "webhook/codec/enum_table.h"
@@ -39,26 +40,16 @@ Operation parseOperation(std::string_view text) {
   return Operation::Unknown;
 }
 
-// What the request's document goes without, still read and checked:
-// - the objects' managedFields, the API server's record of which manager set
-//   which field: no rule reads it, it is about a fifth of a Pod's JSON, and a
-//   patch never touches it;
-// - the members of the request that aiadmit never reads: who asked
-//   (userInfo), the options, and the resource and kind as requested (the
-//   object's own kind, `kind`, is what the table is keyed by).
-// A new reader of one of these takes it out of this list.
+// What the request's document goes without, still read and checked: the
+// objects' managedFields, the API server's record of which manager set
+// which field. No rule reads it, it is about a fifth of a Pod's JSON, and a
+// patch never touches it.
 constexpr std::string_view kRequestKey[] = {"request"};
 constexpr std::string_view kObjectKeys[] = {"object", "oldObject"};
-constexpr std::string_view kUnreadRequestKeys[] = {"options", "requestKind", "requestResource",
-                                                   "resource", "userInfo"};
 constexpr std::string_view kMetadataKey[] = {"metadata"};
-constexpr std::string_view kManagedFieldsKey[] = {"managedFields"};
-constexpr OmitStep kLeftOut[] = {
-    {.leadOn = kRequestKey, .leaveOut = {}},
-    {.leadOn = kObjectKeys, .leaveOut = kUnreadRequestKeys},
-    {.leadOn = kMetadataKey, .leaveOut = {}},
-    {.leadOn = {}, .leaveOut = kManagedFieldsKey},
-};
+constexpr std::span<const std::string_view> kToMetadata[] = {kRequestKey, kObjectKeys,
+                                                             kMetadataKey};
+constexpr OmittedMember kManagedFields{kToMetadata, "managedFields"};
 
 bool fail(DecodeError& error, std::string message) {
   error.message = std::move(message);
@@ -105,9 +96,9 @@ struct RequestMembers {
 bool decodeAdmissionReview(std::string_view body, AdmissionRequest& request, DecodeError& error) {
   if (body.empty())
     return fail(error, "empty body: expected an admission.k8s.io/v1 AdmissionReview");
-  PooledJsonDocument& doc = request.document;
-  std::string parseError = parseJsonCopy(body, kMaxJsonNesting, request.buffer, doc, {kLeftOut},
-                                         maxJsonValues(body.size()));
+  JsonDocument& doc = request.document;
+  std::string parseError = parseJsonCopy(body, kMaxJsonNesting, request.buffer, doc,
+                                         &kManagedFields, maxJsonValues(body.size()));
   if (!parseError.empty()) return fail(error, std::move(parseError));
   if (!doc.IsObject()) return fail(error, "body is not a JSON object");
 

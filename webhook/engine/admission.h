@@ -9,7 +9,6 @@
 #include "webhook/codec/json.h"
 #include "webhook/codec/json_parse.h"
 #include "webhook/codec/warnings.h"
-#include "webhook/engine/request_memory.h"
 #include "webhook/model/workload.h"
 
 namespace aiadmit {
@@ -37,18 +36,12 @@ struct AdmissionSubject {
   static AdmissionSubject ofObject(const JsonValue& object, std::string_view namespaceName);
 };
 
-// A decoded request. It owns the parsed document; the views point into it.
+// A decoded request. It owns the body's copy and the parsed document; the
+// views point into them.
 struct AdmissionRequest {
-  // The parse keeps the open containers' values on the document's stack: 4 KiB
-  // holds a Pod's deepest path at once, where RapidJSON's 1 KiB would grow
-  // several times on every request (within the stack's pool, where it is the
-  // last allocation).
-  static constexpr size_t kParseStackBytes = 4096;
-  RequestMemoryLease memory;  // first: it outlives the document
   // The body, parsed in place: the document's strings point into it.
-  std::string& buffer = memory.memory().buffer();
-  PooledJsonDocument document{&memory.memory().documentAllocator(), kParseStackBytes,
-                              &memory.memory().stackAllocator()};
+  std::string buffer;
+  JsonDocument document;
   std::string_view uid;
   std::string_view name;
   bool dryRun = false;

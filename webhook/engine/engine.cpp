@@ -578,7 +578,7 @@ AdmissionOutcome patchOf(const AdmissionSubject& subject, const JsonDocument& mu
 
 Decided Engine::mutate(const AdmissionSubject& subject, const MutateOptions& options) const {
   Decided decided;
-  JsonDocument scratch(options.scratchMemory);
+  JsonDocument scratch;
   JsonDocument& mutated = options.mutated != nullptr ? *options.mutated : scratch;
   // The caller's copy is its own; a scratch copy shares the request's strings.
   const Copy copy = options.mutated != nullptr ? Copy::Whole : Copy::SharingStrings;
@@ -670,9 +670,7 @@ Decided Engine::decide(AdmissionRoute route, const AdmissionRequest& request,
     AdmissionSubject subject = request.subject;
     subject.ownerTrusted = route.ownerTrusted;
     if (route.endpoint == Endpoint::Validate) return validate(subject, answers);
-    // The copy lives in the request's memory, as long as the request.
-    return mutate(subject, {.answers = answers,
-                            .scratchMemory = &request.memory.memory().documentAllocator()});
+    return mutate(subject, {.answers = answers});
   });
 }
 

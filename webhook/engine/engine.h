@@ -84,10 +84,6 @@ struct MutateOptions {
   // Receives the mutated object (`check -o yaml`, a fuzzer) when the answer
   // is a patch, so that no caller runs the pipeline twice.
   JsonDocument* mutated = nullptr;
-  // Where the copy that is mutated and diffed lives when `mutated` is not
-  // given: the request's memory, as long as the request; a pool of its own
-  // when null.
-  JsonAllocator* scratchMemory = nullptr;
 };
 
 enum class Endpoint { Mutate, Validate };

@@ -119,7 +119,6 @@ PodReader PodReader::of(const PodTemplateView& view, const AcceleratorNames& acc
 PodReader PodReader::judgingBy(const AcceleratorNames& accelerators) const {
   PodReader reader = *this;
   reader.accelerators_ = &accelerators;
-  reader.judgedCount_ = 0;  // judged by the other names
   return reader;
 }
 
@@ -149,21 +148,6 @@ std::optional<std::string_view> PodReader::annotation(const JsonValue* objectMet
 AnnotationSite PodReader::annotationSite(std::string_view key) const {
   if (templateAnnotation(key)) return AnnotationSite::Template;
   return objectAnnotation(key) ? AnnotationSite::Object : AnnotationSite::None;
-}
-
-bool PodReader::judgedName(std::string_view documentName) const {
-  for (size_t i = 0; i < judgedCount_; ++i) {
-    const JudgedName& judged = judged_[i];
-    if (judged.text == documentName.data() && judged.size == documentName.size()) {
-      return judged.accelerator;
-    }
-  }
-  const bool accelerator = accelerators_->isAccelerator(documentName);
-  // Beyond the first few names (a Pod asks for three or four), each is judged anew.
-  if (judgedCount_ < judged_.size()) {
-    judged_[judgedCount_++] = {documentName.data(), documentName.size(), accelerator};
-  }
-  return accelerator;
 }
 
 const std::vector<PodReader::Quantities>& PodReader::quantities() const {
@@ -200,7 +184,7 @@ bool PodReader::asksForAccelerator(const PodContainer& container) const {
     const JsonValue* quantities = member(resources, section);
     if (!isObject(quantities)) continue;
     for (auto it = quantities->MemberBegin(); it != quantities->MemberEnd(); ++it) {
-      if (judgedName(stringOf(&it->name)) && isPositive(it->value)) return true;
+      if (accelerators_->isAccelerator(stringOf(&it->name)) && isPositive(it->value)) return true;
     }
   }
   return false;

@@ -5,7 +5,6 @@
 // the aiadmit annotations say and which ports a container serves.
 #pragma once
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -155,8 +154,10 @@ class PodReader {
 
   // --- Resources.
   // Whether an entry of this Pod's resources names an accelerator, by the
-  // reader's names; judged once per entry.
-  bool isAccelerator(const ResourceEntry& entry) const { return judgedName(entry.name); }
+  // reader's names.
+  bool isAccelerator(const ResourceEntry& entry) const {
+    return accelerators_->isAccelerator(entry.name);
+  }
   // Every entry of limits, then requests, of every container in order.
   // Templates, not std::function: every rule walks them, and the visit is
   // then inlined.
@@ -279,18 +280,6 @@ class PodReader {
   };
   const std::vector<Quantities>& quantities() const;
   mutable std::vector<Quantities> quantities_;
-  // Whether a name of the document is an accelerator's. The names judged so
-  // far are known by where their text is (the document's, which outlives the
-  // reader): every rule walks the same entries, and each judgement matches
-  // the profile's names.
-  bool judgedName(std::string_view documentName) const;
-  struct JudgedName {
-    const char* text;
-    size_t size;
-    bool accelerator;
-  };
-  mutable std::array<JudgedName, 8> judged_{};
-  mutable size_t judgedCount_ = 0;
 };
 
 template <typename Visit>
