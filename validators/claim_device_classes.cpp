@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "webhook/model/resources.h"
+#include "webhook/cluster/claim_resolution.h"
 
 namespace aiadmit {
 
@@ -54,9 +54,7 @@ void checkClaimDeviceClasses(const ClaimValidationContext& context, std::vector<
       if (name.empty() || listed(profile.gpu.deviceClasses, name)) continue;
       const ClusterView* cluster = context.cluster;
       if (cluster != nullptr && cluster->hasDeviceClass(name) == Presence::No) continue;
-      const bool accelerator =
-          looksLikeAcceleratorDriver(name) ||
-          (cluster != nullptr && cluster->isGpuDeviceClass(name) == Presence::Yes);
+      const bool accelerator = isGpuDeviceClass(name, cluster);
       // A class of other devices may be a few letters away from a GPU
       // class ("rdma.nvidia.com"): only a very near miss is a typo of one.
       const Suggestion closest = closestName(name, allowed);

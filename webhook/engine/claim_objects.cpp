@@ -1,9 +1,9 @@
 #include "webhook/engine/claim_objects.h"
 
 #include "validators/registry.h"
+#include "webhook/cluster/claim_resolution.h"
 #include "webhook/engine/engine.h"
 #include "webhook/model/accelerator_vendors.h"
-#include "webhook/model/resources.h"
 
 namespace aiadmit {
 
@@ -22,8 +22,7 @@ AcceleratorAsk claimAsk(const ClaimObject& claim, const ClusterView* cluster) {
     for (const DeviceAlternative& alternative : request.alternatives) {
       const std::string& name = alternative.deviceClassName;
       if (name.empty()) continue;
-      if (vendorOfDeviceClass(name) != nullptr || looksLikeAcceleratorDriver(name) ||
-          (cluster != nullptr && cluster->isGpuDeviceClass(name) == Presence::Yes)) {
+      if (vendorOfDeviceClass(name) != nullptr || isGpuDeviceClass(name, cluster)) {
         return deviceClassAsk(name, cluster);
       }
     }

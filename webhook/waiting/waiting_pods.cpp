@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <cctype>
 
+#include "webhook/cluster/claim_resolution.h"
 #include "webhook/model/dra.h"
 #include "webhook/model/pod_reader.h"
-#include "webhook/model/resources.h"
 #include "webhook/waiting/waiting_pods.h"
 
 namespace aiadmit::waiting {
@@ -136,10 +136,6 @@ std::vector<std::string> claimKeysOf(const JsonValue* spec, const JsonValue* sta
   return keys;
 }
 
-bool isAcceleratorClass(const ClusterView& view, std::string_view className) {
-  return looksLikeAcceleratorDriver(className) || view.isGpuDeviceClass(className) == Presence::Yes;
-}
-
 }  // namespace
 
 // Devices of accelerator classes that the claim asks for: each request's
@@ -150,7 +146,7 @@ int64_t claimDevices(const ClaimRecord& claim, const ClusterView& view) {
     std::optional<int64_t> fewest;
     for (const DeviceAlternative& alternative : request.alternatives) {
       if (alternative.mode != AllocationMode::ExactCount) continue;
-      if (!isAcceleratorClass(view, alternative.deviceClassName)) continue;
+      if (!isGpuDeviceClass(alternative.deviceClassName, &view)) continue;
       fewest = std::min(fewest.value_or(alternative.count), alternative.count);
     }
     devices += fewest.value_or(0);
