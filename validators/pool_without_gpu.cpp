@@ -1,4 +1,5 @@
 #include "validators/validator.h"
+#include "webhook/cluster/cluster_pools.h"
 
 namespace aiadmit {
 

@@ -7,6 +7,7 @@
 #include <set>
 #include <tuple>
 
+#include "webhook/cluster/cluster_pools.h"
 #include "webhook/cluster/cluster_view.h"
 
 namespace aiadmit {

@@ -15,17 +15,11 @@
 #include <vector>
 
 #include "webhook/cluster/cluster_devices.h"
+#include "webhook/cluster/cluster_view.h"
 #include "webhook/cluster/cluster_view_parts.h"
 #include "webhook/model/scheduling.h"
 
 namespace aiadmit {
-
-// The largest number of devices one node can hold, and where.
-struct NodeCapacity {
-  int64_t devices = 0;
-  std::string node;       // the node that has them ("" when none matched)
-  int matchingNodes = 0;  // nodes of the pool that were considered
-};
 
 // Whether a Pod with this placement may land on `node`: its labels and the
 // lasting taints (NoSchedule, NoExecute; not node.kubernetes.io/ ones).

@@ -6,6 +6,8 @@
 #include <tuple>
 #include <utility>
 
+#include "webhook/cluster/cluster_devices.h"
+#include "webhook/cluster/cluster_pools.h"
 #include "webhook/cluster/cluster_view_parts.h"
 #include "webhook/model/resources.h"
 

@@ -21,12 +21,18 @@
 #include <vector>
 
 #include "webhook/cluster/cluster_objects.h"
-#include "webhook/cluster/cluster_pools.h"
 #include "webhook/model/scheduling.h"
 
 namespace aiadmit {
 
 enum class Presence { Yes, No, Unknown };
+
+// The largest number of devices one node can hold, and where.
+struct NodeCapacity {
+  int64_t devices = 0;
+  std::string node;       // the node that has them ("" when none matched)
+  int matchingNodes = 0;  // nodes of the pool that were considered
+};
 
 // Records a view holds by pointer, read as a sequence of records; valid as
 // long as the view is.

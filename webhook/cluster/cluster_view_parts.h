@@ -2,7 +2,7 @@
 // into the shared objects of its sources, and the indexes its questions
 // need. Immutable once built, and shared by every view built from the same
 // sources, so that publishing a view after one Node changed rebuilds the
-// Node part alone. Only the cluster view's own files include this.
+// Node part alone. The view's own files include this; cluster_view.h does not.
 #pragma once
 
 #include <cstdint>

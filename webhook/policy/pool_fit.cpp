@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "webhook/cluster/cluster_pools.h"
 #include "webhook/model/scheduling.h"
 #include "webhook/waiting/node_groups.h"
 

@@ -3,6 +3,7 @@
 // more devices than any node it may use offers, the devices allocated to
 // other claims, or selectors that only kube-scheduler can evaluate.
 #include "webhook/waiting/waiting_claims.h"
+#include "webhook/cluster/cluster_pools.h"
 #include "webhook/model/dra.h"
 #include "webhook/model/pod_reader.h"
 
