@@ -119,9 +119,8 @@ class LogQueue {
   // says when it came through, after every line queued before it.
   void flush() {
     if (!pool_) return lines_->flush();
+    takeOtherSlot();
     std::unique_lock<std::mutex> lock(mutex_);
-    room_.wait(lock, [&] { return otherLines_ < kOtherLines; });
-    ++otherLines_;
     const uint64_t ticket = ++flushesAsked_;
     lock.unlock();
     lines_->flush();
