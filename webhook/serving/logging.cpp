@@ -19,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "webhook/codec/json.h"
 #include "webhook/codec/warnings.h"
@@ -225,6 +226,15 @@ class LogQueue {
 // may log through a queue until the process exits.
 std::atomic<LogQueue*> currentQueue{nullptr};
 
+// Every queue setupLogging made, the current one last: a queue that is no
+// longer current still has its thread and may still be logged through, so
+// it stays reachable rather than lost.
+std::vector<std::unique_ptr<LogQueue>>& everyQueue() {
+  static auto* queues = new std::vector<std::unique_ptr<LogQueue>>();
+  return *queues;
+}
+std::mutex everyQueueMutex;
+
 LogQueue& logQueue() {
   if (LogQueue* queue = currentQueue.load(std::memory_order_acquire)) return *queue;
   static auto* synchronous = new LogQueue();
@@ -315,7 +325,9 @@ bool setupLogging(std::string_view level, size_t queueBytes) {
   // Lines already queued come out before the new queue's. The previous queue
   // is never destroyed: another thread may still hold it.
   logQueue().flush();
-  currentQueue.store(new LogQueue(queueBytes, found->second), std::memory_order_release);
+  std::lock_guard<std::mutex> lock(everyQueueMutex);
+  auto& queue = everyQueue().emplace_back(std::make_unique<LogQueue>(queueBytes, found->second));
+  currentQueue.store(queue.get(), std::memory_order_release);
   return true;
 }
 
