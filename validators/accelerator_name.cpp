@@ -239,6 +239,6 @@ void checkAcceleratorName(const ValidationContext& context, std::vector<Violatio
 }  // namespace
 
 extern const ValidatorDeclaration kAcceleratorNameValidator{.name = "accelerator-name",
-                                                            .check = checkAcceleratorName};
+                                                            .eachTemplate = checkAcceleratorName};
 
 }  // namespace aiadmit

@@ -65,6 +65,6 @@ void checkAnnotationValues(const ValidationContext& context, std::vector<Violati
 }  // namespace
 
 extern const ValidatorDeclaration kAnnotationValuesValidator{.name = "annotation-values",
-                                                             .check = checkAnnotationValues};
+                                                             .eachTemplate = checkAnnotationValues};
 
 }  // namespace aiadmit

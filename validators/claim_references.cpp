@@ -69,6 +69,6 @@ void checkClaimReferences(const ValidationContext& context, std::vector<Violatio
 }  // namespace
 
 extern const ValidatorDeclaration kClaimReferencesValidator{.name = "claim-references",
-                                                            .check = checkClaimReferences};
+                                                            .eachTemplate = checkClaimReferences};
 
 }  // namespace aiadmit

@@ -204,6 +204,6 @@ void checkClusterCapacity(const ValidationContext& context, std::vector<Violatio
 }  // namespace
 
 extern const ValidatorDeclaration kClusterCapacityValidator{.name = "cluster-capacity",
-                                                            .check = checkClusterCapacity};
+                                                            .eachTemplate = checkClusterCapacity};
 
 }  // namespace aiadmit

@@ -185,7 +185,7 @@ void checkGangScheduling(const ValidationContext& context, std::vector<Violation
 
 }  // namespace
 
-extern const ValidatorDeclaration kGangSchedulingValidator{
-    .name = "gang-scheduling", .scope = Scope::Workload, .check = checkGangScheduling};
+extern const ValidatorDeclaration kGangSchedulingValidator{.name = "gang-scheduling",
+                                                           .onceForWorkload = checkGangScheduling};
 
 }  // namespace aiadmit

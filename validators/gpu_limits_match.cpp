@@ -66,6 +66,6 @@ void checkGpuLimitsMatch(const ValidationContext& context, std::vector<Violation
 }  // namespace
 
 extern const ValidatorDeclaration kGpuLimitsMatchValidator{.name = "gpu-limits-match",
-                                                           .check = checkGpuLimitsMatch};
+                                                           .eachTemplate = checkGpuLimitsMatch};
 
 }  // namespace aiadmit

@@ -34,6 +34,6 @@ void checkGpuNamespace(const ValidationContext& context, std::vector<Violation>&
 }  // namespace
 
 extern const ValidatorDeclaration kGpuNamespaceValidator{.name = "gpu-namespace",
-                                                         .check = checkGpuNamespace};
+                                                         .eachTemplate = checkGpuNamespace};
 
 }  // namespace aiadmit

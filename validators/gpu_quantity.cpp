@@ -66,6 +66,6 @@ void checkGpuQuantity(const ValidationContext& context, std::vector<Violation>& 
 }  // namespace
 
 extern const ValidatorDeclaration kGpuQuantityValidator{.name = "gpu-quantity",
-                                                        .check = checkGpuQuantity};
+                                                        .eachTemplate = checkGpuQuantity};
 
 }  // namespace aiadmit

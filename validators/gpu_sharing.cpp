@@ -86,6 +86,6 @@ void checkGpuSharing(const ValidationContext& context, std::vector<Violation>& o
 }  // namespace
 
 extern const ValidatorDeclaration kGpuSharingValidator{.name = "gpu-sharing",
-                                                       .check = checkGpuSharing};
+                                                       .eachTemplate = checkGpuSharing};
 
 }  // namespace aiadmit

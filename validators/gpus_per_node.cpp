@@ -86,6 +86,6 @@ void checkGpusPerNode(const ValidationContext& context, std::vector<Violation>& 
 }  // namespace
 
 extern const ValidatorDeclaration kGpusPerNodeValidator{.name = "gpus-per-node",
-                                                        .check = checkGpusPerNode};
+                                                        .eachTemplate = checkGpusPerNode};
 
 }  // namespace aiadmit

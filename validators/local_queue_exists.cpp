@@ -36,6 +36,6 @@ void checkLocalQueueExists(const ValidationContext& context, std::vector<Violati
 }  // namespace
 
 extern const ValidatorDeclaration kLocalQueueExistsValidator{.name = "local-queue-exists",
-                                                             .check = checkLocalQueueExists};
+                                                             .eachTemplate = checkLocalQueueExists};
 
 }  // namespace aiadmit

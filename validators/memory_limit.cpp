@@ -30,6 +30,6 @@ void checkMemoryLimit(const ValidationContext& context, std::vector<Violation>& 
 }  // namespace
 
 extern const ValidatorDeclaration kMemoryLimitValidator{.name = "memory-limit",
-                                                        .check = checkMemoryLimit};
+                                                        .eachTemplate = checkMemoryLimit};
 
 }  // namespace aiadmit

@@ -91,6 +91,6 @@ void checkPoolConflict(const ValidationContext& context, std::vector<Violation>&
 }  // namespace
 
 extern const ValidatorDeclaration kPoolConflictValidator{.name = "pool-conflict",
-                                                         .check = checkPoolConflict};
+                                                         .eachTemplate = checkPoolConflict};
 
 }  // namespace aiadmit

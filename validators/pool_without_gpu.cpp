@@ -135,6 +135,6 @@ void checkPoolWithoutGpu(const ValidationContext& context, std::vector<Violation
 }  // namespace
 
 extern const ValidatorDeclaration kPoolWithoutGpuValidator{
-    .name = "pool-without-gpu", .appliesToUnclassified = true, .check = checkPoolWithoutGpu};
+    .name = "pool-without-gpu", .appliesToUnclassified = true, .eachTemplate = checkPoolWithoutGpu};
 
 }  // namespace aiadmit

@@ -4,9 +4,12 @@ namespace aiadmit {
 
 namespace {
 
-// `priorityClass`, named at `field`, judged against the profile's policy.
-void judge(const ValidationContext& context, std::string_view priorityClass, std::string field,
+// AIA011: a priority class the profile does not allow for its class in this
+// namespace would jump or starve the GPU queue, named in a template or in the
+// operator's own field.
+void judge(const ValidationContext& context, NamedPriorityClass named,
            std::vector<Violation>& out) {
+  const std::string_view priorityClass = named.name;
   const Profile* profile = context.profile;
   if (profile == nullptr) return;
   const Scheduling& scheduling = profile->scheduling;
@@ -23,7 +26,7 @@ void judge(const ValidationContext& context, std::string_view priorityClass, std
   if (!scheduling.priorityClassName.empty() && profile->mutations.on("scheduling")) {
     fix += ", or leave it out";
   }
-  out.push_back({std::move(field),
+  out.push_back({std::move(named.field),
                  inQuotes(priorityClass) + " is not allowed for " +
                      std::string(className(profile->workloadClass)) + " work in namespace " +
                      std::string(context.namespaceName),
@@ -33,30 +36,9 @@ void judge(const ValidationContext& context, std::string_view priorityClass, std
                      quotedList(allowed, "or")});
 }
 
-// AIA011: a priorityClassName the profile does not allow for its class in
-// this namespace would jump or starve the GPU queue.
-void checkPriorityClass(const ValidationContext& context, std::vector<Violation>& out) {
-  judge(context, stringMember(context.view.spec, "priorityClassName"),
-        context.view.specFieldPath() + ".priorityClassName", out);
-}
-
-// AIA011 on the operator's own priority field (a Volcano Job's
-// spec.priorityClassName, KubeRay's ray.io/priority-class-name label, a
-// Kubeflow job's runPolicy.schedulingPolicy.priorityClass): it ranks the
-// workload's Pods or their gang group as a template's class does. Judged once
-// for the workload, since the field is the object's and no template's.
-void checkOperatorPriorityClass(const ValidationContext& context, std::vector<Violation>& out) {
-  OperatorPriorityClass own = operatorPriorityClass(context);
-  judge(context, own.name, std::move(own.field), out);
-}
-
 }  // namespace
 
-extern const ValidatorDeclaration kPriorityClassValidator{.name = "priority-class",
-                                                          .check = checkPriorityClass};
-extern const ValidatorDeclaration kOperatorPriorityClassValidator{
-    .name = "operator-priority-class",
-    .scope = Scope::Workload,
-    .check = checkOperatorPriorityClass};
+extern constinit const ValidatorDeclaration kPriorityClassValidator =
+    priorityClassDeclaration<judge>("priority-class");
 
 }  // namespace aiadmit

@@ -44,6 +44,6 @@ void checkReadinessProbe(const ValidationContext& context, std::vector<Violation
 }  // namespace
 
 extern const ValidatorDeclaration kReadinessProbeValidator{.name = "readiness-probe",
-                                                           .check = checkReadinessProbe};
+                                                           .eachTemplate = checkReadinessProbe};
 
 }  // namespace aiadmit

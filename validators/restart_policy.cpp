@@ -31,6 +31,6 @@ void checkRestartPolicy(const ValidationContext& context, std::vector<Violation>
 }  // namespace
 
 extern const ValidatorDeclaration kRestartPolicyValidator{.name = "restart-policy",
-                                                          .check = checkRestartPolicy};
+                                                          .eachTemplate = checkRestartPolicy};
 
 }  // namespace aiadmit

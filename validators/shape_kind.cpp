@@ -39,7 +39,7 @@ void checkShapeKind(const ValidationContext& context, std::vector<Violation>& ou
 
 }  // namespace
 
-extern const ValidatorDeclaration kShapeKindValidator{
-    .name = "shape-kind", .scope = Scope::Workload, .check = checkShapeKind};
+extern const ValidatorDeclaration kShapeKindValidator{.name = "shape-kind",
+                                                      .onceForWorkload = checkShapeKind};
 
 }  // namespace aiadmit

@@ -69,13 +69,18 @@ std::string annotationFieldPath(const ValidationContext& context, std::string_vi
   return metadata + ".annotations[" + std::string(key) + "]";
 }
 
-OperatorPriorityClass operatorPriorityClass(const ValidationContext& context) {
+NamedPriorityClass templatePriorityClass(const ValidationContext& context) {
+  return {stringMember(context.view.spec, "priorityClassName"),
+          context.view.specFieldPath() + ".priorityClassName"};
+}
+
+NamedPriorityClass operatorPriorityClass(const ValidationContext& context) {
   const WorkloadType* type = context.view.type;
   if (type == nullptr || type->scheduling.priorityClassName.empty()) return {};
   const std::string& pointer = type->scheduling.priorityClassName;
   const std::string_view name = stringOf(valueAt(context.object, pointer));
   if (name.empty()) return {};
-  return {name, fieldPathOf(context.object, pointer)};
+  return {name, fieldPathOf(context.object, pointer), true};
 }
 
 std::string describePool(const Placement& placement) {

@@ -77,9 +77,8 @@ struct TemplateReading {
 
 struct ValidationContext {
   const JsonValue& object;
-  // The template being checked. Validators of Scope::Template run once for
-  // each template of the workload; those of Scope::Workload once, with the
-  // workload's primary template here and every template in `templates`.
+  // The template being checked: each in turn for a declaration's
+  // eachTemplate, the workload's primary template for its onceForWorkload.
   PodTemplateView view;
   // The pod template, read with the profile's accelerator names.
   const PodReader& pod;
@@ -105,24 +104,27 @@ struct ValidationContext {
   RuleTarget target = RuleTarget::Controller;
 };
 
-// Template: the rule judges each pod template on its own (GPUs per Pod, a
-// container's limits). Workload: it judges the workload as a whole (all GPU
-// workers together, the class against the kind).
-enum class Scope { Template, Workload };
+// A check: it appends a Violation for each problem it finds.
+using Check = void (*)(const ValidationContext& context, std::vector<Violation>& out);
 
-// A validator: one check of one rule, stated once in its own .cpp as a
+// A validator: the checks of one rule, stated once in its own .cpp as a
 // constant that validators/registry.cpp lists in its rule's row:
 //
 //   extern const ValidatorDeclaration kGpuQuantityValidator{
-//       .name = "gpu-quantity", .scope = Scope::Template, .check = checkGpuQuantity};
+//       .name = "gpu-quantity", .eachTemplate = checkGpuQuantity};
 //
-// The check appends a Violation for each problem it finds.
+// A rule may judge each pod template on its own (GPUs per Pod, a container's
+// limits), the workload as a whole once (all GPU workers together, the class
+// against the kind, the operator's own fields), or both.
 struct ValidatorDeclaration {
   std::string_view name;  // "gpu-quantity"
-  Scope scope = Scope::Template;
   // Most rules only concern AI workloads; AIA007 also looks at the rest.
   bool appliesToUnclassified = false;
-  void (*check)(const ValidationContext& context, std::vector<Violation>& out) = nullptr;
+  // Run once for each template, with that template in the context.
+  Check eachTemplate = nullptr;
+  // Run once, with the workload's primary template in the context and every
+  // template in `templates`.
+  Check onceForWorkload = nullptr;
 };
 // A declaration is a constant that needs no code to run before main, so the
 // registry may be read while other files' constants are initialised.
@@ -130,11 +132,11 @@ static_assert(std::is_trivially_destructible_v<ValidatorDeclaration>);
 
 // Runs `check` of a declaration listed under `rule` and gives each violation
 // it appends that rule; returns where they begin in `out`.
-template <class Declaration, class Context>
-size_t runCheck(RuleId rule, const Declaration& declaration, const Context& context,
-                std::vector<Violation>& out) {
+template <class Context>
+size_t runCheck(RuleId rule, void (*check)(const Context&, std::vector<Violation>&),
+                const Context& context, std::vector<Violation>& out) {
   const size_t first = out.size();
-  declaration.check(context, out);
+  check(context, out);
   for (size_t i = first; i < out.size(); ++i) out[i].rule = rule;
   return first;
 }
@@ -147,14 +149,40 @@ std::string containerFieldPath(const PodTemplateView& view, ContainerList list, 
 // wins), else the object's own metadata.
 std::string annotationFieldPath(const ValidationContext& context, std::string_view key);
 
-// The operator's priority field of the context's workload, and its kubectl
-// field path ("metadata.labels[ray.io/priority-class-name]"); an empty name
-// when the kind has no such field or the object leaves it unset.
-struct OperatorPriorityClass {
+// A priority class a workload names, and the kubectl field path it is named at.
+struct NamedPriorityClass {
   std::string_view name;
   std::string field;
+  // Named in the operator's own field (a Volcano Job's
+  // spec.priorityClassName, KubeRay's ray.io/priority-class-name label, a
+  // Kubeflow job's runPolicy.schedulingPolicy.priorityClass), which ranks the
+  // workload's Pods or their gang group; else in a pod template.
+  bool byOperator = false;
 };
-OperatorPriorityClass operatorPriorityClass(const ValidationContext& context);
+// The context's template's priorityClassName ("spec.template.spec.priorityClassName").
+NamedPriorityClass templatePriorityClass(const ValidationContext& context);
+// The operator's priority field of the context's workload
+// ("metadata.labels[ray.io/priority-class-name]"); an empty name when the kind
+// has no such field or the object leaves it unset.
+NamedPriorityClass operatorPriorityClass(const ValidationContext& context);
+
+// A rule on the priority classes a workload names: `judge` sees each
+// template's, and once the operator's (the field is the object's and no
+// template's).
+using PriorityClassJudge = void (*)(const ValidationContext& context, NamedPriorityClass named,
+                                    std::vector<Violation>& out);
+template <PriorityClassJudge judge>
+constexpr ValidatorDeclaration priorityClassDeclaration(std::string_view name) {
+  return {.name = name,
+          .eachTemplate =
+              [](const ValidationContext& context, std::vector<Violation>& out) {
+                judge(context, templatePriorityClass(context), out);
+              },
+          .onceForWorkload =
+              [](const ValidationContext& context, std::vector<Violation>& out) {
+                judge(context, operatorPriorityClass(context), out);
+              }};
+}
 
 // The node labels and taints of a profile's pool, for messages:
 // "accelerator=nvidia, taint accelerator=gpu:NoSchedule".

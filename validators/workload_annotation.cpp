@@ -53,7 +53,7 @@ void checkWorkloadAnnotation(const ValidationContext& context, std::vector<Viola
 
 }  // namespace
 
-extern const ValidatorDeclaration kWorkloadAnnotationValidator{.name = "workload-annotation",
-                                                               .check = checkWorkloadAnnotation};
+extern const ValidatorDeclaration kWorkloadAnnotationValidator{
+    .name = "workload-annotation", .eachTemplate = checkWorkloadAnnotation};
 
 }  // namespace aiadmit

@@ -113,7 +113,7 @@ void collectClaimViolations(const ClaimAssessment& assessment, Operation operati
   for (const RuleRow& row : ruleRows()) {
     for (const ClaimValidatorDeclaration* validator : row.claimChecks) {
       if (validator->profile == ProfileUse::Needed && profile == nullptr) continue;
-      runCheck(row.rule.id, *validator, context, out);
+      runCheck(row.rule.id, validator->check, context, out);
     }
   }
 }

@@ -133,20 +133,17 @@ void recordDecision(std::vector<Evaluation::RuleDecision>& decisions, RuleId rul
   decisions.insert(at, {rule, applied, configured});
 }
 
-// One validator of `rule` on one template (or, of Scope::Workload, on the
-// workload through its primary template).
-void runValidator(RuleId rule, const ValidatorDeclaration& validator,
-                  const ValidationContext& context, std::vector<Violation>& out) {
-  const size_t before = runCheck(rule, validator, context, out);
-  // Several templates, or a custom resource's: say which one it is about.
-  if (validator.scope == Scope::Template &&
-      (context.templates.size() > 1 || context.view.isCustomResource())) {
-    for (size_t i = before; i < out.size(); ++i) {
-      // The object's own metadata belongs to no template.
-      if (out[i].field.rfind("metadata", 0) == 0) continue;
-      out[i].role = std::string(context.view.role());
-      out[i].templateField = context.view.specFieldPath();
-    }
+// A declaration's eachTemplate on one template: with several templates, or a
+// custom resource's, each violation says which template it is about.
+void runOnTemplate(RuleId rule, Check check, const ValidationContext& context,
+                   std::vector<Violation>& out) {
+  const size_t before = runCheck(rule, check, context, out);
+  if (context.templates.size() <= 1 && !context.view.isCustomResource()) return;
+  for (size_t i = before; i < out.size(); ++i) {
+    // The object's own metadata belongs to no template.
+    if (out[i].field.rfind("metadata", 0) == 0) continue;
+    out[i].role = std::string(context.view.role());
+    out[i].templateField = context.view.specFieldPath();
   }
 }
 
@@ -188,12 +185,13 @@ void collectViolations(const JsonValue& object, const Assessment& assessment,
     if (assessment.madeByController && row.rule.subject == RuleSubject::Workload) continue;
     for (const ValidatorDeclaration* validator : row.checks) {
       if (!classification.isAiWorkload() && !validator->appliesToUnclassified) continue;
-      if (validator->scope == Scope::Workload) {
-        runValidator(row.rule.id, *validator, contexts[primary], out);
-        continue;
+      if (validator->eachTemplate != nullptr) {
+        for (const ValidationContext& context : contexts) {
+          runOnTemplate(row.rule.id, validator->eachTemplate, context, out);
+        }
       }
-      for (const ValidationContext& context : contexts) {
-        runValidator(row.rule.id, *validator, context, out);
+      if (validator->onceForWorkload != nullptr) {
+        runCheck(row.rule.id, validator->onceForWorkload, contexts[primary], out);
       }
     }
   }
