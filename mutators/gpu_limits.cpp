@@ -116,17 +116,14 @@ bool addWantedGpus(MutationContext& context) {
 }
 
 bool limitGpus(MutationContext& context) {
-  const bool copied = copyRequestsToLimits(context);
-  return addWantedGpus(context) || copied;
+  bool changed = copyRequestsToLimits(context);
+  changed = addWantedGpus(context) || changed;
+  return changed;
 }
 
 }  // namespace
 
 extern const MutatorDeclaration kGpuLimitsMutator{
-    .name = "gpu-limits",
-    .switches = {{.key = "gpuLimits", .onByDefault = true}},
-    .injects = kInjectGpuLimits,
-    .runs = Runs::AlsoOnControllersObjects,
-    .apply = limitGpus};
+    "gpu-limits", {{"gpuLimits"}}, kInjectGpuLimits, Runs::AlsoOnControllersObjects, limitGpus};
 
 }  // namespace aiadmit

@@ -92,10 +92,6 @@ bool setJobDefaults(MutationContext& context) {
 }  // namespace
 
 extern const MutatorDeclaration kJobDefaultsMutator{
-    .name = "job-defaults",
-    .switches = {{.key = "jobDefaults", .onByDefault = true}},
-    .injects = kNoTemplatePart,
-    .runs = Runs::OnWorkloads,
-    .apply = setJobDefaults};
+    "job-defaults", {{"jobDefaults"}}, kNoTemplatePart, Runs::OnWorkloads, setJobDefaults};
 
 }  // namespace aiadmit

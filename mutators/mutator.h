@@ -120,11 +120,11 @@ enum class Runs {
 inline constexpr uint32_t kNoTemplatePart = 0;
 
 // A mutator: what it states about itself, once, in its own .cpp, as a
-// constant the registry lists (mutators/registry.cpp):
+// constant the registry lists (mutators/registry.cpp), its members in order:
 //
 //   extern const MutatorDeclaration kSharedMemoryMutator{
-//       .name = "shared-memory", .switches = {{.key = "sharedMemory", .onByDefault = true}},
-//       .injects = kInjectSharedMemory, .runs = Runs::OnWorkloads, .apply = mountSharedMemory};
+//       "shared-memory", {{"sharedMemory"}}, kInjectSharedMemory, Runs::OnWorkloads,
+//       mountSharedMemory};
 //
 // mutate() runs it only where this lets it run, and the registry gathers the
 // profile switches from it.

@@ -149,10 +149,6 @@ bool aimAtPool(MutationContext& context) {
 }  // namespace
 
 extern const MutatorDeclaration kPoolPlacementMutator{
-    .name = "pool-placement",
-    .switches = {{.key = "placement", .onByDefault = true}},
-    .injects = kInjectPlacement,
-    .runs = Runs::AlsoOnControllersObjects,
-    .apply = aimAtPool};
+    "pool-placement", {{"placement"}}, kInjectPlacement, Runs::AlsoOnControllersObjects, aimAtPool};
 
 }  // namespace aiadmit

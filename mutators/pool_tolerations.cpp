@@ -29,11 +29,10 @@ bool addPoolTolerations(MutationContext& context) {
 
 }  // namespace
 
-extern const MutatorDeclaration kPoolTolerationsMutator{
-    .name = "pool-tolerations",
-    .switches = {{.key = "tolerations", .onByDefault = true}},
-    .injects = kInjectPlacement,
-    .runs = Runs::AlsoOnControllersObjects,
-    .apply = addPoolTolerations};
+extern const MutatorDeclaration kPoolTolerationsMutator{"pool-tolerations",
+                                                        {{"tolerations"}},
+                                                        kInjectPlacement,
+                                                        Runs::AlsoOnControllersObjects,
+                                                        addPoolTolerations};
 
 }  // namespace aiadmit

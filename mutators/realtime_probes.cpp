@@ -102,10 +102,6 @@ bool addProbes(MutationContext& context) {
 }  // namespace
 
 extern const MutatorDeclaration kRealtimeProbesMutator{
-    .name = "realtime-probes",
-    .switches = {{.key = "probes", .onByDefault = true}},
-    .injects = kInjectProbes,
-    .runs = Runs::OnWorkloads,
-    .apply = addProbes};
+    "realtime-probes", {{"probes"}}, kInjectProbes, Runs::OnWorkloads, addProbes};
 
 }  // namespace aiadmit

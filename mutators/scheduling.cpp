@@ -221,10 +221,10 @@ bool setSchedulingDefaults(MutationContext& context) {
 }  // namespace
 
 extern const MutatorDeclaration kSchedulingMutator{
-    .name = "scheduling",
-    .switches = {{.key = "scheduling", .onByDefault = true}},
-    .injects = kInjectPriority | kInjectScheduler | kInjectStamps,
-    .runs = Runs::OnWorkloads,
-    .apply = setSchedulingDefaults};
+    "scheduling",
+    {{"scheduling"}},
+    kInjectPriority | kInjectScheduler | kInjectStamps,
+    Runs::OnWorkloads,
+    setSchedulingDefaults};
 
 }  // namespace aiadmit

@@ -219,10 +219,6 @@ bool mountSharedMemory(MutationContext& context) {
 }  // namespace
 
 extern const MutatorDeclaration kSharedMemoryMutator{
-    .name = "shared-memory",
-    .switches = {{.key = "sharedMemory", .onByDefault = true}},
-    .injects = kInjectSharedMemory,
-    .runs = Runs::OnWorkloads,
-    .apply = mountSharedMemory};
+    "shared-memory", {{"sharedMemory"}}, kInjectSharedMemory, Runs::OnWorkloads, mountSharedMemory};
 
 }  // namespace aiadmit

@@ -72,10 +72,7 @@ bool recordPendingClass(JsonValue& object, const Resolution& resolution,
   return changed;
 }
 
-extern const MutatorDeclaration kStampMutator{.name = "stamp",
-                                              .switches = {{.key = "stamp", .onByDefault = true}},
-                                              .injects = kInjectStamps,
-                                              .runs = Runs::AlsoOnUnchangedTemplates,
-                                              .apply = stampDecision};
+extern const MutatorDeclaration kStampMutator{
+    "stamp", {{"stamp"}}, kInjectStamps, Runs::AlsoOnUnchangedTemplates, stampDecision};
 
 }  // namespace aiadmit

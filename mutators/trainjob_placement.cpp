@@ -36,8 +36,8 @@ constexpr rapidjson::SizeType kMaxRuntimePatches = 16;
 // The pool's two switches, which pool-tolerations and pool-placement honour
 // for a pod template: the entry carries the pool's tolerations while the
 // first is on, its node selector while the second is.
-constexpr MutationSwitch kTolerationsSwitch{.key = "tolerations", .onByDefault = true};
-constexpr MutationSwitch kPlacementSwitch{.key = "placement", .onByDefault = true};
+constexpr MutationSwitch kTolerationsSwitch{.key = "tolerations"};
+constexpr MutationSwitch kPlacementSwitch{.key = "placement"};
 
 bool isTrainJobResources(const MutationContext& context) {
   return context.place != nullptr && context.place->slot != nullptr &&
@@ -206,11 +206,10 @@ bool placeTrainer(MutationContext& context) {
 
 // It writes no pod template (a TrainJob has none), and runs while either of
 // the pool's switches is on.
-extern const MutatorDeclaration kTrainJobPlacementMutator{
-    .name = "trainjob-placement",
-    .switches = {kTolerationsSwitch, kPlacementSwitch},
-    .injects = kNoTemplatePart,
-    .runs = Runs::OnWorkloads,
-    .apply = placeTrainer};
+extern const MutatorDeclaration kTrainJobPlacementMutator{"trainjob-placement",
+                                                          {kTolerationsSwitch, kPlacementSwitch},
+                                                          kNoTemplatePart,
+                                                          Runs::OnWorkloads,
+                                                          placeTrainer};
 
 }  // namespace aiadmit

@@ -101,8 +101,8 @@ struct SharedMemory {
 // declare the ones they honour, with their defaults (mutators/*.cpp), and the
 // registry hands them to the loader, which takes exactly these keys.
 struct MutationSwitch {
-  std::string_view key;  // "gpuLimits"
-  bool onByDefault;      // when the profile leaves it out
+  std::string_view key;     // "gpuLimits"
+  bool onByDefault = true;  // when the profile leaves it out
 };
 
 // The switches a profile turns off: set false under spec.mutations, or left
