@@ -100,11 +100,12 @@ int usageError(const std::string& message, const char* help) {
 
 }  // namespace
 
-bool wantsHelp(const Arguments& args) {
-  for (const std::string& arg : args) {
-    if (arg == "-h" || arg == "--help") return true;
-  }
-  return false;
+bool printHelp(const Arguments& args, std::string_view help) {
+  const bool asked = std::any_of(args.begin(), args.end(), [](const std::string& arg) {
+    return arg == "-h" || arg == "--help";
+  });
+  if (asked) std::cout << help;
+  return asked;
 }
 
 // "--flag value" or "--flag=value".
@@ -153,10 +154,7 @@ bool readAll(const std::string& path, std::string& out) {
 }
 
 int serveCommand(const Arguments& args) {
-  if (wantsHelp(args)) {
-    std::cout << kServeHelp << serverFlagsHelp();
-    return 0;
-  }
+  if (printHelp(args, kServeHelp + serverFlagsHelp())) return 0;
   ServerOptions options;
   options.profilesDir = defaultProfilesDir();
   std::string listen = "[::]:8443";
@@ -205,10 +203,7 @@ int serveCommand(const Arguments& args) {
 }
 
 int reviewCommand(const Arguments& args) {
-  if (wantsHelp(args)) {
-    std::cout << kReviewHelp;
-    return 0;
-  }
+  if (printHelp(args, kReviewHelp)) return 0;
   std::string profilesDir = defaultProfilesDir();
   Endpoint endpoint = Endpoint::Mutate;
   RuleAction enforcement = RuleAction::Deny;
@@ -244,11 +239,12 @@ int reviewCommand(const Arguments& args) {
 }
 
 int profilesCommand(const Arguments& args) {
-  if (args.empty() || wantsHelp(args)) {
+  if (args.empty()) {
     std::cout << kProfilesHelp;
-    return args.empty() ? 2 : 0;
+    return 2;
   }
   if (args[0] == "init") return profilesInitCommand(Arguments(args.begin() + 1, args.end()));
+  if (printHelp(args, kProfilesHelp)) return 0;
   if (args[0] != "lint") return usageError("unknown arguments", kProfilesHelp);
   std::string snapshotFile;
   std::vector<std::string> dirs;

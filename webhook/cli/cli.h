@@ -17,8 +17,9 @@ int profilesCommand(const Arguments& args);
 // next to the installed binary's share/, else the source tree's profiles/.
 std::string defaultProfilesDir();
 
-// Whether the arguments ask for help (-h, --help).
-bool wantsHelp(const Arguments& args);
+// When the arguments ask for help (-h, --help), writes `help` to stdout and
+// returns true.
+bool printHelp(const Arguments& args, std::string_view help);
 // `--flag value` or `--flag=value` at args[i] into `out` (i moves past the
 // value); a flag without its value exits 2.
 bool takeValue(const Arguments& args, size_t& i, const std::string& flag, std::string& out);

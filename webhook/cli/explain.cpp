@@ -102,10 +102,7 @@ std::string utcNow() {
 }  // namespace
 
 int explainCommand(const Arguments& args) {
-  if (wantsHelp(args)) {
-    std::cout << kExplainHelp;
-    return 0;
-  }
+  if (printHelp(args, kExplainHelp)) return 0;
   ExplainOptions options;
   if (const int failed = parseOptions(args, options); failed != 0) return failed;
   ClusterText cluster;

@@ -470,10 +470,7 @@ std::string describeGroups(const std::vector<NodeGroup>& groups) {
 }  // namespace
 
 int profilesInitCommand(const std::vector<std::string>& args) {
-  if (wantsHelp(args)) {
-    std::cout << kInitHelp;
-    return 0;
-  }
+  if (printHelp(args, kInitHelp)) return 0;
   InitOptions options;
   if (const int failed = parseInit(args, options); failed != 0) return failed;
   ClusterText cluster;

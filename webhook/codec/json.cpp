@@ -1,5 +1,6 @@
 #include "webhook/codec/json.h"
 
+#include <array>
 #include <cstdint>
 #include <cstring>
 
@@ -182,6 +183,16 @@ size_t plainPrefix16(const char* p) {
 
 void appendJsonString(std::string& out, std::string_view text) {
   static constexpr char kHex[] = "0123456789ABCDEF";
+  // The control characters JSON writes as a letter; the others as \u00XX.
+  static constexpr auto kShortEscapes = [] {
+    std::array<char, 0x20> letters{};
+    letters['\b'] = 'b';
+    letters['\t'] = 't';
+    letters['\n'] = 'n';
+    letters['\f'] = 'f';
+    letters['\r'] = 'r';
+    return letters;
+  }();
   out.push_back('"');
   size_t plain = 0;  // where the run of bytes not yet copied begins
   size_t i = 0;
@@ -207,31 +218,14 @@ void appendJsonString(std::string& out, std::string_view text) {
     out.append(text.data() + plain, i - 1 - plain);
     plain = i;
     out.push_back('\\');
-    switch (c) {
-      case '"':
-      case '\\':
-        out.push_back(static_cast<char>(c));
-        break;
-      case '\b':
-        out.push_back('b');
-        break;
-      case '\t':
-        out.push_back('t');
-        break;
-      case '\n':
-        out.push_back('n');
-        break;
-      case '\f':
-        out.push_back('f');
-        break;
-      case '\r':
-        out.push_back('r');
-        break;
-      default:
-        out += "u00";
-        out.push_back(kHex[c >> 4]);
-        out.push_back(kHex[c & 0xF]);
-        break;
+    if (c == '"' || c == '\\') {
+      out.push_back(static_cast<char>(c));
+    } else if (kShortEscapes[c] != 0) {
+      out.push_back(kShortEscapes[c]);
+    } else {
+      out += "u00";
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 0xF]);
     }
   }
   out.append(text.data() + plain, text.size() - plain);

@@ -37,7 +37,7 @@ class ValueLimiter : public DepthLimiter<Handler> {
 
  public:
   ValueLimiter(Handler& handler, size_t maxDepth, size_t maxValues)
-      : Base(handler, maxDepth), maxValues_(maxValues) {}
+      : Base(handler, maxDepth), values_{.bound = maxValues} {}
 
   bool Null() { return count() && Base::Null(); }
   bool Bool(bool b) { return count() && Base::Bool(b); }
@@ -51,17 +51,11 @@ class ValueLimiter : public DepthLimiter<Handler> {
   }
   bool StartObject() { return count() && Base::StartObject(); }
   bool StartArray() { return count() && Base::StartArray(); }
-  bool tooMany() const { return tooMany_; }
+  bool tooMany() const { return values_.exceeded; }
 
  private:
-  bool count() {
-    if (++values_ <= maxValues_) return true;
-    tooMany_ = true;
-    return false;
-  }
-  size_t maxValues_;
-  size_t values_ = 0;
-  bool tooMany_ = false;
+  bool count() { return values_.take(); }
+  BoundedCount values_;
 };
 
 std::string tooManyValues(size_t maxValues) {

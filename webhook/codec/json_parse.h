@@ -45,6 +45,20 @@ class ForwardingHandler {
   Handler& handler_;
 };
 
+// A count with a bound: take() counts one more and says whether it is still
+// within the bound; once it is not, `exceeded` stays set.
+struct BoundedCount {
+  size_t bound;
+  size_t taken = 0;
+  bool exceeded = false;
+
+  bool take() {
+    if (++taken <= bound) return true;
+    exceeded = true;
+    return false;
+  }
+};
+
 // Forwards SAX events while counting depth, refusing nesting deeper than
 // `maxDepth` in the same pass so that no recursive walk further down can
 // exhaust the stack.
@@ -55,29 +69,22 @@ class DepthLimiter : public ForwardingHandler<Handler> {
 
  public:
   DepthLimiter(Handler& handler, size_t maxDepth)
-      : ForwardingHandler<Handler>(handler), maxDepth_(maxDepth) {}
+      : ForwardingHandler<Handler>(handler), depth_{.bound = maxDepth} {}
 
-  bool StartObject() { return enter() && handler_.StartObject(); }
+  bool StartObject() { return depth_.take() && handler_.StartObject(); }
   bool EndObject(rapidjson::SizeType n) {
-    --depth_;
+    --depth_.taken;
     return handler_.EndObject(n);
   }
-  bool StartArray() { return enter() && handler_.StartArray(); }
+  bool StartArray() { return depth_.take() && handler_.StartArray(); }
   bool EndArray(rapidjson::SizeType n) {
-    --depth_;
+    --depth_.taken;
     return handler_.EndArray(n);
   }
-  bool tooDeep() const { return tooDeep_; }
+  bool tooDeep() const { return depth_.exceeded; }
 
  private:
-  bool enter() {
-    if (++depth_ <= maxDepth_) return true;
-    tooDeep_ = true;
-    return false;
-  }
-  size_t maxDepth_;
-  size_t depth_ = 0;
-  bool tooDeep_ = false;
+  BoundedCount depth_;
 };
 
 // Parses `text` in place into `document` (strings point into `text`, which

@@ -23,14 +23,10 @@ namespace aiadmit {
 //   capped         the rules whose action was lowered (by the enforcement cap, an inferred
 //                  class, an answer that may change), with their profile's action
 //   enforcement    the cap, when a rule was lowered: audit | warn | deny
-inline constexpr std::string_view kAuditClass = "class";
-inline constexpr std::string_view kAuditClassBasis = "class-basis";
-inline constexpr std::string_view kAuditProfile = "profile";
-inline constexpr std::string_view kAuditProfileError = "profile-error";
-inline constexpr std::string_view kAuditMutated = "mutated";
-inline constexpr std::string_view kAuditRules = "rules";
-inline constexpr std::string_view kAuditCapped = "capped";
-inline constexpr std::string_view kAuditEnforcement = "enforcement";
+inline constexpr std::string_view kAuditClass = "class", kAuditClassBasis = "class-basis",
+                                  kAuditProfile = "profile", kAuditProfileError = "profile-error",
+                                  kAuditMutated = "mutated", kAuditRules = "rules",
+                                  kAuditCapped = "capped", kAuditEnforcement = "enforcement";
 
 // Each value stays under this many bytes, so that the annotations of one
 // request are well under a kilobyte and audit events stay small.

@@ -365,24 +365,24 @@ std::vector<TemplateSlot> rayJob(const std::string& prefix, bool v1) {
 void addKubeRay(std::vector<WorkloadType>& out) {
   for (const bool v1 : {true, false}) {
     const std::vector<std::string> versions = {v1 ? "v1" : "v1alpha1"};
-    out.push_back(withScheduling(
-        withUpdates(row("ray.io", "RayCluster", versions, "rayclusters", WorkloadClass::Batch,
-                        "a RayCluster runs the Ray jobs submitted to it", Lifecycle::Either,
-                        rayCluster("/spec", {}, v1)),
-                    rayWorkerScale("/spec", v1), "/spec/suspend"),
-        kubeRayLabels()));
-    out.push_back(withScheduling(
-        withUpdates(row("ray.io", "RayJob", versions, "rayjobs", WorkloadClass::Batch,
-                        "a RayJob runs one Ray entrypoint to completion",
-                        Lifecycle::RunsToCompletion, rayJob("/spec", v1)),
-                    rayWorkerScale("/spec/rayClusterSpec", v1), "/spec/suspend"),
-        kubeRayLabels()));
-    out.push_back(withScheduling(
-        withUpdates(row("ray.io", "RayService", versions, "rayservices", WorkloadClass::Realtime,
-                        "a RayService is a long-running Ray Serve server", Lifecycle::LongRunning,
-                        rayCluster("/spec/rayClusterConfig", {}, v1)),
-                    rayWorkerScale("/spec/rayClusterConfig", v1), ""),
-        kubeRayLabels()));
+    // A kind whose RayClusterSpec is at `clusterAt`: its workers scale
+    // there, and KubeRay's labels name its queue and priority.
+    auto add = [&](WorkloadType type, const std::string& clusterAt, const std::string& suspend) {
+      out.push_back(withScheduling(
+          withUpdates(std::move(type), rayWorkerScale(clusterAt, v1), suspend), kubeRayLabels()));
+    };
+    add(row("ray.io", "RayCluster", versions, "rayclusters", WorkloadClass::Batch,
+            "a RayCluster runs the Ray jobs submitted to it", Lifecycle::Either,
+            rayCluster("/spec", {}, v1)),
+        "/spec", "/spec/suspend");
+    add(row("ray.io", "RayJob", versions, "rayjobs", WorkloadClass::Batch,
+            "a RayJob runs one Ray entrypoint to completion", Lifecycle::RunsToCompletion,
+            rayJob("/spec", v1)),
+        "/spec/rayClusterSpec", "/spec/suspend");
+    add(row("ray.io", "RayService", versions, "rayservices", WorkloadClass::Realtime,
+            "a RayService is a long-running Ray Serve server", Lifecycle::LongRunning,
+            rayCluster("/spec/rayClusterConfig", {}, v1)),
+        "/spec/rayClusterConfig", "");
   }
   out.push_back(withUpdates(row("ray.io", "RayCronJob", {"v1"}, "raycronjobs", WorkloadClass::Batch,
                                 "a RayCronJob runs RayJobs to completion",

@@ -4,20 +4,11 @@
 #include <cstdio>
 
 #include "webhook/cluster/reflector.h"
+#include "webhook/serving/prometheus_text.h"
 
 namespace aiadmit {
 
 namespace {
-
-std::string number(double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.9g", value);
-  return buffer;
-}
-
-void header(std::string& out, const char* name, const char* type, const char* help) {
-  out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
-}
 
 void sample(std::string& out, const char* name, const std::string& value) {
   out += std::string(name) + " " + value + "\n";
@@ -105,37 +96,39 @@ const PerResourceCounter kPerResourceCounters[] = {
 }  // namespace
 
 void renderClusterViewMetrics(const ClusterWatchState* state, std::string& out) {
-  header(out, "aiadmit_cluster_view_enabled", "gauge",
-         "Whether serve keeps a live cluster view (--cluster-view).");
+  appendFamilyHeader(out, "aiadmit_cluster_view_enabled", "gauge",
+                     "Whether serve keeps a live cluster view (--cluster-view).");
   sample(out, "aiadmit_cluster_view_enabled", state != nullptr ? "1" : "0");
   if (state == nullptr) return;
-  header(out, "aiadmit_cluster_view_synced", "gauge",
-         "Whether every resource is listed and current; 0: decisions use the profiles alone "
-         "where the view cannot answer.");
+  appendFamilyHeader(
+      out, "aiadmit_cluster_view_synced", "gauge",
+      "Whether every resource is listed and current; 0: decisions use the profiles alone "
+      "where the view cannot answer.");
   sample(out, "aiadmit_cluster_view_synced", state->synced ? "1" : "0");
-  header(out, "aiadmit_cluster_view_publishes_total", "counter", "Cluster views built.");
+  appendFamilyHeader(out, "aiadmit_cluster_view_publishes_total", "counter",
+                     "Cluster views built.");
   sample(out, "aiadmit_cluster_view_publishes_total", std::to_string(state->publishes));
-  header(out, "aiadmit_cluster_view_last_publish_timestamp_seconds", "gauge",
-         "When the view in force was built (0: never).");
+  appendFamilyHeader(out, "aiadmit_cluster_view_last_publish_timestamp_seconds", "gauge",
+                     "When the view in force was built (0: never).");
   const double lastPublish =
       state->publishes == 0
           ? 0
           : std::chrono::duration<double>(state->lastPublish.time_since_epoch()).count();
-  sample(out, "aiadmit_cluster_view_last_publish_timestamp_seconds", number(lastPublish));
-  header(out, "aiadmit_cluster_view_unauthorized_total", "counter",
-         "401 answers of the API, those a re-read token then cured included.");
+  sample(out, "aiadmit_cluster_view_last_publish_timestamp_seconds", prometheusNumber(lastPublish));
+  appendFamilyHeader(out, "aiadmit_cluster_view_unauthorized_total", "counter",
+                     "401 answers of the API, those a re-read token then cured included.");
   sample(out, "aiadmit_cluster_view_unauthorized_total", std::to_string(state->unauthorized));
-  header(out, "aiadmit_cluster_view_token_reads_total", "counter",
-         "Reads of the service-account token file (rotation, 401s).");
+  appendFamilyHeader(out, "aiadmit_cluster_view_token_reads_total", "counter",
+                     "Reads of the service-account token file (rotation, 401s).");
   sample(out, "aiadmit_cluster_view_token_reads_total", std::to_string(state->tokenReads));
   for (const PerResource& metric : kPerResource) {
-    header(out, metric.name, "gauge", metric.help);
+    appendFamilyHeader(out, metric.name, "gauge", metric.help);
     for (const ResourceState& resource : state->resources) {
       perResource(out, metric.name, resource, metric.value(*state, resource));
     }
   }
   for (const PerResourceCounter& metric : kPerResourceCounters) {
-    header(out, metric.name, "counter", metric.help);
+    appendFamilyHeader(out, metric.name, "counter", metric.help);
     for (const ResourceState& resource : state->resources) {
       perResource(out, metric.name, resource, resource.*metric.count);
     }

@@ -24,24 +24,9 @@ static_assert(static_cast<int>(RuleAction::Deny) == 0 && static_cast<int>(RuleAc
 constexpr std::array<Decision, 4> kAllDecisions = {Decision::Allowed, Decision::Patched,
                                                    Decision::Denied, Decision::Errored};
 
-std::string number(double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.9g", value);
-  return buffer;
-}
-
 void gauge(std::string& out, std::string_view name, std::string_view help, std::string_view value) {
-  out += "# HELP ";
-  out += name;
-  out += ' ';
-  out += help;
-  out += "\n# TYPE ";
-  out += name;
-  out += " gauge\n";
-  out += name;
-  out += ' ';
-  out += value;
-  out += '\n';
+  appendFamilyHeader(out, name, "gauge", help);
+  out.append(name).append(" ").append(value).append("\n");
 }
 }  // namespace
 
@@ -221,11 +206,11 @@ void Metrics::renderLatency(std::string& out) const {
     for (size_t b = 0; b <= kBuckets.size(); ++b) {
       cumulative += histogram.buckets[b].load(std::memory_order_relaxed);
       out += "aiadmit_request_duration_seconds_bucket{" + label + ",le=\"" +
-             (b < kBuckets.size() ? number(kBuckets[b]) : std::string("+Inf")) + "\"} " +
+             (b < kBuckets.size() ? prometheusNumber(kBuckets[b]) : std::string("+Inf")) + "\"} " +
              std::to_string(cumulative) + "\n";
     }
     out += "aiadmit_request_duration_seconds_sum{" + label + "} " +
-           number(static_cast<double>(histogram.sumNanoseconds.load()) / 1e9) + "\n";
+           prometheusNumber(static_cast<double>(histogram.sumNanoseconds.load()) / 1e9) + "\n";
     out += "aiadmit_request_duration_seconds_count{" + label + "} " +
            std::to_string(histogram.count.load()) + "\n";
   }
@@ -264,7 +249,8 @@ void Metrics::renderProfiles(std::string& out) const {
       "# HELP aiadmit_profile_last_success_timestamp_seconds When the profiles in force were "
       "loaded.\n";
   out += "# TYPE aiadmit_profile_last_success_timestamp_seconds gauge\n";
-  out += "aiadmit_profile_last_success_timestamp_seconds " + number(lastGoodReload_.load()) + "\n";
+  out += "aiadmit_profile_last_success_timestamp_seconds " +
+         prometheusNumber(lastGoodReload_.load()) + "\n";
   gauge(out, "aiadmit_profile_last_reload_successful",
         "Whether the last load of the profiles succeeded (0: a broken set was refused and the "
         "last good one is in force).",
@@ -286,7 +272,8 @@ void Metrics::renderCertificate(std::string& out) const {
   out +=
       "# HELP aiadmit_certificate_expiry_timestamp_seconds NotAfter of the serving certificate.\n";
   out += "# TYPE aiadmit_certificate_expiry_timestamp_seconds gauge\n";
-  out += "aiadmit_certificate_expiry_timestamp_seconds " + number(certificateExpiry_.load()) + "\n";
+  out += "aiadmit_certificate_expiry_timestamp_seconds " +
+         prometheusNumber(certificateExpiry_.load()) + "\n";
   out +=
       "# HELP aiadmit_certificate_reloads_total Loads of the serving certificate and key, by "
       "result.\n# TYPE aiadmit_certificate_reloads_total counter\n";

@@ -1,6 +1,7 @@
 // The Prometheus text format's rules that more than one family needs.
 #pragma once
 
+#include <cstdio>
 #include <string>
 #include <string_view>
 
@@ -22,6 +23,20 @@ inline std::string prometheusLabel(std::string_view value) {
     }
   }
   return out;
+}
+
+// A sample's value: "%.9g", as many digits as a gauge of seconds or bytes needs.
+inline std::string prometheusNumber(double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.9g", value);
+  return buffer;
+}
+
+// A family's HELP and TYPE lines.
+inline void appendFamilyHeader(std::string& out, std::string_view name, std::string_view type,
+                               std::string_view help) {
+  out.append("# HELP ").append(name).append(" ").append(help).append("\n# TYPE ");
+  out.append(name).append(" ").append(type).append("\n");
 }
 
 }  // namespace aiadmit

@@ -72,10 +72,9 @@ void WaitingGauges::render(std::string& out) const {
     std::lock_guard<std::mutex> lock(mutex_);
     counts = counts_;
   }
-  out +=
-      "# HELP aiadmit_gpu_workloads_waiting GPU workloads that wait (Pending Pods that ask for "
-      "accelerators, Kueue Workloads not admitted), by the cause `aiadmit explain` gives.\n"
-      "# TYPE aiadmit_gpu_workloads_waiting gauge\n";
+  appendFamilyHeader(out, "aiadmit_gpu_workloads_waiting", "gauge",
+                     "GPU workloads that wait (Pending Pods that ask for accelerators, Kueue "
+                     "Workloads not admitted), by the cause `aiadmit explain` gives.");
   if (counts) {
     for (const auto& [key, value] : counts->waiting) {
       out += "aiadmit_gpu_workloads_waiting{cause=\"" + prometheusLabel(key.first) +
@@ -83,10 +82,8 @@ void WaitingGauges::render(std::string& out) const {
              "\n";
     }
   }
-  out +=
-      "# HELP aiadmit_gpus_idle Accelerators of each pool that no bound Pod requests and no "
-      "claim holds.\n"
-      "# TYPE aiadmit_gpus_idle gauge\n";
+  appendFamilyHeader(out, "aiadmit_gpus_idle", "gauge",
+                     "Accelerators of each pool that no bound Pod requests and no claim holds.");
   if (counts) {
     for (const auto& [pool, value] : counts->idleGpus) {
       out += "aiadmit_gpus_idle{pool=\"" + prometheusLabel(pool) + "\"} " + std::to_string(value) +

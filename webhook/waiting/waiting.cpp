@@ -17,15 +17,17 @@ namespace aiadmit {
 
 namespace {
 
+using enum WaitCause;
+// The names `-o json` and the metrics give the causes.
 constexpr EnumEntry<WaitCause> kCauseNames[] = {
-    {WaitCause::NoNodeCanHold, "no-node-can-hold"},
-    {WaitCause::ClaimUnallocatable, "claim-unallocatable"},
-    {WaitCause::UntoleratedTaint, "untolerated-taint"},
-    {WaitCause::SelectorExcludes, "selector-excludes"},
-    {WaitCause::Quota, "quota"},
-    {WaitCause::GangPartial, "gang-partial"},
-    {WaitCause::PoolFull, "pool-full"},
-    {WaitCause::Unknown, "unknown"},
+    {NoNodeCanHold, "no-node-can-hold"},
+    {ClaimUnallocatable, "claim-unallocatable"},
+    {UntoleratedTaint, "untolerated-taint"},
+    {SelectorExcludes, "selector-excludes"},
+    {Quota, "quota"},
+    {GangPartial, "gang-partial"},
+    {PoolFull, "pool-full"},
+    {Unknown, "unknown"},
 };
 
 // Node-group labels, most specific first: GKE node pools, EKS managed node

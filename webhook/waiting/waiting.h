@@ -35,14 +35,6 @@ enum class WaitCause {
   PoolFull,            // it fits, but the GPUs are in use now
   Unknown,             // nothing aiadmit reads explains it
 };
-inline constexpr WaitCause kAllWaitCauses[] = {WaitCause::NoNodeCanHold,
-                                               WaitCause::ClaimUnallocatable,
-                                               WaitCause::UntoleratedTaint,
-                                               WaitCause::SelectorExcludes,
-                                               WaitCause::Quota,
-                                               WaitCause::GangPartial,
-                                               WaitCause::PoolFull,
-                                               WaitCause::Unknown};
 // "no-node-can-hold", "claim-unallocatable", ... as `-o json` and the
 // metrics name them.
 std::string_view causeName(WaitCause cause);
