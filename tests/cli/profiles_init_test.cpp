@@ -281,5 +281,16 @@ TEST(ProfilesInit, UsageErrorsExitTwo) {
             2);
 }
 
+TEST(ProfilesInit, HelpIsInitsOwnAndLintsIsTheProfilesCommands) {
+  const testing::CommandResult initHelp =
+      runCommand({testing::binaryPath(), "profiles", "init", "--help"});
+  EXPECT_EQ(initHelp.exitCode, 0);
+  EXPECT_EQ(initHelp.out.rfind("Usage: aiadmit profiles init ", 0), 0u) << initHelp.out;
+  const testing::CommandResult lintHelp =
+      runCommand({testing::binaryPath(), "profiles", "lint", "--help"});
+  EXPECT_EQ(lintHelp.exitCode, 0);
+  EXPECT_EQ(lintHelp.out.rfind("Usage: aiadmit profiles lint ", 0), 0u) << lintHelp.out;
+}
+
 }  // namespace
 }  // namespace aiadmit
