@@ -116,6 +116,13 @@ bool presentAt(const JsonValue* value, const std::vector<std::string>& tokens, s
   return false;
 }
 
+// Whether any of the pointer patterns matches a value of `object`.
+bool anyPresent(const JsonValue& object, const std::vector<std::string>& patterns) {
+  return std::any_of(patterns.begin(), patterns.end(), [&](const std::string& pattern) {
+    return presentAt(&object, pointerTokens(pattern), 0);
+  });
+}
+
 // The operator gang-schedules the Pods itself: its own scheduler field names
 // the profile's gang scheduler (a Volcano Job's spec.schedulerName, KubeRay's
 // ray.io/scheduler-name label), or a field it gang-schedules by is present
@@ -131,9 +138,27 @@ bool operatorGangSchedules(const ValidationContext& context, const GangSchedulin
       stringOf(valueAt(context.object, fields.schedulerName)) == gang.schedulerName) {
     return true;
   }
-  return std::any_of(fields.gang.begin(), fields.gang.end(), [&](const std::string& pattern) {
-    return presentAt(&context.object, pointerTokens(pattern), 0);
-  });
+  return anyPresent(context.object, fields.gang);
+}
+
+// Kubernetes' own gang (1.35+): the Pods of a GPU template belong to a
+// PodGroup (spec.schedulingGroup.podGroupName since 1.36, spec.workloadRef in
+// 1.35), which kube-scheduler places as a whole when its policy is a gang, or
+// the controller makes one with a gang policy for them (a Job's
+// spec.scheduling.schedulingPolicy.gang). A group named in a template may not
+// exist yet, and its policy is the group's: what the developer declared is
+// taken at its word.
+bool nativeGang(const ValidationContext& context) {
+  for (const TemplateReading& reading : context.templates) {
+    if (!reading.pod.asksForGpus()) continue;
+    const JsonValue* spec = reading.view.spec;
+    if (!stringMember(member(spec, "schedulingGroup"), "podGroupName").empty() ||
+        !stringMember(member(spec, "workloadRef"), "name").empty()) {
+      return true;
+    }
+  }
+  return context.view.type != nullptr &&
+         anyPresent(context.object, context.view.type->scheduling.nativeGang);
 }
 
 // Where the fix names the scheduler: the operator's own field when the kind
@@ -148,6 +173,18 @@ std::string schedulerFix(const ValidationContext& context, const std::string& sc
   return "set schedulerName: " + schedulerName + " in the pod template";
 }
 
+// How to make the Pods a gang of Kubernetes' own: a Job asks its controller
+// for one; any other kind names a PodGroup in its pod template.
+std::string nativeGangFix(const ValidationContext& context) {
+  const WorkloadType* type = context.view.type;
+  if (type != nullptr && !type->scheduling.nativeGang.empty()) {
+    return "set " + fieldPathOf(context.object, type->scheduling.nativeGang.front()) +
+           ".minCount (Kubernetes 1.36+, WorkloadWithJob)";
+  }
+  return "name a PodGroup whose schedulingPolicy is a gang in the pod template's "
+         "schedulingGroup.podGroupName (Kubernetes 1.36+, GenericWorkload)";
+}
+
 // AIA010: distributed GPU training without gang scheduling can start in
 // part and hold GPUs while the rest waits, where the profile requires it. A
 // GPU worker asks for GPUs by extended resource or by DRA claim.
@@ -158,6 +195,7 @@ void checkGangScheduling(const ValidationContext& context, std::vector<Violation
   const GangScheduling& gang = profile->scheduling.gang;
   if (!gang.schedulerName.empty() && usesScheduler(context, gang.schedulerName)) return;
   if (operatorGangSchedules(context, gang)) return;
+  if (gang.native && nativeGang(context)) return;
   if (!gang.queueLabel.empty() && (hasLabel(member(&context.object, "metadata"), gang.queueLabel) ||
                                    hasLabel(context.view.metadata, gang.queueLabel))) {
     return;
@@ -175,6 +213,11 @@ void checkGangScheduling(const ValidationContext& context, std::vector<Violation
   if (!gang.queueLabel.empty()) {
     fix += (fix.empty() ? "add" : ", or add") + std::string(" the label ") + gang.queueLabel;
     means += (means.empty() ? "label " : " or label ") + gang.queueLabel;
+  }
+  // A profile that recognises Kubernetes' own gang alone: the fix is one.
+  if (fix.empty()) {
+    fix = nativeGangFix(context);
+    means = "a PodGroup with a gang policy";
   }
   const std::string workerCount = std::to_string(workers.count) + " GPU workers";
   out.push_back({workers.field,

@@ -131,6 +131,42 @@ spec:
     priorityClassName: ai-training
     gangScheduling: {required: true, schedulerName: volcano, queueLabel: kueue.x-k8s.io/queue-name}
 )"},
+    // Gang scheduling by its scheduler or queue only: Kubernetes' own does not count.
+    {"training-own-gang.yaml", R"(apiVersion: aiadmit.dev/v1
+kind: Profile
+metadata:
+  name: training-own-gang
+spec:
+  class: training
+  scope:
+    namespaces: ["own-gang-*"]
+  gpu:
+    resourceName: nvidia.com/gpu
+    gpusPerNode: 8
+  placement:
+    nodeSelector: {accelerator: nvidia}
+    tolerations: [{key: accelerator, operator: Equal, value: gpu, effect: NoSchedule}]
+  scheduling:
+    gangScheduling: {required: true, schedulerName: volcano, native: false}
+)"},
+    // Kubernetes' own gang scheduling only.
+    {"training-native-gang.yaml", R"(apiVersion: aiadmit.dev/v1
+kind: Profile
+metadata:
+  name: training-native-gang
+spec:
+  class: training
+  scope:
+    namespaces: ["native-gang-*"]
+  gpu:
+    resourceName: nvidia.com/gpu
+    gpusPerNode: 8
+  placement:
+    nodeSelector: {accelerator: nvidia}
+    tolerations: [{key: accelerator, operator: Equal, value: gpu, effect: NoSchedule}]
+  scheduling:
+    gangScheduling: {required: true}
+)"},
     {"batch-restricted.yaml", R"(apiVersion: aiadmit.dev/v1
 kind: Profile
 metadata:

@@ -90,6 +90,15 @@ spec:
 )" + gpuPodSpec("          ");
 }
 
+// A training Job of 4 parallel GPU Pods; `spec` is added to its spec and
+// `podSpec` to its pod template's.
+std::string parallelJob(const std::string& spec, const std::string& podSpec) {
+  return gpuJob("training", "\n  parallelism: 4" + spec, podSpec, kOneGpu);
+}
+
+const std::string kInPodGroup = "\n      schedulingGroup: {podGroupName: workers}";
+const std::string kAsksForGang = "\n  scheduling:\n    schedulingPolicy: {gang: {minCount: 4}}";
+
 const std::vector<RuleCase> kCases = {
     {"ParallelJobWithoutGang", "gang-research",
      gpuJob("training", "\n  parallelism: 4", "", kOneGpu), "spec.parallelism"},
@@ -136,7 +145,34 @@ const std::vector<RuleCase> kCases = {
     {"JobSetWithExclusiveTopology", "gang-research",
      jobSet("alpha.jobset.sigs.k8s.io/exclusive-topology: cloud.google.com/gke-nodepool"), ""},
     {"JobSetWithoutExclusiveTopology", "gang-research", jobSet("team: a"),
-     "spec.replicatedJobs[0].template.spec.template.spec"}};
+     "spec.replicatedJobs[0].template.spec.template.spec"},
+    // Kubernetes' own gang: Pods in a PodGroup (1.36+), a Workload's pod
+    // group (1.35), a Job that asks its controller for a gang (WorkloadWithJob).
+    {"PodsInANativePodGroup", "gang-research", parallelJob("", kInPodGroup), ""},
+    {"PodsInA135WorkloadPodGroup", "gang-research",
+     parallelJob("", "\n      workloadRef: {name: train, podGroup: workers}"), ""},
+    {"JobAsksForANativeGang", "gang-research", parallelJob(kAsksForGang, ""), ""},
+    {"JobAsksForBasicScheduling", "gang-research",
+     parallelJob("\n  scheduling:\n    schedulingPolicy: {basic: {}}", ""), "spec.parallelism"},
+    {"JobSetPodsInANativePodGroup", "gang-research",
+     replaced(
+         jobSet("team: a"), "        template:\n          spec:\n",
+         "        template:\n          spec:\n            schedulingGroup: {podGroupName: js}\n"),
+     ""},
+    // A profile may insist on its own scheduler: the PodGroup is no gang it counts.
+    {"NativeGangWhereTheProfileWantsItsScheduler", "own-gang-team",
+     parallelJob(kAsksForGang, kInPodGroup), "spec.parallelism"},
+    {"ItsSchedulerWhereTheProfileWantsIt", "own-gang-team",
+     parallelJob("", "\n      schedulerName: volcano"), ""},
+    // A profile that recognises Kubernetes' own gang alone says how to ask for one.
+    {"NoGangWhereOnlyTheNativeOneCounts", "native-gang-team", parallelJob("", ""),
+     "spec.parallelism",
+     "[AIA010] spec.parallelism: "
+     "4 GPU workers (parallelism 4) without gang scheduling can start in part and hold GPUs "
+     "idle; set spec.scheduling.schedulingPolicy.gang.minCount (Kubernetes 1.36+, "
+     "WorkloadWithJob)"},
+    {"NativeGangWhereOnlyTheNativeOneCounts", "native-gang-team", parallelJob(kAsksForGang, ""),
+     ""}};
 
 AIADMIT_RULE_ACTIONS_TEST(AIA010, kCases);
 

@@ -195,6 +195,11 @@ struct SchedulingFields {
   // gang-schedules the workload's Pods itself (a Kubeflow job's
   // runPolicy.schedulingPolicy, a Volcano Job's minAvailable).
   std::vector<std::string> gang{};
+  // Pointer patterns whose presence says the controller makes a PodGroup of
+  // Kubernetes' own with a gang policy for the Pods (a Job's
+  // spec.scheduling.schedulingPolicy.gang, WorkloadWithJob in 1.36+). A pod
+  // template's own spec.schedulingGroup is read for every kind.
+  std::vector<std::string> nativeGang{};
 };
 
 struct WorkloadType {

@@ -224,19 +224,25 @@ void addCoreKinds(std::vector<WorkloadType>& out) {
   JobSettingPointers jobSettings = jobSettingsUnder("/spec");
   jobSettings.serverBackoffLimit = 6;
   jobSettings.backoffLimitPerIndex = "/spec/backoffLimitPerIndex";
-  out.push_back(kubernetesKind(withUpdates(
-      row("batch", "Job", {"v1"}, "jobs", WorkloadClass::Batch, "a Job runs to completion",
-          Lifecycle::RunsToCompletion, {jobPods("/spec", std::move(jobSettings))}),
-      {"/spec/parallelism", "/spec/completions"}, "/spec/suspend", {"/spec/template"})));
+  // Its spec.scheduling (WorkloadWithJob) makes the Job controller create a
+  // Workload and a PodGroup for the Pods.
+  out.push_back(withScheduling(
+      kubernetesKind(withUpdates(
+          row("batch", "Job", {"v1"}, "jobs", WorkloadClass::Batch, "a Job runs to completion",
+              Lifecycle::RunsToCompletion, {jobPods("/spec", std::move(jobSettings))}),
+          {"/spec/parallelism", "/spec/completions"}, "/spec/suspend", {"/spec/template"})),
+      {.nativeGang = {"/spec/scheduling/schedulingPolicy/gang"}}));
   // A CronJob's Jobs carry the labels and annotations of its jobTemplate;
   // nothing defaults what the jobTemplate leaves out.
   TemplateSlot cronJobPods =
       jobPods("/spec/jobTemplate/spec", jobSettingsUnder("/spec/jobTemplate/spec"));
   cronJobPods.intermediateMetadata = "/spec/jobTemplate/metadata";
-  out.push_back(kubernetesKind(withUpdates(
-      row("batch", "CronJob", {"v1"}, "cronjobs", WorkloadClass::Batch,
-          "a CronJob runs to completion", Lifecycle::RunsToCompletion, {std::move(cronJobPods)}),
-      {}, "/spec/suspend")));
+  out.push_back(withScheduling(
+      kubernetesKind(withUpdates(row("batch", "CronJob", {"v1"}, "cronjobs", WorkloadClass::Batch,
+                                     "a CronJob runs to completion", Lifecycle::RunsToCompletion,
+                                     {std::move(cronJobPods)}),
+                                 {}, "/spec/suspend")),
+      {.nativeGang = {"/spec/jobTemplate/spec/scheduling/schedulingPolicy/gang"}}));
 }
 
 // Kubeflow Training Operator v1: a map of replica type to ReplicaSpec, whose

@@ -48,8 +48,12 @@ struct GangScheduling {
   bool required = false;  // AIA010
   // Gang scheduling counts as present when the pod uses this scheduler ...
   std::string schedulerName;
-  // ... or carries this label (for example kueue.x-k8s.io/queue-name).
+  // ... or carries this label (for example kueue.x-k8s.io/queue-name) ...
   std::string queueLabel;
+  // ... or is a gang of Kubernetes' own (1.35+): its Pods belong to a
+  // PodGroup (the pod template's spec.schedulingGroup, spec.workloadRef in
+  // 1.35), or a Job asks for one (spec.scheduling.schedulingPolicy.gang).
+  bool native = true;
 };
 
 struct Scheduling {

@@ -247,6 +247,7 @@ const Fields<GangScheduling>& gangFields() {
       {"required", boolean(&GangScheduling::required)},
       {"schedulerName", text(&GangScheduling::schedulerName, checkDnsSubdomain)},
       {"queueLabel", text(&GangScheduling::queueLabel, checkLabelKey)},
+      {"native", boolean(&GangScheduling::native)},
   };
   return fields;
 }
@@ -383,9 +384,10 @@ const Fields<Scheduling>& schedulingFields() {
           Scheduling& scheduling) {
          const GangScheduling& gang = scheduling.gang;
          if (!readFields(reader, value, field, gangFields(), scheduling.gang)) return;
-         if (gang.required && gang.schedulerName.empty() && gang.queueLabel.empty()) {
+         if (gang.required && gang.schedulerName.empty() && gang.queueLabel.empty() &&
+             !gang.native) {
            reader.error(value, field,
-                        "required gang scheduling needs schedulerName or queueLabel to "
+                        "required gang scheduling needs schedulerName, queueLabel or native to "
                         "recognise it");
          }
        }},
