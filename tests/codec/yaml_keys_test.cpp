@@ -1,7 +1,7 @@
 // Mapping keys as kubectl reads them, and keys set twice: kubectl keeps the
 // last value (YAML and JSON), lets a `<<` merge override the keys written
 // before it, and turns keys such as `on` or 0x1F into the JSON keys "true"
-// and "31". The expected values are what kubectl v1.36 printed for the same
+// and "31". The expected values are what kubectl v1.37 printed for the same
 // text (`kubectl label --local -f FILE -o json`, tests/e2e/duplicate_keys_e2e_test.cpp).
 #include <gtest/gtest.h>
 

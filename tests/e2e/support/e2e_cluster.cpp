@@ -67,7 +67,7 @@ json nodeStatus(const NodeShape& shape) {
                                        {"message", "a node of the end-to-end suite"}}});
   status["nodeInfo"] = {{"architecture", "amd64"},
                         {"operatingSystem", "linux"},
-                        {"kubeletVersion", "v1.36.3"},
+                        {"kubeletVersion", "v1.37.2"},
                         {"containerRuntimeVersion", "none://0"},
                         {"kernelVersion", ""},
                         {"osImage", ""},
