@@ -135,6 +135,13 @@ bool setPriorityClass(MutationContext& context) {
   const JsonValue* spec = context.view().spec;
   if (!stringMember(spec, "priorityClassName").empty()) return false;
   if (context.type.objectIsPod && !isUnset(member(spec, "priority"))) return false;
+  // The Pods of a PodGroup take its priority (spec.priorityClassName of the
+  // group): with any other the scheduler places none of them.
+  if (const std::string_view group = podGroupOf(spec); !group.empty()) {
+    context.notice("priorityClassName left to PodGroup " + std::string(group) +
+                   ", whose priority its Pods must have");
+    return false;
+  }
   if (clusterLacks(context, wanted)) {
     context.notice(lacksNotice(wanted));
     return false;

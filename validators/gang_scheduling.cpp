@@ -151,11 +151,7 @@ bool operatorGangSchedules(const ValidationContext& context, const GangSchedulin
 bool nativeGang(const ValidationContext& context) {
   for (const TemplateReading& reading : context.templates) {
     if (!reading.pod.asksForGpus()) continue;
-    const JsonValue* spec = reading.view.spec;
-    if (!stringMember(member(spec, "schedulingGroup"), "podGroupName").empty() ||
-        !stringMember(member(spec, "workloadRef"), "name").empty()) {
-      return true;
-    }
+    if (!podGroupOf(reading.view.spec).empty()) return true;
   }
   return context.view.type != nullptr &&
          anyPresent(context.object, context.view.type->scheduling.nativeGang);

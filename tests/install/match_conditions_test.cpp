@@ -460,7 +460,9 @@ TEST(MatchConditions, OperatorsKindsAreSentAndWhatOperatorsMakeIsMutatedBeforeIt
 // ResourceClaims and ResourceClaimTemplates a person applies reach
 // applied.validate, at every version, even one that names a Pod as its
 // owner; a claim the resourceclaim controller makes for a Pod (its
-// controlling owner) does not, nor does any webhook that mutates.
+// controlling owner) does not, nor the claim the scheduler makes for the
+// Pod's extended resources that a DeviceClass serves (KEP-5004), nor does any
+// webhook that mutates.
 TEST(MatchConditions, ClaimObjectsAppliedAreSentToValidationOnly) {
   const Rendered base = render(manifestsDir() + "/base");
   const std::string spec = R"({"spec":{"devices":{"requests":[{"name":"gpu","exactly":)"
@@ -482,6 +484,14 @@ TEST(MatchConditions, ClaimObjectsAppliedAreSentToValidationOnly) {
           R"({"name":"p-gpu","namespace":"team-a","ownerReferences":[{"apiVersion":"v1",)"
           R"("kind":"Pod","name":"p","uid":"1","controller":true}]},"spec":)" +
               claimSpec + "}"}),
+      by("system:kube-scheduler",
+         {"extended-resource claim of a pod",
+          R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaim","metadata":)"
+          R"({"generateName":"p-extended-resources-","namespace":"team-a","annotations":)"
+          R"({"resource.kubernetes.io/extended-resource-claim":"true"},"ownerReferences":)"
+          R"([{"apiVersion":"v1","kind":"Pod","name":"p","uid":"1","controller":true}]},)"
+          R"("spec":{"devices":{"requests":[{"name":"container-0-request-0","exactly":)"
+          R"({"deviceClassName":"extended.gpu.nvidia.com","count":2}}]}}})"}),
       // A person's claim that names a Pod as its owner is a person's claim.
       {"claim naming a pod, by a person",
        R"({"apiVersion":"resource.k8s.io/v1beta2","kind":"ResourceClaim","metadata":)"
@@ -493,7 +503,9 @@ TEST(MatchConditions, ClaimObjectsAppliedAreSentToValidationOnly) {
   for (const AdmissionCase& c : cases) {
     SCOPED_TRACE(c.id);
     const auto& outcome = outcomes.at(c.id);
-    EXPECT_EQ(outcome.at(kAppliedValidate), c.id == "claim of a pod" ? "skip" : "call");
+    const bool byItsController =
+        c.id == "claim of a pod" || c.id == "extended-resource claim of a pod";
+    EXPECT_EQ(outcome.at(kAppliedValidate), byItsController ? "skip" : "call");
     EXPECT_EQ(outcome.at(kAppliedMutate), "skip");
     EXPECT_EQ(outcome.at(kControlledMutate), "skip");
     EXPECT_EQ(outcome.at(kControlledValidate), "skip");

@@ -55,6 +55,29 @@ spec:
       containers: [{name: main, image: x, resources: {limits: {nvidia.com/gpu: 8}}}]
 )";
 
+// The Pods of a PodGroup of Kubernetes' own must have the group's priority:
+// the scheduler places none of them otherwise, so their class is the
+// group's to give. The same Job outside a group gets the profile's.
+TEST(SchedulingMutator, PodsOfANativePodGroupKeepTheGroupsPriority) {
+  for (const char* group : {"schedulingGroup: {podGroupName: workers}",
+                            "workloadRef: {name: train, podGroup: workers}"}) {
+    std::string job = kJob;
+    job.insert(job.find("      containers:"), "      " + std::string(group) + "\n");
+    const MutationRun run = runMutator(kMutator, job, gang());
+    EXPECT_EQ(at(*run.after, "/spec/template/spec/priorityClassName"), nullptr) << group;
+    EXPECT_EQ(stringOf(at(*run.after, "/spec/template/spec/schedulerName")), "volcano") << group;
+    EXPECT_NE(std::find_if(run.notices.begin(), run.notices.end(),
+                           [](const std::string& notice) {
+                             return notice.find("priorityClassName left to PodGroup") == 0;
+                           }),
+              run.notices.end())
+        << group;
+    expectAppliedAndIdempotent(kMutator, run, gang());
+  }
+  const MutationRun outside = runMutator(kMutator, kJob, gang());
+  EXPECT_EQ(stringOf(at(*outside.after, "/spec/template/spec/priorityClassName")), "ai-training");
+}
+
 TEST(SchedulingMutator, EverythingAbsentIsSetOnSpecObjectAndTemplate) {
   const MutationRun run = runMutator(kMutator, kJob, gang());
   EXPECT_EQ(stringOf(at(*run.after, "/spec/template/spec/priorityClassName")), "ai-training");

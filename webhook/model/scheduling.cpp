@@ -529,4 +529,9 @@ int explicitPoolToleration(const JsonValue* tolerations, const Placement& pool) 
   return -1;
 }
 
+std::string_view podGroupOf(const JsonValue* podSpec) {
+  const std::string_view group = stringMember(member(podSpec, "schedulingGroup"), "podGroupName");
+  return group.empty() ? stringMember(member(podSpec, "workloadRef"), "name") : group;
+}
+
 }  // namespace aiadmit

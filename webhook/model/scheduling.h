@@ -187,4 +187,11 @@ const Toleration* firstUntoleratedPoolTaint(const JsonValue* tolerations, const 
 // tolerates every taint without aiming at any pool, so it does not count.
 int explicitPoolToleration(const JsonValue* tolerations, const Placement& pool);
 
+// The PodGroup of Kubernetes' own that the Pods of `podSpec` belong to:
+// spec.schedulingGroup.podGroupName (1.36+), else the Workload that
+// spec.workloadRef names (1.35); "" when neither. The scheduler places such
+// Pods as their group's policy says, and refuses a group whose Pods' priority
+// differs from the group's.
+std::string_view podGroupOf(const JsonValue* podSpec);
+
 }  // namespace aiadmit
