@@ -130,5 +130,131 @@ TEST(ExplainCommand, UsageAndInputErrorsExitTwo) {
             2);
 }
 
+// A DRA node whose 2 GPUs a DeviceTaintRule drains, a claim of 1 that waits
+// for one, and a pool fragmented by small Pods, as kubectl prints them.
+constexpr const char* kTaintedAndSpread = R"(apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Node
+  metadata: {name: dra-0, labels: {cloud.google.com/gke-nodepool: dra}}
+- apiVersion: resource.k8s.io/v1
+  kind: ResourceSlice
+  metadata: {name: dra-0-gpu.nvidia.com-x7k2p}
+  spec:
+    driver: gpu.nvidia.com
+    nodeName: dra-0
+    pool: {name: dra-0, generation: 1, resourceSliceCount: 1}
+    devices: [{name: gpu-0}, {name: gpu-1}]
+- apiVersion: resource.k8s.io/v1
+  kind: DeviceClass
+  metadata: {name: gpu.nvidia.com}
+  spec:
+    selectors: [{cel: {expression: "device.driver == 'gpu.nvidia.com'"}}]
+- apiVersion: resource.k8s.io/v1
+  kind: DeviceTaintRule
+  metadata: {name: firmware-upgrade}
+  spec:
+    deviceSelector: {driver: gpu.nvidia.com, pool: dra-0}
+    taint: {key: example.com/maintenance, value: firmware, effect: NoSchedule}
+- apiVersion: resource.k8s.io/v1
+  kind: ResourceClaim
+  metadata: {name: one-gpu, namespace: ml}
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly: {deviceClassName: gpu.nvidia.com}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: drained, namespace: ml}
+  spec:
+    containers:
+    - name: main
+      resources: {claims: [{name: gpu}]}
+    resourceClaims: [{name: gpu, resourceClaimName: one-gpu}]
+  status:
+    phase: Pending
+    conditions:
+    - type: PodScheduled
+      status: "False"
+      reason: Unschedulable
+      message: "0/3 nodes are available: 1 cannot allocate all claims. still not schedulable"
+- apiVersion: v1
+  kind: Node
+  metadata: {name: a100-0, labels: {cloud.google.com/gke-nodepool: a100}}
+  status: {allocatable: {nvidia.com/gpu: "4"}}
+- apiVersion: v1
+  kind: Node
+  metadata: {name: a100-1, labels: {cloud.google.com/gke-nodepool: a100}}
+  status: {allocatable: {nvidia.com/gpu: "4"}}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: small-0, namespace: ml}
+  spec:
+    nodeName: a100-0
+    containers: [{name: main, resources: {limits: {nvidia.com/gpu: "3"}}}]
+  status: {phase: Running}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: small-1, namespace: ml}
+  spec:
+    nodeName: a100-1
+    containers: [{name: main, resources: {limits: {nvidia.com/gpu: "3"}}}]
+  status: {phase: Running}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: pair, namespace: ml}
+  spec:
+    containers: [{name: main, resources: {limits: {nvidia.com/gpu: "2"}}}]
+  status: {phase: Pending}
+)";
+
+TEST(ExplainCommand, DeviceTaintsAndFragmentedPoolsInBothOutputs) {
+  const Explained result = explain({"-n", "ml", "-o", "json"}, kTaintedAndSpread);
+  EXPECT_EQ(result.exitCode, 1) << result.err;
+  const json report = json::parse(result.out);
+  ASSERT_EQ(report["waiting"].size(), 2u) << result.out;
+  const json& drained =
+      report["waiting"][0]["name"] == "drained" ? report["waiting"][0] : report["waiting"][1];
+  const json& pair =
+      report["waiting"][0]["name"] == "pair" ? report["waiting"][0] : report["waiting"][1];
+  EXPECT_EQ(drained["cause"], "device-tainted");
+  EXPECT_EQ(drained["scheduler"]["agrees"], true);
+  EXPECT_EQ(drained["scheduler"]["source"], "scheduler");
+  EXPECT_EQ(drained["scheduler"]["condition"], "PodScheduled");
+  EXPECT_EQ(drained["scheduler"]["reason"], "Unschedulable");
+  EXPECT_EQ(pair["cause"], "fragmented");
+  ASSERT_EQ(report["idle"].size(), 2u);
+  EXPECT_EQ(report["idle"][0]["pool"], "a100");
+  EXPECT_EQ(report["idle"][0]["idleGpus"], 2);
+  EXPECT_EQ(report["idle"][0]["unusableIdleGpus"], 2);
+  EXPECT_EQ(report["idle"][1]["pool"], "dra");
+  EXPECT_EQ(report["idle"][1]["idleGpus"], 0);
+  EXPECT_EQ(report["idle"][1]["taintedGpus"], 2);
+  EXPECT_EQ(report["idle"][0]["waitingByCause"], (json{{"fragmented", 1}}));
+
+  const Explained text = explain({"-n", "ml"}, kTaintedAndSpread);
+  EXPECT_NE(text.out.find("\nfragmented: 1 workload, 2 GPUs\n  Pod ml/pair: 2 GPUs in 1 Pod, "
+                          "pool a100\n    why: pool a100 has 2 idle GPUs on 2 nodes that it may "
+                          "use: 1,1; "),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("    fix: add the toleration {key: example.com/maintenance, operator: "
+                          "Equal, value: firmware, effect: NoSchedule} to "
+                          "spec.devices.requests[0].exactly.tolerations of ResourceClaim one-gpu, "
+                          "or delete DeviceTaintRule firmware-upgrade"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("  a100: 2 of 8 GPUs idle on 2 nodes (all on nodes with room for none "
+                          "of the Pods that wait), while 1 Pod waits for it: 1 fragmented\n"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("  dra: 0 of 2 GPUs idle on 1 node, 2 GPUs free but kept off by device "
+                          "taints, while 1 Pod waits for it: 1 device-tainted\n"),
+            std::string::npos)
+      << text.out;
+}
+
 }  // namespace
 }  // namespace aiadmit

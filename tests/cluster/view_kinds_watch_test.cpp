@@ -1,7 +1,8 @@
 // The kinds that only say what exists, kept from the API as the other kinds
 // are: RuntimeClasses listed and watched from node.k8s.io/v1, and a cluster
 // that does not serve them is an error (every supported cluster does), not
-// "none exist".
+// "none exist"; DeviceTaintRules, which a cluster before 1.37 does not serve
+// and then has none of.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -105,6 +106,39 @@ TEST_F(ViewKindsWatch, APublishKeepsThePartsOfTheKindsThatDidNotChange) {
   EXPECT_TRUE(after->sharesPart(ClusterKind::Node, *before));
   EXPECT_FALSE(after->sharesPart(ClusterKind::PriorityClass, *before));
   EXPECT_EQ(&after->nodes()[0], &before->nodes()[0]) << "no Node was copied";
+}
+
+// serve --waiting-metrics watches DeviceTaintRules: listed and watched from
+// resource.k8s.io/v1 (1.37), and none on a cluster that serves none.
+TEST_F(ViewKindsWatch, DeviceTaintRulesAreListedAndWatchedAndNoneWhereNotServed) {
+  constexpr const char* kRules = "/apis/resource.k8s.io/v1/devicetaintrules";
+  const auto rule = [](const std::string& effect) {
+    return R"({"apiVersion":"resource.k8s.io/v1","kind":"DeviceTaintRule",)"
+           R"("metadata":{"name":"firmware-upgrade"},"spec":{"deviceSelector":)"
+           R"({"driver":"gpu.nvidia.com"},"taint":{"key":"example.com/maintenance",)"
+           R"("effect":")" +
+           effect + R"("}}})";
+  };
+  api_.serve(kRules, "resource.k8s.io/v1", "DeviceTaintRule");
+  api_.put(kRules, rule("NoSchedule"));
+  auto watcher = start({ClusterKind::DeviceTaintRule});
+  ASSERT_TRUE(watcher->waitFor([](const ClusterWatchState& s) { return s.synced; }, kDeadline));
+  ASSERT_EQ(watcher->view()->deviceTaintRules().size(), 1u);
+  EXPECT_TRUE(watcher->view()->deviceTaintRules()[0].appliesTo("gpu.nvidia.com", "a", "gpu-0"));
+  api_.put(kRules, rule("None"));
+  EXPECT_TRUE(watcher->waitFor(
+      [&](const auto&) {
+        const auto rules = watcher->view()->deviceTaintRules();
+        return rules.size() == 1 && rules[0].taint.effect == "None";
+      },
+      kDeadline));
+}
+
+TEST_F(ViewKindsWatch, AClusterThatServesNoDeviceTaintRulesHasNone) {
+  auto watcher = start({ClusterKind::DeviceTaintRule});
+  ASSERT_TRUE(watcher->waitFor([](const ClusterWatchState& s) { return s.synced; }, kDeadline));
+  EXPECT_TRUE(watcher->view()->knows(ClusterKind::DeviceTaintRule));
+  EXPECT_TRUE(watcher->view()->deviceTaintRules().empty());
 }
 
 }  // namespace

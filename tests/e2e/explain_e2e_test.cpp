@@ -214,7 +214,7 @@ TEST(E2eExplain, EveryCauseTheSchedulerAndKueueMakeIsExplainedAliveAndFromASnaps
             spec["nodeSelector"] = {{kPoolLabel, pool.name() + "-b"}};
             return spec;
           }()),
-      pod("late", podSpec(pool, 2)),  // 1 GPU free on each node
+      pod("late", podSpec(pool, 2)),  // 1 GPU free on each node: 2, but apart
       queuedJob(pool, 4),             // over the ClusterQueue's 2
       claimingPod(pool),
   };
@@ -232,7 +232,7 @@ TEST(E2eExplain, EveryCauseTheSchedulerAndKueueMakeIsExplainedAliveAndFromASnaps
   const json report = json::parse(live.out);
   const std::map<std::string, std::pair<std::string, int>> expected = {
       {"too-big", {"no-node-can-hold", 16}},   {"no-toleration", {"untolerated-taint", 1}},
-      {"elsewhere", {"selector-excludes", 1}}, {"late", {"pool-full", 2}},
+      {"elsewhere", {"selector-excludes", 1}}, {"late", {"fragmented", 2}},
       {"train", {"gang-partial", 3}},          {"queued", {"quota", 4}},
       {"claims", {"claim-unallocatable", 1}}};
   EXPECT_EQ(report["waiting"].size(), expected.size()) << live.out;
@@ -254,7 +254,8 @@ TEST(E2eExplain, EveryCauseTheSchedulerAndKueueMakeIsExplainedAliveAndFromASnaps
   EXPECT_NE(recordOf(report, "elsewhere")["fix"].get<std::string>().find(
                 std::string("nodeSelector ") + kPoolLabel + ": " + pool.name()),
             std::string::npos);
-  EXPECT_NE(recordOf(report, "late")["reason"].get<std::string>().find("6 of the 8 GPUs"),
+  EXPECT_NE(recordOf(report, "late")["reason"].get<std::string>().find(
+                "2 idle GPUs on 2 nodes that it may use: 1,1;"),
             std::string::npos);
   EXPECT_EQ(recordOf(report, "train")["kind"], "Job");
   EXPECT_NE(recordOf(report, "queued")["reason"].get<std::string>().find(

@@ -341,6 +341,49 @@ TEST_F(ClaimObjectsWithClusterView, AllocationModeAllNeedsADeviceOnTheNode) {
       << response.message;
 }
 
+// The same cluster with every device tainted, by its driver and by a
+// DeviceTaintRule: AIA020 counts them all the same, as taints pass.
+TEST(ClaimObjectsWithTaintedDevices, CountIsCheckedAgainstTheDevicesTaintedOrNot) {
+  std::string cluster = kCluster;
+  const std::string untainted =
+      "devices: [{name: gpu-0}, {name: gpu-1}, {name: gpu-2}, "
+      "{name: gpu-3}]";
+  const std::string taint = ", taints: [{key: gpu.nvidia.com/unhealthy, effect: NoExecute}]}";
+  std::string tainted = "devices: [";
+  for (int i = 0; i < 4; ++i) {
+    tainted += (i == 0 ? "{name: gpu-" : ", {name: gpu-") + std::to_string(i) + taint;
+  }
+  tainted += "]";
+  for (size_t at = cluster.find(untainted); at != std::string::npos;
+       at = cluster.find(untainted, at)) {
+    cluster.replace(at, untainted.size(), tainted);
+  }
+  cluster += R"(- apiVersion: resource.k8s.io/v1
+  kind: DeviceTaintRule
+  metadata: {name: drain-pool}
+  spec:
+    deviceSelector: {driver: gpu.nvidia.com}
+    taint: {key: example.com/maintenance, effect: NoSchedule}
+)";
+  const ProfileLoadResult loaded = loadProfileText(kProfile, "training.yaml", mutationSwitches());
+  ASSERT_TRUE(loaded.ok());
+  const ClusterSnapshot snapshot = readClusterSnapshot(cluster, "cluster.yaml");
+  ASSERT_TRUE(snapshot.error.empty()) << snapshot.error;
+  ASSERT_EQ(snapshot.view->deviceTaintRules().size(), 1u);
+  Engine engine(loaded.set);
+  engine.replaceClusterView(snapshot.view);
+  const auto validate = [&](const std::string& object) {
+    return parseReviewResponse(
+        answerReview(engine, Endpoint::Validate, makeReview(object, "CREATE", "uid-taints")).body);
+  };
+  EXPECT_TRUE(validate(v1Template(exactly("gpu.nvidia.com", 4))).allowed);
+  const ReviewResponse response = validate(v1Template(exactly("gpu.nvidia.com", 8)));
+  EXPECT_FALSE(response.allowed);
+  EXPECT_NE(response.message.find("the largest of the 2 nodes of the pool (node gpu-a) has 4"),
+            std::string::npos)
+      << response.message;
+}
+
 // A claim object is not a bare Pod: the class may come with its driver a
 // moment later, so AIA019 warns by default (docs/rules.md).
 TEST_F(ClaimObjectsWithClusterView, ClassTheClusterDoesNotHaveIsAia019WithDidYouMean) {

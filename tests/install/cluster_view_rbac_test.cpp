@@ -91,7 +91,7 @@ TEST(ClusterViewRbac, GrantsReadingExactlyWhatTheReflectorsWatch) {
       << "Pods are read only with the waiting-metrics component";
 }
 
-TEST(ClusterViewRbac, TheWaitingMetricsComponentGrantsPodsAndWorkloadsAndTurnsTheFlagOn) {
+TEST(ClusterViewRbac, TheWaitingMetricsComponentGrantsWhatItWatchesAndTurnsTheFlagOn) {
   TempDir dir;
   // An overlay of the base with the component, as a platform team writes one.
   const auto relative = [&](const std::string& path) {
@@ -112,7 +112,8 @@ TEST(ClusterViewRbac, TheWaitingMetricsComponentGrantsPodsAndWorkloadsAndTurnsTh
   for (const ManifestDocument& document : documents) objects.push_back(document.json);
   const JsonValue* role = find(objects, "ClusterRole", "aiadmit-waiting-metrics");
   ASSERT_NE(role, nullptr);
-  const ClusterKind waiting[] = {ClusterKind::Pod, ClusterKind::QueueWorkload};
+  const ClusterKind waiting[] = {ClusterKind::Pod, ClusterKind::QueueWorkload,
+                                 ClusterKind::DeviceTaintRule};
   EXPECT_EQ(grantedBy(role), watchedOf(waiting));
   const JsonValue* binding = find(objects, "ClusterRoleBinding", "aiadmit-waiting-metrics");
   ASSERT_NE(binding, nullptr);

@@ -281,5 +281,106 @@ TEST(DraClaims, RecordedV1ObjectsMatchTheSchema) {
   EXPECT_NE(invalid.exitCode, 0) << invalid.out;
 }
 
+// ---------------------------------------------------------------------------
+// Device taints and the tolerations of requests (KEP-5055).
+
+constexpr const char* kTolerantClaims = R"(apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: tolerant, namespace: ml}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly:
+          deviceClassName: gpu.nvidia.com
+          tolerations:
+          - {key: gpu.nvidia.com/unhealthy, operator: Exists, effect: NoSchedule}
+      - name: any
+        firstAvailable:
+        - name: big
+          deviceClassName: gpu.nvidia.com
+        - name: small
+          deviceClassName: gpu.nvidia.com
+          tolerations: [{key: example.com/maintenance, value: firmware}]
+---
+apiVersion: resource.k8s.io/v1beta1
+kind: ResourceClaim
+metadata: {name: old, namespace: ml}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      deviceClassName: gpu.nvidia.com
+      tolerations: [{operator: Exists}]
+)";
+
+std::vector<ManifestDocument> parsed(const char* text) {
+  std::vector<ManifestDocument> documents;
+  std::string error;
+  EXPECT_TRUE(parseManifests(text, documents, &error)) << error;
+  return documents;
+}
+
+TEST(DraDeviceTaints, RequestsReadTheirTolerationsInEveryShape) {
+  const auto documents = parsed(kTolerantClaims);
+  const ClaimObject v1 = claimOf(documents[0].json.get());
+  EXPECT_TRUE(v1.spec.problems.empty()) << joined(v1.spec.problems);
+  ASSERT_EQ(v1.spec.requests.size(), 2u);
+  const std::vector<Toleration>& exactly = v1.spec.requests[0].alternatives[0].tolerations;
+  ASSERT_EQ(exactly.size(), 1u);
+  EXPECT_EQ(exactly[0].key, "gpu.nvidia.com/unhealthy");
+  EXPECT_EQ(exactly[0].op, "Exists");
+  EXPECT_EQ(exactly[0].effect, "NoSchedule");
+  EXPECT_TRUE(v1.spec.requests[1].alternatives[0].tolerations.empty());
+  const std::vector<Toleration>& small = v1.spec.requests[1].alternatives[1].tolerations;
+  ASSERT_EQ(small.size(), 1u);
+  EXPECT_EQ(small[0].op, "Equal") << "the API's default";
+  EXPECT_EQ(small[0].value, "firmware");
+  const ClaimObject v1beta1 = claimOf(documents[1].json.get());
+  ASSERT_EQ(v1beta1.spec.requests.size(), 1u);
+  ASSERT_EQ(v1beta1.spec.requests[0].alternatives[0].tolerations.size(), 1u);
+  EXPECT_EQ(v1beta1.spec.requests[0].alternatives[0].tolerations[0].key, "");
+}
+
+TEST(DraDeviceTaints, TolerationsMatchAsTheAllocatorMatchesThem) {
+  const DeviceTaint taint{"gpu.nvidia.com/unhealthy", "xid-79", "NoSchedule", ""};
+  const auto tolerates = [&](Toleration toleration) {
+    return toleratesDeviceTaint({toleration}, taint);
+  };
+  EXPECT_TRUE(tolerates({"", "Exists", "", "", {}})) << "no key, Exists: every taint";
+  EXPECT_TRUE(tolerates({"gpu.nvidia.com/unhealthy", "Exists", "", "", {}}));
+  EXPECT_TRUE(tolerates({"gpu.nvidia.com/unhealthy", "Equal", "xid-79", "NoSchedule", {}}));
+  EXPECT_FALSE(tolerates({"gpu.nvidia.com/unhealthy", "Equal", "xid-48", "", {}}));
+  EXPECT_FALSE(tolerates({"gpu.nvidia.com/unhealthy", "Exists", "", "NoExecute", {}}));
+  EXPECT_FALSE(tolerates({"example.com/maintenance", "Exists", "", "", {}}));
+  EXPECT_FALSE(tolerates({"gpu.nvidia.com/unhealthy", "Gt", "xid-79", "", {}}))
+      << "an operator the API does not know tolerates nothing";
+  EXPECT_FALSE(toleratesDeviceTaint({}, taint));
+}
+
+TEST(DraDeviceTaints, OnlyNoScheduleAndNoExecuteKeepRequestsOff) {
+  EXPECT_TRUE(keepsRequestsOff({"k", "", "NoSchedule", ""}));
+  EXPECT_TRUE(keepsRequestsOff({"k", "", "NoExecute", ""}));
+  EXPECT_FALSE(keepsRequestsOff({"k", "", "None", ""}));
+  EXPECT_FALSE(keepsRequestsOff({"k", "", "PreferNoSchedule", ""}))
+      << "an effect the API does not know is read as None";
+}
+
+// kubernetes-models has resource.k8s.io/v1's tolerations and device taints
+// (it has no DeviceTaintRule of v1 yet, which 1.37 added).
+TEST(DraDeviceTaints, TolerationsAndDeviceTaintsMatchTheSchema) {
+  const auto documents = parsed(kTolerantClaims);
+  const std::string slice =
+      R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceSlice","metadata":{"name":"s"},)"
+      R"("spec":{"driver":"gpu.nvidia.com","nodeName":"gpu-a","pool":{"name":"gpu-a",)"
+      R"("generation":1,"resourceSliceCount":1},"devices":[{"name":"gpu-0","taints":[{"key":)"
+      R"("gpu.nvidia.com/unhealthy","value":"xid-79","effect":"NoExecute",)"
+      R"("timeAdded":"2026-12-01T09:00:00Z"}]}]}})";
+  const CommandResult valid = validateSchemas({toJson(*documents[0].json), slice});
+  EXPECT_EQ(valid.exitCode, 0) << valid.out << valid.err;
+  EXPECT_NE(valid.out.find("ok ResourceSlice/s"), std::string::npos) << valid.out;
+}
+
 }  // namespace
 }  // namespace aiadmit

@@ -72,5 +72,69 @@ TEST(WaitingGauges, RendersTheNewestViewsCountsWithEscapedLabels) {
   gauges.stop();
 }
 
+// Two nodes of 4 GPUs with 2 held on each, and a Pod of 4 that waits: the 4
+// idle GPUs are of no use to it.
+constexpr const char* kFragmented = R"(apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Node
+  metadata: {name: a100-0, labels: {cloud.google.com/gke-nodepool: a100}}
+  status: {allocatable: {nvidia.com/gpu: "4"}}
+- apiVersion: v1
+  kind: Node
+  metadata: {name: a100-1, labels: {cloud.google.com/gke-nodepool: a100}}
+  status: {allocatable: {nvidia.com/gpu: "4"}}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: small-0, namespace: ml}
+  spec:
+    nodeName: a100-0
+    containers: [{name: main, resources: {limits: {nvidia.com/gpu: "2"}}}]
+  status: {phase: Running}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: small-1, namespace: ml}
+  spec:
+    nodeName: a100-1
+    containers: [{name: main, resources: {limits: {nvidia.com/gpu: "2"}}}]
+  status: {phase: Running}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: wide, namespace: ml}
+  spec:
+    containers: [{name: main, resources: {limits: {nvidia.com/gpu: "4"}}}]
+  status: {phase: Pending}
+)";
+
+TEST(WaitingGauges, IdleGpusNoWaitingPodCanUseAreUnusable) {
+  const std::optional<WaitingCounts> counts = countWaiting(viewOf(kFragmented));
+  ASSERT_TRUE(counts);
+  EXPECT_EQ(counts->waiting.at({"fragmented", "ml"}), 1);
+  EXPECT_EQ(counts->idleGpus.at("a100"), 4);
+  EXPECT_EQ(counts->unusableIdleGpus.at("a100"), 4);
+  const std::optional<WaitingCounts> fits = countWaiting(viewOf(kCluster));
+  ASSERT_TRUE(fits);
+  EXPECT_EQ(fits->unusableIdleGpus.at("a100"), 0) << "no Pod waits for room in the pool";
+
+  WaitingGauges gauges(std::chrono::milliseconds(10));
+  gauges.update(viewOf(kFragmented));
+  ASSERT_TRUE(gauges.awaitCount(std::chrono::seconds(10))) << "no count of the view";
+  std::string out;
+  gauges.render(out);
+  const size_t idle = out.find("# TYPE aiadmit_gpus_idle gauge\n");
+  const size_t unusable = out.find(
+      "# HELP aiadmit_gpus_idle_unusable Idle accelerators of each "
+      "pool that no Pod waiting for the pool can use");
+  ASSERT_NE(idle, std::string::npos) << out;
+  ASSERT_NE(unusable, std::string::npos) << out;
+  EXPECT_LT(idle, unusable) << "beside aiadmit_gpus_idle";
+  EXPECT_NE(out.find("# TYPE aiadmit_gpus_idle_unusable gauge\n"
+                     "aiadmit_gpus_idle_unusable{pool=\"a100\"} 4\n"),
+            std::string::npos)
+      << out;
+  gauges.stop();
+}
+
 }  // namespace
 }  // namespace aiadmit

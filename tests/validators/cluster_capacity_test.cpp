@@ -466,5 +466,39 @@ spec:
   EXPECT_FALSE(mentions(run, "AIA016")) << run.out;
 }
 
+// Every device tainted by its driver and by a DeviceTaintRule: a taint
+// passes (maintenance, a device being checked), so AIA016 counts the
+// devices as it counts them untainted and never refuses for a taint.
+TEST(ClusterCapacity, TaintedDevicesStillCount) {
+  std::string snapshot = draSnapshot();
+  for (int i = 0; i < 8; ++i) {
+    snapshot = replacedOnce(snapshot, "\n      name: gpu-" + std::to_string(i) + "\n",
+                            "\n      name: gpu-" + std::to_string(i) +
+                                "\n      taints: [{key: gpu.example.com/unhealthy, effect: "
+                                "NoExecute}]\n");
+  }
+  snapshot += R"(---
+apiVersion: resource.k8s.io/v1
+kind: DeviceTaintRule
+metadata:
+  name: drain-worker
+spec:
+  deviceSelector: {driver: gpu.example.com}
+  taint: {key: example.com/maintenance, value: firmware, effect: NoSchedule}
+)";
+  const CommandResult fits = checkDra(snapshot, draJob("      containers:\n" + kep5004("t", 8)));
+  EXPECT_EQ(fits.exitCode, 0) << fits.out << fits.err;
+  EXPECT_FALSE(mentions(fits, "AIA016")) << fits.out;
+  const CommandResult tainted = checkDra(snapshot, draJob("      containers:\n" + kep5004("t", 9)));
+  const CommandResult untainted =
+      checkDra(draSnapshot(), draJob("      containers:\n" + kep5004("t", 9)));
+  EXPECT_EQ(tainted.exitCode, 1) << tainted.out << tainted.err;
+  const std::string refusal =
+      "[AIA016] spec.template.spec.containers[0].resources.limits: the Pod asks for 9 devices of "
+      "class \"gpu.example.com\" on one node, but the largest of the 1 nodes it may land on has 8";
+  EXPECT_TRUE(mentions(tainted, refusal)) << tainted.out;
+  EXPECT_TRUE(mentions(untainted, refusal)) << "the same answer, tainted or not";
+}
+
 }  // namespace
 }  // namespace aiadmit

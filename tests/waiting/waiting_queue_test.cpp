@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "webhook/waiting/explain_output.h"
 #include "webhook/waiting/waiting.h"
 
 namespace aiadmit {
@@ -43,13 +44,26 @@ json workload(const std::string& queue, int count, int gpusEach, bool admitted =
                                                    {{"nvidia.com/gpu",
                                                      std::to_string(gpusEach)}}}}}}})}}}}}}})}}},
       {"status",
-       {{"conditions", json::array({{{"type", "QuotaReserved"},
-                                     {"status", "False"},
-                                     {"message",
-                                      "couldn't assign flavors to pod set main: insufficient "
-                                      "unused quota for nvidia.com/gpu in flavor a100"}}})}}}};
+       {{"conditions",
+         json::array({{{"type", "QuotaReserved"},
+                       {"status", "False"},
+                       {"reason", "Pending"},
+                       {"lastTransitionTime", "2026-12-01T10:00:05Z"},
+                       {"message",
+                        "couldn't assign flavors to pod set main: insufficient unused quota for "
+                        "nvidia.com/gpu in flavor a100, 4 more needed"}},
+                      {{"type", "Admitted"},
+                       {"status", "False"},
+                       {"reason", "NoReservation"},
+                       {"lastTransitionTime", "2026-12-01T10:00:05Z"},
+                       {"message", "The workload has no reservation"}}})}}}};
   if (admitted) {
-    object["status"]["conditions"].push_back({{"type", "Admitted"}, {"status", "True"}});
+    object["status"]["conditions"][0]["status"] = "True";
+    object["status"]["conditions"][0]["reason"] = "QuotaReserved";
+    object["status"]["conditions"][1] = {{"type", "Admitted"},
+                                         {"status", "True"},
+                                         {"reason", "Admitted"},
+                                         {"message", "The workload is admitted"}};
   }
   return object;
 }
@@ -130,6 +144,66 @@ TEST(WaitingQueue, AdmittedWorkloadsAndOnesWithoutGpusDoNotWait) {
   EXPECT_TRUE(
       explainObjects({workload("team", 1, 4, true), cpuOnly, localQueue(), clusterQueue(8, 4)})
           .waiting.empty());
+}
+
+TEST(WaitingQueue, KueuesOwnWordsAreShownBesideTheCause) {
+  const WaitingReport report =
+      explainObjects({workload("team", 1, 4), localQueue(), clusterQueue(8, 6)});
+  ASSERT_EQ(report.waiting.size(), 1u);
+  const SchedulerWord& word = report.waiting[0].scheduler;
+  EXPECT_EQ(word.source, "kueue");
+  EXPECT_EQ(word.condition, "QuotaReserved");
+  EXPECT_EQ(word.status, "False");
+  EXPECT_EQ(word.reason, "Pending");
+  EXPECT_EQ(word.agrees, std::optional<bool>(true));
+  const std::string text = explainText(report, "2026-12-01T10:01:00Z");
+  EXPECT_NE(text.find("\n    kueue: QuotaReserved=False (Pending): couldn't assign flavors to pod "
+                      "set main: insufficient unused quota for nvidia.com/gpu in flavor a100, 4 "
+                      "more needed (aiadmit agrees)\n"),
+            std::string::npos)
+      << text;
+  const json out = json::parse(explainJson(report));
+  EXPECT_EQ(out["waiting"][0]["scheduler"]["source"], "kueue");
+  EXPECT_EQ(out["waiting"][0]["scheduler"]["condition"], "QuotaReserved");
+  EXPECT_EQ(out["waiting"][0]["scheduler"]["reason"], "Pending");
+}
+
+TEST(WaitingQueue, InadmissibleIsKueuesWordForAQueueThatIsNotThere) {
+  json queued = workload("tema", 1, 1);
+  queued["status"]["conditions"][0]["reason"] = "Inadmissible";
+  queued["status"]["conditions"][0]["message"] = "LocalQueue tema doesn't exist";
+  const WaitingReport report = explainObjects({queued, localQueue(), clusterQueue(8, 0)});
+  ASSERT_EQ(report.waiting.size(), 1u);
+  EXPECT_EQ(report.waiting[0].scheduler.reason, "Inadmissible");
+  EXPECT_EQ(report.waiting[0].scheduler.agrees, std::optional<bool>(true));
+}
+
+TEST(WaitingQueue, QuotaReservedButNotAdmittedShowsTheAdmittedCondition) {
+  json checking = workload("team", 1, 4);
+  checking["status"]["conditions"][0] = {{"type", "QuotaReserved"},
+                                         {"status", "True"},
+                                         {"reason", "QuotaReserved"},
+                                         {"message", "Quota reserved in ClusterQueue gpus"}};
+  checking["status"]["conditions"][1] = {{"type", "Admitted"},
+                                         {"status", "False"},
+                                         {"reason", "UnsatisfiedChecks"},
+                                         {"message", "The workload has not all checks ready"}};
+  const WaitingReport report = explainObjects({checking, localQueue(), clusterQueue(8, 4)});
+  ASSERT_EQ(report.waiting.size(), 1u);
+  const SchedulerWord& word = report.waiting[0].scheduler;
+  EXPECT_EQ(word.condition, "Admitted");
+  EXPECT_EQ(word.reason, "UnsatisfiedChecks");
+  EXPECT_EQ(word.message, "The workload has not all checks ready");
+}
+
+TEST(WaitingQueue, AWorkloadKueueHasNotTriedYetHasNoWords) {
+  json fresh = workload("team", 1, 4);
+  fresh["status"].erase("conditions");
+  const WaitingReport report = explainObjects({fresh, localQueue(), clusterQueue(8, 6)});
+  ASSERT_EQ(report.waiting.size(), 1u);
+  EXPECT_EQ(report.waiting[0].scheduler.condition, "");
+  EXPECT_EQ(report.waiting[0].scheduler.agrees, std::nullopt);
+  EXPECT_EQ(explainText(report, "2026-12-01T10:01:00Z").find("kueue:"), std::string::npos);
 }
 
 json draNode() {

@@ -221,10 +221,14 @@ TEST(Waiting, TheSchedulersMessageIsReadAndComparedWithTheCause) {
   ASSERT_NE(big, nullptr);
   EXPECT_EQ(big->scheduler.agrees, std::optional<bool>(true));
   EXPECT_EQ(big->since, "2026-12-01T10:05:00Z");
+  EXPECT_EQ(big->scheduler.source, "scheduler");
+  EXPECT_EQ(big->scheduler.condition, "PodScheduled");
+  EXPECT_EQ(big->scheduler.reason, "Unschedulable");
   const WaitingWorkload* other = find(report, "untolerated");
   ASSERT_NE(other, nullptr);
   EXPECT_EQ(other->scheduler.message, "0/2 nodes are available: 2 Insufficient nvidia.com/gpu.");
   EXPECT_EQ(other->scheduler.agrees, std::optional<bool>(false));
+  EXPECT_EQ(other->scheduler.condition, "") << "an event's words name no condition";
 }
 
 TEST(Waiting, CausesAreGroupedAndTheGroupsRankedByTheGpusThatWait) {
@@ -272,6 +276,89 @@ TEST(Waiting, TerminalPodsHoldNothingAndDoNotWait) {
   const WaitingReport report = explain(with(pool(), {done, failed}));
   EXPECT_TRUE(report.waiting.empty());
   EXPECT_EQ(report.idle[0].idleGpus, 8);
+}
+
+// Six nodes of 4 GPUs, each with 2 held by a small Pod: 12 idle, 2 on each.
+std::vector<json> spreadPool(int priority = 0) {
+  std::vector<json> objects;
+  for (int i = 0; i < 6; ++i) {
+    const std::string name = "a100-" + std::to_string(i);
+    objects.push_back(node(name, "a100", 4));
+    json small = gpuPod("small-" + std::to_string(i), 2, name);
+    small["spec"]["priority"] = priority;
+    objects.push_back(small);
+  }
+  return objects;
+}
+
+TEST(Waiting, IdleGpusSpreadThinOverThePoolAreFragmentedNotFull) {
+  const WaitingReport report = explain(with(spreadPool(), {gpuPod("wide", 4)}));
+  ASSERT_EQ(report.waiting.size(), 1u);
+  const WaitingWorkload& wide = report.waiting[0];
+  EXPECT_EQ(wide.cause, WaitCause::Fragmented);
+  EXPECT_EQ(wide.pool, "a100");
+  EXPECT_EQ(wide.reason,
+            "pool a100 has 12 idle GPUs on 6 nodes that it may use: 2,2,2,2,2,2; together they "
+            "would hold its 4 nvidia.com/gpu, but the largest free block is 2, and one Pod's GPUs "
+            "must all be on one node");
+  EXPECT_NE(wide.fix.find("MostAllocated or RequestedToCapacityRatio for nvidia.com/gpu"),
+            std::string::npos)
+      << wide.fix;
+  EXPECT_NE(wide.fix.find("HighNodeUtilization"), std::string::npos);
+  ASSERT_EQ(report.idle.size(), 1u);
+  EXPECT_EQ(report.idle[0].idleGpus, 12);
+  EXPECT_EQ(report.idle[0].unusableIdleGpus, 12) << "no node has room for the one Pod that waits";
+  EXPECT_EQ(report.idle[0].waitingByCause.at(WaitCause::Fragmented), 1);
+}
+
+TEST(Waiting, FewerIdleGpusThanItAsksIsPoolFullInTheSamePool) {
+  // 12 idle, spread as before, and a Pod of 16: no packing would hold it.
+  std::vector<json> objects = spreadPool();
+  for (int i = 0; i < 3; ++i) {
+    objects.push_back(node("a100-big-" + std::to_string(i), "a100", 16));
+    objects.push_back(gpuPod("holder-" + std::to_string(i), 16, "a100-big-" + std::to_string(i)));
+  }
+  const WaitingReport report = explain(with(objects, {gpuPod("huge", 16)}));
+  ASSERT_EQ(report.waiting.size(), 1u);
+  EXPECT_EQ(report.waiting[0].cause, WaitCause::PoolFull) << report.waiting[0].reason;
+}
+
+TEST(Waiting, MoreThanAnyNodeOfTheSamePoolHasIsNoNodeCanHoldNotFragmented) {
+  const WaitingReport report = explain(with(spreadPool(), {gpuPod("too-wide", 8)}));
+  ASSERT_EQ(report.waiting.size(), 1u);
+  EXPECT_EQ(report.waiting[0].cause, WaitCause::NoNodeCanHold);
+}
+
+TEST(Waiting, AFragmentedPoolWithSmallerPodsOfLowerPriorityNamesWhereToPreempt) {
+  json wide = gpuPod("wide", 4);
+  wide["spec"]["priority"] = 1000;
+  const WaitingReport report = explain(with(spreadPool(0), {wide}));
+  ASSERT_EQ(report.waiting.size(), 1u);
+  EXPECT_EQ(report.waiting[0].cause, WaitCause::Fragmented);
+  EXPECT_NE(report.waiting[0].reason.find("on node a100-0 Pods of lower priority than its 1000 "
+                                          "hold enough of the rest"),
+            std::string::npos)
+      << report.waiting[0].reason;
+  EXPECT_EQ(report.waiting[0].fix.rfind("wait for the scheduler to preempt the lower-priority "
+                                        "Pods on node a100-0",
+                                        0),
+            0u)
+      << report.waiting[0].fix;
+}
+
+TEST(Waiting, IdleGpusAreUnusableOnlyWhereNoWaitingPodFits) {
+  // A Pod of 2 would fit the 2 idle GPUs of any node, but its selector
+  // keeps it off them all: it does not wait for the pool's GPUs.
+  json narrow = gpuPod("narrow", 2);
+  narrow["spec"]["nodeSelector"] = {{"kubernetes.io/hostname", "elsewhere"}};
+  const WaitingReport report = explain(with(spreadPool(), {narrow, gpuPod("wide", 4)}));
+  ASSERT_EQ(report.idle.size(), 1u);
+  EXPECT_EQ(report.idle[0].unusableIdleGpus, 12) << "the narrow Pod may use no node of it";
+  json small = gpuPod("small", 2);
+  const WaitingReport fits = explain(with(spreadPool(), {small, gpuPod("wide", 4)}));
+  EXPECT_EQ(fits.idle[0].unusableIdleGpus, 0) << "a Pod of 2 fits every node's 2";
+  const WaitingReport nothingWaits = explain(spreadPool());
+  EXPECT_EQ(nothingWaits.idle[0].unusableIdleGpus, 0) << "no Pod waits for the pool";
 }
 
 }  // namespace

@@ -19,21 +19,25 @@ Workload not admitted, with one cause and one fix, grouped by cause and
 ranked by the GPUs that wait; beside them, the idle GPUs of each pool (a
 node group: GKE node pool, EKS node group, Karpenter NodePool, AKS agent
 pool, else the instance type). Causes: no-node-can-hold, claim-unallocatable,
-untolerated-taint, selector-excludes, quota, gang-partial, pool-full, unknown.
+untolerated-taint, selector-excludes, device-tainted, quota, gang-partial,
+fragmented, pool-full, unknown. Kueue's own words (its QuotaReserved or
+Admitted condition, with reason) are shown beside a queued workload's cause.
 
 Options:
   --kubeconfig FILE   read the cluster with this kubeconfig's current context (list
                       and get on the kinds below; nothing is written)
   --cluster SNAPSHOT  read a snapshot file instead, as
-                      kubectl get pods,nodes,events,resourceslices,resourceclaims,deviceclasses,priorityclasses,localqueues,clusterqueues,workloads -A -o yaml
+                      kubectl get pods,nodes,events,resourceslices,resourceclaims,deviceclasses,devicetaintrules,priorityclasses,localqueues,clusterqueues,workloads -A -o yaml
                       prints it (kinds a cluster does not serve may be left out)
   -n, --namespace NS  the namespace of the work to explain (default: the context's, else
                       "default"); the pools are always the whole cluster's
   -A, --all-namespaces
                       the work of every namespace
   -o, --output FORMAT text (default) or json: {"waiting": [{kind, namespace, name, gpus,
-                      pods, cause, reason, fix, pool, since, scheduler}], "idle": [{pool,
-                      nodes, gpus, idleGpus, waitingPods, waitingByCause}]}
+                      pods, cause, reason, fix, pool, since, scheduler: {message, agrees,
+                      source, condition, status, reason}}], "idle": [{pool, nodes, gpus,
+                      idleGpus, taintedGpus, unusableIdleGpus, waitingPods,
+                      waitingByCause}]}
   NAME...             only these workloads (or Pods)
   -h, --help          this help
 

@@ -26,6 +26,7 @@ const std::vector<Listed>& listedResources() {
       {"resource.k8s.io", {"v1", "v1beta2", "v1beta1"}, "resourceslices", ""},
       {"resource.k8s.io", {"v1", "v1beta2", "v1beta1"}, "resourceclaims", ""},
       {"resource.k8s.io", {"v1", "v1beta2", "v1beta1"}, "deviceclasses", ""},
+      {"resource.k8s.io", {"v1", "v1beta2", "v1alpha3"}, "devicetaintrules", ""},
       {"scheduling.k8s.io", {"v1"}, "priorityclasses", ""},
       {"kueue.x-k8s.io", {"v1beta2", "v1beta1"}, "localqueues", ""},
       {"kueue.x-k8s.io", {"v1beta2", "v1beta1"}, "clusterqueues", ""},

@@ -26,6 +26,7 @@ constexpr EnumEntry<ClusterKind> kKindNames[] = {
     {ClusterKind::ResourceClaim, "ResourceClaim"},
     {ClusterKind::Pod, "Pod"},
     {ClusterKind::QueueWorkload, "Workload"},
+    {ClusterKind::DeviceTaintRule, "DeviceTaintRule"},
 };
 
 std::map<std::string, std::string> stringMap(const JsonValue* object) {
@@ -145,6 +146,12 @@ bool readSlice(const JsonValue& object, ResourceSliceRecord& slice, std::string*
     device.nodeName = std::string(stringMember(fields, "nodeName"));
     device.allNodes = boolOf(member(fields, "allNodes"));
     device.nodeSelector = readNodeSelector(member(fields, "nodeSelector"));
+    const JsonValue* taints = member(fields, "taints");
+    if (isArray(taints)) {
+      for (const JsonValue& taint : taints->GetArray()) {
+        if (taint.IsObject()) device.taints.push_back(deviceTaintFromJson(taint));
+      }
+    }
     slice.devices.push_back(std::move(device));
   }
   return true;
@@ -309,6 +316,23 @@ std::string keyOf(const ClusterObject& object) {
 
 namespace {
 
+std::optional<std::string> optionalString(const JsonValue* object, std::string_view key) {
+  const JsonValue* value = member(object, key);
+  if (value == nullptr || !value->IsString()) return std::nullopt;
+  return std::string(stringOf(value));
+}
+
+void readDeviceTaintRule(const JsonValue& object, DeviceTaintRuleRecord& record) {
+  const JsonValue* spec = member(&object, "spec");
+  const JsonValue* selector = member(spec, "deviceSelector");
+  record.selects = isObject(selector);
+  record.driver = optionalString(selector, "driver");
+  record.pool = optionalString(selector, "pool");
+  record.device = optionalString(selector, "device");
+  const JsonValue* taint = member(spec, "taint");
+  if (isObject(taint)) record.taint = deviceTaintFromJson(*taint);
+}
+
 void readPriorityClass(const JsonValue& object, PriorityClassRecord& record) {
   record.value = intOf(member(&object, "value"), 0);
   record.globalDefault = boolOf(member(&object, "globalDefault"));
@@ -401,8 +425,17 @@ bool readClusterObject(ClusterKind kind, std::string_view apiVersion, const Json
     case ClusterKind::QueueWorkload:
       out = readQueueWorkloadRecord(object, apiVersion, namespaceName, name);
       return true;
+    case ClusterKind::DeviceTaintRule:
+      out = namedRecord(name, object, readDeviceTaintRule);
+      return true;
   }
   return false;
+}
+
+bool DeviceTaintRuleRecord::appliesTo(std::string_view driverName, std::string_view poolName,
+                                      std::string_view deviceName) const {
+  return selects && (!driver || *driver == driverName) && (!pool || *pool == poolName) &&
+         (!device || *device == deviceName);
 }
 
 }  // namespace aiadmit

@@ -1,7 +1,8 @@
 // The cluster objects a view keeps, each read into a record of only the
 // fields the rules and `explain` read: Nodes, ResourceSlices, DeviceClasses,
 // ResourceClaimTemplates, ResourceClaims, PriorityClasses, Namespaces, Kueue
-// LocalQueues, RuntimeClasses, and for `explain` GPU Pods and Kueue Workloads.
+// LocalQueues, RuntimeClasses, and for `explain` GPU Pods, Kueue Workloads
+// and DeviceTaintRules.
 #pragma once
 
 #include <cstdint>
@@ -30,9 +31,11 @@ enum class ClusterKind {
   RuntimeClass,
   ResourceClaim,
   // What `explain` and serve's waiting gauges read (serve watches them only
-  // with --waiting-metrics): Pods that ask for accelerators, Kueue Workloads.
+  // with --waiting-metrics): Pods that ask for accelerators, Kueue Workloads,
+  // and the DeviceTaintRules that keep claims off devices for a while.
   Pod,
   QueueWorkload,
+  DeviceTaintRule,
 };
 // In the order of ClusterObject's alternatives (kindOf() relies on it).
 inline constexpr ClusterKind kAllClusterKinds[] = {
@@ -41,7 +44,7 @@ inline constexpr ClusterKind kAllClusterKinds[] = {
     ClusterKind::PriorityClass, ClusterKind::Namespace,
     ClusterKind::LocalQueue,    ClusterKind::RuntimeClass,
     ClusterKind::ResourceClaim, ClusterKind::Pod,
-    ClusterKind::QueueWorkload};
+    ClusterKind::QueueWorkload, ClusterKind::DeviceTaintRule};
 // The kinds the admission rules read: what serve watches by default.
 inline constexpr ClusterKind kAdmissionClusterKinds[] = {
     ClusterKind::Node,          ClusterKind::ResourceSlice,
@@ -78,15 +81,18 @@ struct ClusterNode {
   std::map<std::string, int64_t> allocatable;
 };
 
-// Only what the rules read: a device's name and, with
-// spec.perDeviceNodeSelection, where it is (its capacity and attributes are
-// no rule's business and would be most of a slice's memory).
+// Only what the rules and `explain` read: a device's name, with
+// spec.perDeviceNodeSelection where it is, and its taints (its capacity and
+// attributes are no rule's business and would be most of a slice's memory).
 struct SliceDevice {
   std::string name;
   // With spec.perDeviceNodeSelection, each device says where it is.
   std::string nodeName;
   bool allNodes = false;
   std::optional<NodeSelectorTerms> nodeSelector;
+  // The taints its driver publishes. Only `explain` reads them: a taint
+  // passes, so capacity counts the device all the same.
+  std::vector<DeviceTaint> taints{};
 };
 
 struct ResourceSliceRecord {
@@ -156,6 +162,22 @@ struct QueueWorkloadRecord {
   std::shared_ptr<const JsonDocument> object;
 };
 
+// resource.k8s.io DeviceTaintRule: its spec.taint on every device that
+// spec.deviceSelector selects, as if the device's driver had published it.
+struct DeviceTaintRuleRecord {
+  std::string name;
+  // spec.deviceSelector: without one the rule selects no device; each of
+  // driver, pool and device that it sets must be the device's.
+  bool selects = false;
+  std::optional<std::string> driver;
+  std::optional<std::string> pool;
+  std::optional<std::string> device;
+  DeviceTaint taint;
+
+  bool appliesTo(std::string_view driverName, std::string_view poolName,
+                 std::string_view deviceName) const;
+};
+
 struct PriorityClassRecord {
   std::string name;
   int64_t value = 0;
@@ -186,7 +208,7 @@ struct RuntimeClassRecord {
 using ClusterObject =
     std::variant<ClusterNode, ResourceSliceRecord, DeviceClassRecord, ClaimTemplateRecord,
                  PriorityClassRecord, NamespaceRecord, LocalQueueRecord, RuntimeClassRecord,
-                 ClaimRecord, PodRecord, QueueWorkloadRecord>;
+                 ClaimRecord, PodRecord, QueueWorkloadRecord, DeviceTaintRuleRecord>;
 ClusterKind kindOf(const ClusterObject& object);
 // "NAMESPACE/NAME" or "NAME": the cache key of an object.
 std::string keyOf(const ClusterObject& object);

@@ -23,6 +23,7 @@ bool servedFrom(ClusterKind kind, std::string_view apiVersion) {
     case ClusterKind::DeviceClass:
     case ClusterKind::ResourceClaimTemplate:
     case ClusterKind::ResourceClaim:
+    case ClusterKind::DeviceTaintRule:
       return group == "resource.k8s.io";
     case ClusterKind::PriorityClass:
       return group == "scheduling.k8s.io";

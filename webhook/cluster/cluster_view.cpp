@@ -144,6 +144,8 @@ std::shared_ptr<const ClusterView> ClusterView::Builder::build() && {
   view->pods_ = partOf(was.pods_, take(ClusterKind::Pod), makeKeyed<PodRecord>);
   view->queueWorkloads_ =
       partOf(was.queueWorkloads_, take(ClusterKind::QueueWorkload), makeKeyed<QueueWorkloadRecord>);
+  view->deviceTaintRules_ = partOf(was.deviceTaintRules_, take(ClusterKind::DeviceTaintRule),
+                                   makeKeyed<DeviceTaintRuleRecord>);
   const std::shared_ptr<const Capacity>& capacity = was.capacity_;
   const bool same = capacity && capacity->nodes == view->nodes_ &&
                     capacity->slices == view->slices_ &&
@@ -168,6 +170,7 @@ void ClusterView::forEachPart(Visit visit) {
   visit(ClusterKind::RuntimeClass, &ClusterView::runtimeClasses_);
   visit(ClusterKind::Pod, &ClusterView::pods_);
   visit(ClusterKind::QueueWorkload, &ClusterView::queueWorkloads_);
+  visit(ClusterKind::DeviceTaintRule, &ClusterView::deviceTaintRules_);
 }
 
 ClusterView::Builder ClusterView::extended() const {
@@ -236,6 +239,9 @@ RecordList<PodRecord> ClusterView::pods() const {
 }
 RecordList<QueueWorkloadRecord> ClusterView::queueWorkloads() const {
   return orderedRecords(queueWorkloads_);
+}
+RecordList<DeviceTaintRuleRecord> ClusterView::deviceTaintRules() const {
+  return orderedRecords(deviceTaintRules_);
 }
 RecordList<ResourceSliceRecord> ClusterView::resourceSlices() const {
   static const std::vector<const ResourceSliceRecord*> kNone;

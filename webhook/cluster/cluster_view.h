@@ -108,7 +108,7 @@ class ClusterView {
 
    private:
     friend class ClusterView;
-    static constexpr size_t kKinds = static_cast<size_t>(ClusterKind::QueueWorkload) + 1;
+    static constexpr size_t kKinds = static_cast<size_t>(ClusterKind::DeviceTaintRule) + 1;
     std::array<std::vector<ClusterObjectsPtr>, kKinds> sources_;
     std::array<ClusterObjects, kKinds> loose_;  // add(): made into one more source
     std::set<ClusterKind> listed_;
@@ -157,6 +157,7 @@ class ClusterView {
   RecordList<ClaimRecord> claims() const;
   RecordList<PodRecord> pods() const;
   RecordList<QueueWorkloadRecord> queueWorkloads() const;
+  RecordList<DeviceTaintRuleRecord> deviceTaintRules() const;
 
   Presence hasDeviceClass(std::string_view name) const;
   Presence hasClaimTemplate(std::string_view ns, std::string_view name) const;
@@ -227,6 +228,7 @@ class ClusterView {
   std::shared_ptr<const view_parts::Keyed<RuntimeClassRecord>> runtimeClasses_;
   std::shared_ptr<const view_parts::Keyed<PodRecord>> pods_;                      // "ns/name"
   std::shared_ptr<const view_parts::Keyed<QueueWorkloadRecord>> queueWorkloads_;  // "ns/name"
+  std::shared_ptr<const view_parts::Keyed<DeviceTaintRuleRecord>> deviceTaintRules_;
   std::shared_ptr<const view_parts::Capacity> capacity_;
 };
 

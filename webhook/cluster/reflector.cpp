@@ -61,6 +61,9 @@ const std::vector<ResourceType>& clusterResourceTypes() {
        "workloads",
        Absent::Unknown,
        true},
+      // Only with --waiting-metrics: a version that serves none (before
+      // 1.37, or the feature off) has none, and no device is tainted by one.
+      {ClusterKind::DeviceTaintRule, "resource.k8s.io", dra, "devicetaintrules", Absent::Empty},
   };
   return types;
 }

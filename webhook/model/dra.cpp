@@ -82,6 +82,12 @@ DeviceAlternative readAlternative(const JsonValue* fields, std::string path,
       adminAccess != nullptr && adminAccess->IsBool() && adminAccess->GetBool();
   const JsonValue* selectors = member(fields, "selectors");
   alternative.selectors = isArray(selectors) && selectors->Size() > 0;
+  const JsonValue* tolerations = member(fields, "tolerations");
+  if (isArray(tolerations)) {
+    for (const JsonValue& item : tolerations->GetArray()) {
+      if (item.IsObject()) alternative.tolerations.push_back(tolerationFromJson(item));
+    }
+  }
   return alternative;
 }
 
@@ -187,6 +193,29 @@ bool readClaimObject(const JsonValue& object, ClaimObject& out, std::string* err
   const JsonValue* spec = member(&object, "spec");
   out.spec = readClaimSpec(out.isTemplate ? member(spec, "spec") : spec, *shape);
   return true;
+}
+
+// ---------------------------------------------------------------------------
+
+DeviceTaint deviceTaintFromJson(const JsonValue& item) {
+  return {std::string(stringMember(&item, "key")), std::string(stringMember(&item, "value")),
+          std::string(stringMember(&item, "effect")),
+          std::string(stringMember(&item, "timeAdded"))};
+}
+
+bool keepsRequestsOff(const DeviceTaint& taint) {
+  return taint.effect == "NoSchedule" || taint.effect == "NoExecute";
+}
+
+bool toleratesDeviceTaint(const std::vector<Toleration>& tolerations, const DeviceTaint& taint) {
+  for (const Toleration& toleration : tolerations) {
+    if (!toleration.effect.empty() && toleration.effect != taint.effect) continue;
+    if (!toleration.key.empty() && toleration.key != taint.key) continue;
+    if (toleration.op == "Exists") return true;
+    // An unknown operator tolerates nothing.
+    if (toleration.op == "Equal" && toleration.value == taint.value) return true;
+  }
+  return false;
 }
 
 // ---------------------------------------------------------------------------

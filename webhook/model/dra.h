@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "webhook/codec/json.h"
+#include "webhook/model/scheduling.h"
 
 namespace aiadmit {
 
@@ -41,7 +42,10 @@ struct DeviceAlternative {
   std::vector<CapacityRequest> capacity;
   bool adminAccess = false;
   bool selectors = false;  // narrows the class with CEL selectors of its own
-  std::string fieldPath;   // relative to the ResourceClaimSpec, e.g. "devices.requests[0].exactly"
+  // The device taints it tolerates (`tolerations`, KEP-5055): the same
+  // fields as a Pod's, matched against a device's taints.
+  std::vector<Toleration> tolerations{};
+  std::string fieldPath;  // relative to the ResourceClaimSpec, e.g. "devices.requests[0].exactly"
 
   // Shares of devices rather than whole ones.
   bool consumesShares() const { return !capacity.empty(); }
@@ -86,6 +90,32 @@ struct ClaimObject {
 // Reads a resource.k8s.io ResourceClaim or ResourceClaimTemplate; false (with
 // `error`) when the object is neither or its apiVersion is not one served.
 bool readClaimObject(const JsonValue& object, ClaimObject& out, std::string* error);
+
+// ---------------------------------------------------------------------------
+// Device taints (KEP-5055, GA in 1.37): a driver taints a device in its
+// ResourceSlice (spec.devices[].taints; v1beta1: spec.devices[].basic.taints),
+// an admin through a DeviceTaintRule (spec.taint). A taint is temporary
+// (maintenance, a device the driver finds unhealthy), so nothing that judges
+// whether a workload can ever run reads it.
+
+struct DeviceTaint {
+  std::string key;
+  std::string value;
+  std::string effect;     // None | NoSchedule | NoExecute (others may come)
+  std::string timeAdded;  // RFC 3339, "" when not set
+};
+DeviceTaint deviceTaintFromJson(const JsonValue& item);
+
+// Whether the allocator keeps a request that does not tolerate `taint` off
+// its device: NoSchedule and NoExecute do; None and effects this version
+// does not know are ignored, as the API tells consumers to.
+bool keepsRequestsOff(const DeviceTaint& taint);
+
+// Whether a request with `tolerations` may be given a device with `taint`,
+// matched as k8s.io/dynamic-resource-allocation's ToleratesTaint does: an
+// empty effect or key matches any, Exists any value, Equal (the default)
+// the same value.
+bool toleratesDeviceTaint(const std::vector<Toleration>& tolerations, const DeviceTaint& taint);
 
 // ---------------------------------------------------------------------------
 // The Pod side.

@@ -104,7 +104,8 @@ ApiLookup::ServedVersion ClusterViewFeed::servedVersions(const ClusterWatcher& w
 ClusterWatchOptions ClusterViewFeed::wired(ClusterWatchOptions options, Engine& engine,
                                            WaitingGauges* waiting) {
   if (waiting != nullptr) {
-    for (const ClusterKind kind : {ClusterKind::Pod, ClusterKind::QueueWorkload}) {
+    for (const ClusterKind kind :
+         {ClusterKind::Pod, ClusterKind::QueueWorkload, ClusterKind::DeviceTaintRule}) {
       if (std::find(options.kinds.begin(), options.kinds.end(), kind) == options.kinds.end()) {
         options.kinds.push_back(kind);
       }

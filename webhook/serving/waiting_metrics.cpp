@@ -5,6 +5,19 @@
 
 namespace aiadmit {
 
+namespace {
+
+// One sample of `family` per pool.
+void appendPoolSamples(std::string& out, std::string_view family,
+                       const std::map<std::string, int64_t>& byPool) {
+  for (const auto& [pool, value] : byPool) {
+    out.append(family).append("{pool=\"").append(prometheusLabel(pool)).append("\"} ");
+    out.append(std::to_string(value)).append("\n");
+  }
+}
+
+}  // namespace
+
 std::optional<WaitingCounts> countWaiting(const std::shared_ptr<const ClusterView>& view) {
   if (view == nullptr || !view->knows(ClusterKind::Node) || !view->knows(ClusterKind::Pod)) {
     return std::nullopt;
@@ -14,7 +27,10 @@ std::optional<WaitingCounts> countWaiting(const std::shared_ptr<const ClusterVie
   for (const WaitingWorkload& workload : report.waiting) {
     ++counts.waiting[{std::string(causeName(workload.cause)), workload.namespaceName}];
   }
-  for (const PoolIdle& pool : report.idle) counts.idleGpus[pool.pool] = pool.idleGpus;
+  for (const PoolIdle& pool : report.idle) {
+    counts.idleGpus[pool.pool] = pool.idleGpus;
+    counts.unusableIdleGpus[pool.pool] = pool.unusableIdleGpus;
+  }
   return counts;
 }
 
@@ -83,13 +99,14 @@ void WaitingGauges::render(std::string& out) const {
     }
   }
   appendFamilyHeader(out, "aiadmit_gpus_idle", "gauge",
-                     "Accelerators of each pool that no bound Pod requests and no claim holds.");
-  if (counts) {
-    for (const auto& [pool, value] : counts->idleGpus) {
-      out += "aiadmit_gpus_idle{pool=\"" + prometheusLabel(pool) + "\"} " + std::to_string(value) +
-             "\n";
-    }
-  }
+                     "Accelerators of each pool that no bound Pod requests and no claim holds "
+                     "(free devices a device taint keeps requests off are not counted).");
+  if (counts) appendPoolSamples(out, "aiadmit_gpus_idle", counts->idleGpus);
+  appendFamilyHeader(out, "aiadmit_gpus_idle_unusable", "gauge",
+                     "Idle accelerators of each pool that no Pod waiting for the pool can use: "
+                     "those on nodes where each such Pod asks for more than the node has idle "
+                     "(0 when no Pod waits for the pool).");
+  if (counts) appendPoolSamples(out, "aiadmit_gpus_idle_unusable", counts->unusableIdleGpus);
 }
 
 }  // namespace aiadmit

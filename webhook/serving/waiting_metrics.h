@@ -26,6 +26,9 @@ struct WaitingCounts {
   // Workloads waiting, by cause name and namespace.
   std::map<std::pair<std::string, std::string>, int64_t> waiting;
   std::map<std::string, int64_t> idleGpus;  // by pool
+  // By pool: the idle GPUs on nodes where none of the Pods that wait for the
+  // pool fits now.
+  std::map<std::string, int64_t> unusableIdleGpus;
 };
 // The counts of a view that knows its Nodes and Pods; nullopt otherwise
 // (before the first lists, the gauges say nothing rather than zero).
@@ -39,7 +42,7 @@ class WaitingGauges : NonCopyable {
   // The newest view to count; only the last one given before a count is.
   void update(std::shared_ptr<const ClusterView> view);
   void stop();
-  // Appends the two gauges in the Prometheus text format.
+  // Appends the gauges in the Prometheus text format.
   void render(std::string& out) const;
   // Waits until a count of a view is out: true, or false once `timeout` has
   // passed without one.

@@ -15,19 +15,23 @@ using Json = nlohmann::ordered_json;
 
 Json waitingJson(const WaitingWorkload& workload) {
   const SchedulerWord& word = workload.scheduler;
-  return Json{
-      {"kind", workload.kind},
-      {"namespace", workload.namespaceName},
-      {"name", workload.name},
-      {"gpus", workload.gpus},
-      {"pods", workload.pods},
-      {"cause", std::string(causeName(workload.cause))},
-      {"reason", workload.reason},
-      {"fix", workload.fix},
-      {"pool", workload.pool},
-      {"since", workload.since},
-      {"scheduler",
-       {{"message", word.message}, {"agrees", word.agrees ? Json(*word.agrees) : Json(nullptr)}}}};
+  return Json{{"kind", workload.kind},
+              {"namespace", workload.namespaceName},
+              {"name", workload.name},
+              {"gpus", workload.gpus},
+              {"pods", workload.pods},
+              {"cause", std::string(causeName(workload.cause))},
+              {"reason", workload.reason},
+              {"fix", workload.fix},
+              {"pool", workload.pool},
+              {"since", workload.since},
+              {"scheduler",
+               {{"message", word.message},
+                {"agrees", word.agrees ? Json(*word.agrees) : Json(nullptr)},
+                {"source", word.source},
+                {"condition", word.condition},
+                {"status", word.status},
+                {"reason", word.reason}}}};
 }
 
 Json idleJson(const PoolIdle& pool) {
@@ -38,6 +42,8 @@ Json idleJson(const PoolIdle& pool) {
               {"nodes", pool.nodes},
               {"gpus", pool.gpus},
               {"idleGpus", pool.idleGpus},
+              {"taintedGpus", pool.taintedGpus},
+              {"unusableIdleGpus", pool.unusableIdleGpus},
               {"waitingPods", pool.waitingPods},
               {"waitingByCause", std::move(byCause)}};
 }
@@ -86,10 +92,39 @@ void writeWorkloadText(std::ostream& out, const WaitingWorkload& workload, const
   if (!age.empty()) out << ", waiting " << age;
   if (!workload.pool.empty()) out << ", pool " << workload.pool;
   out << "\n    why: " << workload.reason << "\n    fix: " << workload.fix << "\n";
-  if (!workload.scheduler.message.empty()) {
-    out << "    " << (workload.cause == WaitCause::Quota ? "kueue" : "scheduler") << ": "
-        << workload.scheduler.message << agreement(workload.scheduler) << "\n";
+  const SchedulerWord& word = workload.scheduler;
+  if (word.message.empty()) return;
+  out << "    " << word.source << ": ";
+  // Kueue's reason says more than its message alone (Pending, Inadmissible,
+  // AdmissionGated); the scheduler's is Unschedulable whatever the filter.
+  if (word.source == "kueue" && !word.condition.empty()) {
+    out << word.condition << "=" << word.status << " (" << word.reason << "): ";
   }
+  out << word.message << agreement(word) << "\n";
+}
+
+// "a100: 2 of 8 GPUs idle on 2 nodes", and what of them no Pod that waits
+// can use.
+void writePoolText(std::ostream& out, const PoolIdle& pool) {
+  out << "  " << pool.pool << ": " << pool.idleGpus << " of " << gpus(pool.gpus) << " idle on "
+      << plural(pool.nodes, "node", "nodes");
+  if (pool.unusableIdleGpus > 0) {
+    out << " ("
+        << (pool.unusableIdleGpus == pool.idleGpus ? "all" : std::to_string(pool.unusableIdleGpus))
+        << " on nodes with room for none of the Pods that wait)";
+  }
+  if (pool.taintedGpus > 0) {
+    out << ", " << gpus(pool.taintedGpus) << " free but kept off by device taints";
+  }
+  if (pool.waitingPods > 0) {
+    out << ", while " << plural(pool.waitingPods, "Pod waits", "Pods wait") << " for it: ";
+    bool first = true;
+    for (const auto& [cause, pods] : pool.waitingByCause) {
+      out << (first ? "" : ", ") << pods << " " << causeName(cause);
+      first = false;
+    }
+  }
+  out << "\n";
 }
 
 }  // namespace
@@ -129,19 +164,7 @@ std::string explainText(const WaitingReport& report, const std::string& now) {
   }
   out << "\nIdle GPUs by pool:\n";
   if (report.idle.empty()) out << "  no node offers accelerators\n";
-  for (const PoolIdle& pool : report.idle) {
-    out << "  " << pool.pool << ": " << pool.idleGpus << " of " << gpus(pool.gpus) << " idle on "
-        << plural(pool.nodes, "node", "nodes");
-    if (pool.waitingPods > 0) {
-      out << ", while " << plural(pool.waitingPods, "Pod waits", "Pods wait") << " for it: ";
-      bool first = true;
-      for (const auto& [cause, pods] : pool.waitingByCause) {
-        out << (first ? "" : ", ") << pods << " " << causeName(cause);
-        first = false;
-      }
-    }
-    out << "\n";
-  }
+  for (const PoolIdle& pool : report.idle) writePoolText(out, pool);
   return out.str();
 }
 

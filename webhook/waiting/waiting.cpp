@@ -8,6 +8,7 @@
 #include "webhook/codec/enum_table.h"
 #include "webhook/codec/json_pointer.h"
 #include "webhook/model/resources.h"
+#include "webhook/waiting/waiting_devices.h"
 #include "webhook/waiting/waiting_judge.h"
 #include "webhook/waiting/waiting_parts.h"
 #include "webhook/waiting/waiting_pods.h"
@@ -24,8 +25,10 @@ constexpr EnumEntry<WaitCause> kCauseNames[] = {
     {ClaimUnallocatable, "claim-unallocatable"},
     {UntoleratedTaint, "untolerated-taint"},
     {SelectorExcludes, "selector-excludes"},
+    {DeviceTainted, "device-tainted"},
     {Quota, "quota"},
     {GangPartial, "gang-partial"},
+    {Fragmented, "fragmented"},
     {PoolFull, "pool-full"},
     {Unknown, "unknown"},
 };
@@ -64,27 +67,87 @@ bool isGpuNode(const ClusterNode& node, int64_t devices) {
   return false;
 }
 
-std::vector<PoolIdle> idlePools(const WaitingInput& input, const waiting::Occupancy& occupancy) {
+// A Pod that waits, its cause, and the pools its cause names ("a100, h100").
+struct WaitingPod {
+  const waiting::PodFacts* pod = nullptr;
+  WaitCause cause = WaitCause::Unknown;
+  std::string pools;
+};
+
+// Whether the Pod waits for GPUs of the nodes of its pools to free up:
+// they are open to it, and only what is in use there stands in its way.
+bool waitsForRoom(WaitCause cause) {
+  return cause == WaitCause::GangPartial || cause == WaitCause::Fragmented ||
+         cause == WaitCause::PoolFull || cause == WaitCause::Unknown;
+}
+
+// By pool: the Pods that wait for it.
+using Waiters = std::map<std::string, std::vector<const waiting::PodFacts*>>;
+
+// The device taints its claims' requests tolerate, all together: the
+// devices it could be given.
+std::vector<Toleration> claimTolerations(const waiting::PodFacts& pod,
+                                         const waiting::Occupancy& occupancy) {
+  std::vector<Toleration> tolerations;
+  for (const std::string& claimKey : pod.claimKeys) {
+    const auto claim = occupancy.claims.find(claimKey);
+    if (claim == occupancy.claims.end()) continue;
+    for (const DeviceRequest& request : claim->second->spec.requests) {
+      for (const DeviceAlternative& alternative : request.alternatives) {
+        tolerations.insert(tolerations.end(), alternative.tolerations.begin(),
+                           alternative.tolerations.end());
+      }
+    }
+  }
+  return tolerations;
+}
+
+// Whether the Pod would fit on `node` as its GPUs are used now: its
+// extended resources, and its claims' devices among those free there.
+bool fitsNow(const waiting::PodFacts& pod, const ClusterNode& node,
+             const waiting::Occupancy& occupancy) {
+  for (const auto& [resource, count] : pod.accelerators) {
+    if (waiting::allocatableOf(node, resource) - waiting::usedOn(occupancy, node, resource) <
+        count) {
+      return false;
+    }
+  }
+  return pod.claimedDevices == 0 ||
+         waiting::usableDevices(occupancy, node, claimTolerations(pod, occupancy)) >=
+             pod.claimedDevices;
+}
+
+// One node's part of its pool's GPUs.
+void addNode(PoolIdle& pool, const ClusterNode& node, const waiting::Occupancy& occupancy,
+             const std::vector<const waiting::PodFacts*>& waiters) {
+  const waiting::NodeDevices devices = waiting::nodeDevices(occupancy, node);
+  ++pool.nodes;
+  int64_t idle = 0;
+  for (const auto& [resource, count] : node.allocatable) {
+    if (!looksLikeAccelerator(resource)) continue;
+    pool.gpus += count;
+    idle += std::max<int64_t>(0, count - waiting::usedOn(occupancy, node, resource));
+  }
+  pool.gpus += devices.total;
+  idle += std::max<int64_t>(0, devices.total - devices.allocated - devices.tainted);
+  pool.idleGpus += idle;
+  pool.taintedGpus += devices.tainted;
+  const bool anyFits = std::any_of(waiters.begin(), waiters.end(),
+                                   [&](const auto* pod) { return fitsNow(*pod, node, occupancy); });
+  if (!waiters.empty() && !anyFits) pool.unusableIdleGpus += idle;
+}
+
+std::vector<PoolIdle> idlePools(const WaitingInput& input, const waiting::Occupancy& occupancy,
+                                const Waiters& waiters) {
+  static const std::vector<const waiting::PodFacts*> kNone;
   std::map<std::string, PoolIdle> pools;
   for (const ClusterNode& node : input.view->nodes()) {
-    const waiting::NodeDevices devices = waiting::nodeDevices(*input.view, node, occupancy);
-    if (!isGpuNode(node, devices.total)) continue;
-    PoolIdle& pool = pools[poolOfNode(node)];
-    pool.pool = poolOfNode(node);
-    ++pool.nodes;
-    const auto used = occupancy.used.find(node.name);
-    for (const auto& [resource, count] : node.allocatable) {
-      if (!looksLikeAccelerator(resource)) continue;
-      int64_t held = 0;
-      if (used != occupancy.used.end()) {
-        const auto entry = used->second.find(resource);
-        held = entry == used->second.end() ? 0 : entry->second;
-      }
-      pool.gpus += count;
-      pool.idleGpus += std::max<int64_t>(0, count - held);
-    }
-    pool.gpus += devices.total;
-    pool.idleGpus += std::max<int64_t>(0, devices.total - devices.allocated);
+    if (!isGpuNode(node, waiting::nodeDevices(occupancy, node).total)) continue;
+    const std::string name = poolOfNode(node);
+    PoolIdle& pool = pools[name];
+    pool.pool = name;
+    const auto waiting = waiters.find(name);
+    addNode(pool, node, occupancy, waiting == waiters.end() ? kNone : waiting->second);
   }
   std::vector<PoolIdle> out;
   for (auto& [name, pool] : pools) out.push_back(std::move(pool));
@@ -103,11 +166,17 @@ bool named(const WaitingScope& scope, const WaitingWorkload& workload) {
   return false;
 }
 
+// A workload of waiting Pods, and its Pods with the pools they wait for.
+struct PodWorkload {
+  WaitingWorkload workload;
+  std::vector<WaitingPod> pods;
+};
+
 // The Pods that wait, one workload each: the cause of its Pod whose cause
 // comes first (the most lasting), the GPUs and Pods of all of them.
-std::vector<WaitingWorkload> waitingPods(const WaitingInput& input, const WaitingScope& scope,
-                                         const waiting::Occupancy& occupancy) {
-  std::map<std::tuple<std::string, std::string, std::string>, WaitingWorkload> byWorkload;
+std::vector<PodWorkload> waitingPods(const WaitingInput& input, const WaitingScope& scope,
+                                     const waiting::Occupancy& occupancy) {
+  std::map<std::tuple<std::string, std::string, std::string>, PodWorkload> byWorkload;
   for (const waiting::PodFacts& pod : occupancy.pods) {
     if (!pod.nodeName.empty() || !waiting::inScope(scope, pod.namespaceName)) continue;
     if (std::find(pod.gates.begin(), pod.gates.end(), "kueue.x-k8s.io/admission") !=
@@ -115,8 +184,9 @@ std::vector<WaitingWorkload> waitingPods(const WaitingInput& input, const Waitin
       continue;  // its Workload speaks for it
     }
     const waiting::PodVerdict verdict = waiting::judgePod(pod, occupancy, *input.view);
-    WaitingWorkload& workload =
-        byWorkload[{pod.namespaceName, pod.workload.kind, pod.workload.name}];
+    PodWorkload& entry = byWorkload[{pod.namespaceName, pod.workload.kind, pod.workload.name}];
+    entry.pods.push_back({&pod, verdict.cause, verdict.pool});
+    WaitingWorkload& workload = entry.workload;
     const bool first = workload.pods == 0;
     if (first || verdict.cause < workload.cause) {
       workload.cause = verdict.cause;
@@ -134,12 +204,23 @@ std::vector<WaitingWorkload> waitingPods(const WaitingInput& input, const Waitin
     ++workload.pods;
     workload.podNames.push_back(pod.name);
   }
-  std::vector<WaitingWorkload> out;
-  for (auto& [key, workload] : byWorkload) {
-    std::sort(workload.podNames.begin(), workload.podNames.end());
-    out.push_back(std::move(workload));
+  std::vector<PodWorkload> out;
+  for (auto& [key, entry] : byWorkload) {
+    std::sort(entry.workload.podNames.begin(), entry.workload.podNames.end());
+    out.push_back(std::move(entry));
   }
   return out;
+}
+
+// Each pool of ", "-separated `pools`.
+template <typename Visit>
+void forEachPool(const std::string& pools, Visit visit) {
+  size_t start = 0;
+  while (start < pools.size()) {
+    const size_t end = std::min(pools.find(", ", start), pools.size());
+    visit(pools.substr(start, end - start));
+    start = end + 2;
+  }
 }
 
 // Groups by cause, the groups by their GPUs (then in cause order), and the
@@ -216,22 +297,30 @@ WaitingReport explainWaiting(const WaitingInput& input, const WaitingScope& scop
   WaitingReport report;
   if (input.view == nullptr) return report;
   const waiting::Occupancy occupancy = waiting::readOccupancy(input);
-  for (WaitingWorkload& workload : waitingPods(input, scope, occupancy)) {
-    if (named(scope, workload)) report.waiting.push_back(std::move(workload));
+  Waiters waiters;
+  for (PodWorkload& entry : waitingPods(input, scope, occupancy)) {
+    if (!named(scope, entry.workload)) continue;
+    for (const WaitingPod& waiting : entry.pods) {
+      if (!waitsForRoom(waiting.cause)) continue;
+      forEachPool(waiting.pools,
+                  [&](const std::string& pool) { waiters[pool].push_back(waiting.pod); });
+    }
+    report.waiting.push_back(std::move(entry.workload));
   }
   for (WaitingWorkload& workload : waiting::queuedWorkloads(input, scope)) {
     if (named(scope, workload)) report.waiting.push_back(std::move(workload));
   }
   rank(report.waiting);
-  report.idle = idlePools(input, occupancy);
+  report.idle = idlePools(input, occupancy, waiters);
   // A workload that may use several pools ("a100, h100") waits for each.
   for (const WaitingWorkload& workload : report.waiting) {
-    const std::string pools = ", " + workload.pool + ", ";
-    for (PoolIdle& pool : report.idle) {
-      if (pools.find(", " + pool.pool + ", ") == std::string::npos) continue;
-      pool.waitingPods += workload.pods;
-      pool.waitingByCause[workload.cause] += workload.pods;
-    }
+    forEachPool(workload.pool, [&](const std::string& name) {
+      for (PoolIdle& pool : report.idle) {
+        if (pool.pool != name) continue;
+        pool.waitingPods += workload.pods;
+        pool.waitingByCause[workload.cause] += workload.pods;
+      }
+    });
   }
   return report;
 }

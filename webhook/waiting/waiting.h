@@ -2,11 +2,12 @@
 // Pods that ask for accelerators and the Kueue Workloads not admitted, each
 // with one cause and one fix, and the idle GPUs of every pool beside them.
 // Read from the objects a snapshot or the API lists (Pods, Nodes, Events,
-// ResourceSlices, ResourceClaims, DeviceClasses, PriorityClasses, Kueue's
-// LocalQueues, ClusterQueues and Workloads), with the scheduler's filters
-// redone for what decides GPU placement: a node's allocatable count, its
-// NoSchedule and NoExecute taints, the Pod's nodeSelector and required node
-// affinity, and what the bound Pods already hold.
+// ResourceSlices, ResourceClaims, DeviceClasses, DeviceTaintRules,
+// PriorityClasses, Kueue's LocalQueues, ClusterQueues and Workloads), with
+// the scheduler's filters redone for what decides GPU placement: a node's
+// allocatable count, its NoSchedule and NoExecute taints, the Pod's
+// nodeSelector and required node affinity, the taints of DRA devices, and
+// what the bound Pods and allocated claims already hold.
 #pragma once
 
 #include <cstdint>
@@ -30,8 +31,10 @@ enum class WaitCause {
   ClaimUnallocatable,  // a ResourceClaim the scheduler cannot allocate
   UntoleratedTaint,    // the nodes that fit carry a taint it does not tolerate
   SelectorExcludes,    // its nodeSelector or affinity excludes every node that fits
+  DeviceTainted,       // the free devices it could have carry a taint its claim does not tolerate
   Quota,               // Kueue holds it: its queue's quota
   GangPartial,         // part of its gang is placed, the rest waits
+  Fragmented,          // the pool's idle GPUs would hold it, but no one node has enough
   PoolFull,            // it fits, but the GPUs are in use now
   Unknown,             // nothing aiadmit reads explains it
 };
@@ -42,8 +45,16 @@ std::string_view causeName(WaitCause cause);
 // What the scheduler (or, for a queued workload, Kueue) said of it, and
 // whether that names the same cause.
 struct SchedulerWord {
-  std::string
-      message;  // the PodScheduled condition's message, else the last FailedScheduling event's
+  // "scheduler", or "kueue" for a Workload Kueue holds.
+  std::string source = "scheduler";
+  // The condition the words are from, as the object writes it: PodScheduled
+  // (a Pod), QuotaReserved or Admitted (a Kueue Workload); all three empty
+  // when they are a FailedScheduling event's, or when nothing was said.
+  std::string condition;
+  std::string status;  // "False"
+  std::string reason;  // "Unschedulable"; Kueue's "Pending", "Inadmissible", ...
+  // The condition's message, else the last FailedScheduling event's.
+  std::string message;
   std::optional<bool> agrees;  // nullopt when it said nothing
 };
 
@@ -67,9 +78,16 @@ struct WaitingWorkload {
 struct PoolIdle {
   std::string pool;
   int nodes = 0;
-  int64_t gpus = 0;      // allocatable accelerators plus node-local DRA accelerator devices
-  int64_t idleGpus = 0;  // less what bound, non-terminal Pods request and allocated claims hold
-  int waitingPods = 0;   // Pods of the explained scope that wait for this pool
+  int64_t gpus = 0;  // allocatable accelerators plus node-local DRA accelerator devices
+  // Less what bound, non-terminal Pods request and allocated claims hold,
+  // and less the free devices a device taint keeps requests off.
+  int64_t idleGpus = 0;
+  int64_t taintedGpus = 0;  // free devices a NoSchedule or NoExecute device taint keeps off
+  // Idle GPUs on the nodes where none of the Pods that wait for room in this
+  // pool (gang-partial, fragmented, pool-full, unknown) fits now: each asks
+  // more of one node than it has idle. 0 when no such Pod waits.
+  int64_t unusableIdleGpus = 0;
+  int waitingPods = 0;  // Pods of the explained scope that wait for this pool
   std::map<WaitCause, int> waitingByCause;
 };
 
@@ -83,8 +101,8 @@ struct WaitingReport {
 // The objects explain reads, parsed once and kept alive for the report.
 struct WaitingInput {
   std::vector<ManifestDocument> documents;
-  // Nodes, slices, classes, claims, LocalQueues, and the GPU Pods and Kueue
-  // Workloads that `pods` and `workloads` point into.
+  // Nodes, slices, classes, claims, DeviceTaintRules, LocalQueues, and the
+  // GPU Pods and Kueue Workloads that `pods` and `workloads` point into.
   std::shared_ptr<const ClusterView> view;
   std::vector<const JsonValue*> pods;
   std::vector<const JsonValue*> workloads;
@@ -95,7 +113,8 @@ struct WaitingInput {
 };
 // A stream of objects or Lists (YAML or JSON), as `kubectl get
 // pods,nodes,events,resourceslices,resourceclaims,deviceclasses,
-// priorityclasses,localqueues,clusterqueues,workloads -A -o yaml` prints it.
+// devicetaintrules,priorityclasses,localqueues,clusterqueues,workloads -A
+// -o yaml` prints it.
 WaitingInput readWaitingInput(std::string_view text, const std::string& name);
 // The same from a live view that holds Pods and Workloads (serve's watch).
 WaitingInput waitingInputOf(std::shared_ptr<const ClusterView> view);

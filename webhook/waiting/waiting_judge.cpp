@@ -23,18 +23,6 @@ std::string poolsOf(const std::vector<const ClusterNode*>& nodes) {
   return out;
 }
 
-int64_t allocatable(const ClusterNode& node, const std::string& resource) {
-  const auto entry = node.allocatable.find(resource);
-  return entry == node.allocatable.end() ? 0 : entry->second;
-}
-
-int64_t used(const Occupancy& occupancy, const ClusterNode& node, const std::string& resource) {
-  const auto onNode = occupancy.used.find(node.name);
-  if (onNode == occupancy.used.end()) return 0;
-  const auto entry = onNode->second.find(resource);
-  return entry == onNode->second.end() ? 0 : entry->second;
-}
-
 bool taintTolerated(const NodeTaint& taint, const JsonValue* tolerations) {
   Toleration wanted;
   wanted.key = taint.key;
@@ -125,7 +113,7 @@ NodeSets nodeSets(const PodFacts& pod, const ClusterView& view) {
   for (const ClusterNode& node : view.nodes()) {
     bool fits = true;
     for (const auto& [resource, count] : pod.accelerators) {
-      fits = fits && allocatable(node, resource) >= count;
+      fits = fits && allocatableOf(node, resource) >= count;
     }
     if (!fits) continue;
     sets.fit.push_back(&node);
@@ -141,7 +129,7 @@ const ClusterNode* largestFor(const std::vector<const ClusterNode*>& nodes,
                               const std::string& resource) {
   const ClusterNode* largest = nullptr;
   for (const ClusterNode* node : nodes) {
-    if (largest == nullptr || allocatable(*node, resource) > allocatable(*largest, resource)) {
+    if (largest == nullptr || allocatableOf(*node, resource) > allocatableOf(*largest, resource)) {
       largest = node;
     }
   }
@@ -166,7 +154,7 @@ std::optional<PodVerdict> noNodeHolds(const PodFacts& pod, const ClusterView& vi
   const std::vector<const ClusterNode*> aimed = aimedAt(pod, view);
   for (const auto& [resource, count] : pod.accelerators) {
     const ClusterNode* largest = largestFor(all, resource);
-    const int64_t most = largest == nullptr ? 0 : allocatable(*largest, resource);
+    const int64_t most = largest == nullptr ? 0 : allocatableOf(*largest, resource);
     if (most >= count) continue;
     PodVerdict verdict{WaitCause::NoNodeCanHold, "", "", ""};
     if (most == 0) {
@@ -185,7 +173,7 @@ std::optional<PodVerdict> noNodeHolds(const PodFacts& pod, const ClusterView& vi
                      largest->name + ", pool " + poolOfNode(*largest) + ")";
     if (own != nullptr && poolOfNode(*own) != poolOfNode(*largest)) {
       verdict.reason += ", and the most a node of pool " + verdict.pool + " has is " +
-                        std::to_string(allocatable(*own, resource));
+                        std::to_string(allocatableOf(*own, resource));
     }
     verdict.fix = "ask for at most " + std::to_string(most) + " " + resource +
                   " per Pod (spread the work over more Pods or workers), or add a node pool "
@@ -246,7 +234,7 @@ PodVerdict excluded(const PodFacts& pod, const NodeSets& sets) {
 bool roomNow(const PodFacts& pod, const ClusterNode& node, const Occupancy& occupancy) {
   if (untoleratedTaint(node, pod.spec, true) != nullptr) return false;
   for (const auto& [resource, count] : pod.accelerators) {
-    if (allocatable(node, resource) - used(occupancy, node, resource) < count) return false;
+    if (allocatableOf(node, resource) - usedOn(occupancy, node, resource) < count) return false;
   }
   return true;
 }
@@ -311,6 +299,105 @@ int64_t heldBelow(const PodFacts& pod, const NodeSetUse& use) {
   return gpus;
 }
 
+// One resource's idle units on the nodes it may use whose passing taints
+// (not ready, cordoned) are not in the way, most first, and their sum.
+struct IdleBlocks {
+  std::string resource;
+  int64_t asked = 0;
+  int64_t total = 0;
+  std::vector<int64_t> blocks;  // one per node with any idle
+};
+
+IdleBlocks idleBlocks(const PodFacts& pod, const std::string& resource, int64_t asked,
+                      const std::vector<const ClusterNode*>& eligible, const Occupancy& occupancy) {
+  IdleBlocks idle{resource, asked, 0, {}};
+  for (const ClusterNode* node : eligible) {
+    if (untoleratedTaint(*node, pod.spec, true) != nullptr) continue;
+    const int64_t free = allocatableOf(*node, resource) - usedOn(occupancy, *node, resource);
+    if (free <= 0) continue;
+    idle.blocks.push_back(free);
+    idle.total += free;
+  }
+  std::sort(idle.blocks.rbegin(), idle.blocks.rend());
+  return idle;
+}
+
+// "2,2,2,2,2,2": the blocks, the first dozen, then how many more nodes.
+std::string blockList(const std::vector<int64_t>& blocks) {
+  constexpr size_t kShown = 12;
+  std::string out;
+  for (size_t i = 0; i < blocks.size() && i < kShown; ++i) {
+    out += (i == 0 ? "" : ",") + std::to_string(blocks[i]);
+  }
+  if (blocks.size() > kShown) out += ",... (" + std::to_string(blocks.size() - kShown) + " more)";
+  return out;
+}
+
+// A node where the idle GPUs and those Pods of lower priority hold would
+// together hold it: where preemption can make room; null when none.
+const ClusterNode* preemptibleNode(const PodFacts& pod, const IdleBlocks& idle,
+                                   const std::vector<const ClusterNode*>& eligible,
+                                   const Occupancy& occupancy) {
+  if (pod.preemptsNever) return nullptr;
+  for (const ClusterNode* node : eligible) {
+    int64_t room = allocatableOf(*node, idle.resource) - usedOn(occupancy, *node, idle.resource);
+    const auto holders = occupancy.holders.find(node->name);
+    if (holders == occupancy.holders.end()) continue;
+    for (const size_t index : holders->second) {
+      const PodFacts& holder = occupancy.pods[index];
+      if (holder.priority >= pod.priority) continue;
+      const auto held = holder.accelerators.find(idle.resource);
+      if (held != holder.accelerators.end()) room += held->second;
+    }
+    if (room >= idle.asked) return node;
+  }
+  return nullptr;
+}
+
+// The pool's idle GPUs that it may use would hold it together, but no one
+// node has enough of them: the work is spread too thin, not too much.
+// nullopt when they would not (the pool is full).
+std::optional<PodVerdict> fragmented(const PodFacts& pod,
+                                     const std::vector<const ClusterNode*>& eligible,
+                                     const Occupancy& occupancy, const std::string& pool) {
+  std::optional<IdleBlocks> shown;
+  for (const auto& [resource, count] : pod.accelerators) {
+    IdleBlocks idle = idleBlocks(pod, resource, count, eligible, occupancy);
+    if (idle.total < count) return std::nullopt;
+    const int64_t largest = idle.blocks.empty() ? 0 : idle.blocks.front();
+    if (!shown || (largest < count && shown->blocks.front() >= shown->asked)) {
+      shown = std::move(idle);
+    }
+  }
+  if (!shown) return std::nullopt;
+  const IdleBlocks& idle = *shown;
+  PodVerdict verdict{WaitCause::Fragmented, "", "", pool};
+  verdict.reason =
+      "pool " + pool + " has " + std::to_string(idle.total) + " idle " +
+      (idle.total == 1 ? "GPU" : "GPUs") + " on " + std::to_string(idle.blocks.size()) +
+      (idle.blocks.size() == 1 ? " node" : " nodes") +
+      " that it may use: " + blockList(idle.blocks) + "; together they would hold its " +
+      std::to_string(idle.asked) + " " + idle.resource + ", but the largest free block is " +
+      std::to_string(idle.blocks.front()) + ", and one Pod's GPUs must all be on one node";
+  const std::string pack =
+      "pack the small work onto fewer nodes so that whole nodes stay free: score nodes with "
+      "kube-scheduler's NodeResourcesFit strategy MostAllocated or RequestedToCapacityRatio "
+      "for " +
+      idle.resource +
+      ", let the descheduler's HighNodeUtilization move the small Pods, or run it with a "
+      "PriorityClass above theirs so that it preempts them";
+  if (const ClusterNode* node = preemptibleNode(pod, idle, eligible, occupancy)) {
+    verdict.reason += "; on node " + node->name + " Pods of lower priority than its " +
+                      std::to_string(pod.priority) +
+                      " hold enough of the rest, so the scheduler may preempt them";
+    verdict.fix = "wait for the scheduler to preempt the lower-priority Pods on node " +
+                  node->name + "; to keep blocks whole, " + pack;
+    return verdict;
+  }
+  verdict.fix = pack;
+  return verdict;
+}
+
 PodVerdict judgeFull(const PodFacts& pod, const std::vector<const ClusterNode*>& eligible,
                      const Occupancy& occupancy) {
   const std::string pool = poolsOf(eligible);
@@ -342,6 +429,9 @@ PodVerdict judgeFull(const PodFacts& pod, const std::vector<const ClusterNode*>&
             "waits, or free " +
                 gpuCount(pod.gpus) + " in pool " + pool,
             pool};
+  }
+  if (std::optional<PodVerdict> spread = fragmented(pod, eligible, occupancy, pool)) {
+    return *spread;
   }
   PodVerdict verdict{WaitCause::PoolFull, "", "", pool};
   verdict.reason = std::to_string(inUse) + " of the " + gpuCount(total) + " of pool " + pool +

@@ -1,15 +1,25 @@
 // The small facts explain's steps share: counts in words, scopes, what a
-// scheduler's message says, a node's DRA devices.
+// scheduler's message says, what a node has and what its Pods use.
 #include "webhook/waiting/waiting_parts.h"
 
 #include <algorithm>
-
-#include "webhook/model/resources.h"
 
 namespace aiadmit::waiting {
 
 std::string gpuCount(int64_t gpus) {
   return std::to_string(gpus) + (gpus == 1 ? " GPU" : " GPUs");
+}
+
+int64_t allocatableOf(const ClusterNode& node, const std::string& resource) {
+  const auto entry = node.allocatable.find(resource);
+  return entry == node.allocatable.end() ? 0 : entry->second;
+}
+
+int64_t usedOn(const Occupancy& occupancy, const ClusterNode& node, const std::string& resource) {
+  const auto onNode = occupancy.used.find(node.name);
+  if (onNode == occupancy.used.end()) return 0;
+  const auto entry = onNode->second.find(resource);
+  return entry == onNode->second.end() ? 0 : entry->second;
 }
 
 bool inScope(const WaitingScope& scope, std::string_view namespaceName) {
@@ -25,8 +35,12 @@ std::optional<bool> messageAgrees(std::string_view message, WaitCause cause) {
   switch (cause) {
     case WaitCause::NoNodeCanHold:
     case WaitCause::PoolFull:
+    case WaitCause::Fragmented:
     case WaitCause::GangPartial:
       return says("Insufficient") || says("cannot allocate all claims");
+    case WaitCause::DeviceTainted:
+      // The scheduler says no more for devices a taint keeps the claim off.
+      return says("cannot allocate all claims");
     case WaitCause::ClaimUnallocatable:
       return says("cannot allocate all claims") || says("resourceclaim") || says("device class") ||
              says("DeviceClass");
@@ -40,24 +54,6 @@ std::optional<bool> messageAgrees(std::string_view message, WaitCause cause) {
       return false;
   }
   return false;
-}
-
-NodeDevices nodeDevices(const ClusterView& view, const ClusterNode& node,
-                        const Occupancy& occupancy) {
-  NodeDevices devices;
-  for (const ResourceSliceRecord& slice : view.resourceSlices()) {
-    if (!looksLikeAcceleratorDriver(slice.driver)) continue;
-    for (const SliceDevice& device : slice.devices) {
-      const std::string& where = slice.perDeviceNodeSelection ? device.nodeName : slice.nodeName;
-      if (where != node.name) continue;
-      ++devices.total;
-      if (occupancy.allocatedDevices.contains(
-              AllocatedDevice{slice.driver, slice.pool, device.name})) {
-        ++devices.allocated;
-      }
-    }
-  }
-  return devices;
 }
 
 }  // namespace aiadmit::waiting

@@ -46,6 +46,9 @@ struct PodFacts {
   SchedulerWord scheduler;
   // "ns/name" of the ResourceClaims it uses (by name, or made from a template).
   std::vector<std::string> claimKeys;
+  // "ns/name" of a claim made for it from a ResourceClaimTemplate -> the
+  // template's name: where a fix to the claim's spec belongs.
+  std::map<std::string, std::string> claimTemplates;
 };
 
 // What the Pods bound to a set of nodes hold.
@@ -54,6 +57,23 @@ struct NodeSetUse {
   int64_t inUse = 0;                      // what bound Pods request of them
   std::map<int64_t, int64_t> byPriority;  // GPUs held, by the holders' priority
   std::string holders;                    // by namespace and priority, most first
+};
+
+// A taint that keeps requests off a device for now (NoSchedule or
+// NoExecute), and who set it.
+struct DeviceTaintOf {
+  const DeviceTaint* taint = nullptr;
+  std::string_view rule;   // the DeviceTaintRule; "" when the driver publishes it
+  std::string_view slice;  // the ResourceSlice that lists the device
+};
+
+// A DRA device of an accelerator driver that is local to one node.
+struct NodeDevice {
+  std::string_view driver;
+  std::string_view pool;
+  std::string_view name;
+  bool allocated = false;
+  std::vector<DeviceTaintOf> taints;  // only those that keep requests off it
 };
 
 // The Pods of the input that ask for GPUs or hold them, and what each node
@@ -66,6 +86,8 @@ struct Occupancy {
   std::map<std::string, std::vector<size_t>> holders;
   // DRA devices allocated to claims.
   std::set<AllocatedDevice> allocatedDevices;
+  // By node name: the accelerator devices local to it (webhook/waiting/waiting_devices.h).
+  std::map<std::string, std::vector<NodeDevice>, std::less<>> devices;
   // "ns/name" of the ResourceClaims the view holds.
   std::map<std::string, const ClaimRecord*> claims;
   // (namespace, kind, name) of a workload: its GPU Pods that are placed, and
@@ -86,14 +108,10 @@ struct PodVerdict {
 // Whether the scheduler's (or Kueue's) message names `cause`.
 std::optional<bool> messageAgrees(std::string_view message, WaitCause cause);
 
-// Accelerator devices that DRA drivers publish for `node` (node-local
-// slices of accelerator drivers), and how many are allocated.
-struct NodeDevices {
-  int64_t total = 0;
-  int64_t allocated = 0;
-};
-NodeDevices nodeDevices(const ClusterView& view, const ClusterNode& node,
-                        const Occupancy& occupancy);
+// How much of `resource` the node has allocatable, and how much of it the
+// Pods bound to it request.
+int64_t allocatableOf(const ClusterNode& node, const std::string& resource);
+int64_t usedOn(const Occupancy& occupancy, const ClusterNode& node, const std::string& resource);
 
 // "1 GPU", "4 GPUs".
 std::string gpuCount(int64_t gpus);

@@ -7,6 +7,7 @@
 #include "webhook/cluster/claim_resolution.h"
 #include "webhook/model/dra.h"
 #include "webhook/model/pod_reader.h"
+#include "webhook/waiting/waiting_devices.h"
 #include "webhook/waiting/waiting_pods.h"
 
 namespace aiadmit::waiting {
@@ -93,10 +94,12 @@ const JsonValue* podScheduledCondition(const JsonValue* status) {
   return elementWith(conditions, "type", "PodScheduled");
 }
 
+// A message and when it was said.
+using Timed = std::pair<std::string, std::string>;  // time, message
+
 // The latest FailedScheduling message of each Pod ("ns/name").
-std::map<std::string, std::pair<std::string, std::string>> schedulingEvents(
-    const std::vector<const JsonValue*>& events) {
-  std::map<std::string, std::pair<std::string, std::string>> latest;  // time, message
+std::map<std::string, Timed> schedulingEvents(const std::vector<const JsonValue*>& events) {
+  std::map<std::string, Timed> latest;
   for (const JsonValue* event : events) {
     if (stringMember(event, "reason") != "FailedScheduling") continue;
     const JsonValue* about = member(event, "involvedObject");
@@ -114,26 +117,47 @@ std::map<std::string, std::pair<std::string, std::string>> schedulingEvents(
   return latest;
 }
 
+// What the scheduler said of the Pod: its PodScheduled condition when False
+// (and since when it waits), else the last FailedScheduling event's message.
+void readSchedulerWord(const JsonValue* status, const std::map<std::string, Timed>& events,
+                       PodFacts& pod) {
+  const JsonValue* scheduled = podScheduledCondition(status);
+  if (stringMember(scheduled, "status") == "False") {
+    pod.scheduler.condition = "PodScheduled";
+    pod.scheduler.status = "False";
+    pod.scheduler.reason = std::string(stringMember(scheduled, "reason"));
+    pod.scheduler.message = std::string(stringMember(scheduled, "message"));
+    const std::string_view changed = stringMember(scheduled, "lastTransitionTime");
+    if (!changed.empty()) pod.since = std::string(changed);
+  }
+  const auto event = events.find(key(pod.namespaceName, pod.name));
+  if (pod.scheduler.message.empty() && event != events.end()) {
+    pod.scheduler = SchedulerWord{};  // an event's words name no condition
+    pod.scheduler.message = event->second.second;
+  }
+}
+
 // The ResourceClaims a Pod uses: by name, or made for it from a template
-// (status.resourceClaimStatuses names those).
-std::vector<std::string> claimKeysOf(const JsonValue* spec, const JsonValue* status,
-                                     std::string_view ns) {
-  std::vector<std::string> keys;
+// (status.resourceClaimStatuses names those), and the template of each made one.
+void readClaimsOf(const JsonValue* spec, const JsonValue* status, PodFacts& pod) {
+  const std::string& ns = pod.namespaceName;
   const JsonValue* sources = member(spec, "resourceClaims");
   if (isArray(sources)) {
     for (const JsonValue& source : sources->GetArray()) {
       const std::string_view named = stringMember(&source, "resourceClaimName");
-      if (!named.empty()) keys.push_back(key(ns, named));
+      if (!named.empty()) pod.claimKeys.push_back(key(ns, named));
     }
   }
   const JsonValue* made = member(status, "resourceClaimStatuses");
-  if (isArray(made)) {
-    for (const JsonValue& entry : made->GetArray()) {
-      const std::string_view named = stringMember(&entry, "resourceClaimName");
-      if (!named.empty()) keys.push_back(key(ns, named));
-    }
+  if (!isArray(made)) return;
+  for (const JsonValue& entry : made->GetArray()) {
+    const std::string_view named = stringMember(&entry, "resourceClaimName");
+    if (named.empty()) continue;
+    pod.claimKeys.push_back(key(ns, named));
+    const JsonValue* source = elementWith(sources, "name", stringMember(&entry, "name"));
+    const std::string_view from = stringMember(source, "resourceClaimTemplateName");
+    if (!from.empty()) pod.claimTemplates[key(ns, named)] = std::string(from);
   }
-  return keys;
 }
 
 }  // namespace
@@ -160,6 +184,7 @@ Occupancy readOccupancy(const WaitingInput& input) {
     occupancy.claims[key(claim.namespaceName, claim.name)] = &claim;
     occupancy.allocatedDevices.insert(claim.devices.begin(), claim.devices.end());
   }
+  occupancy.devices = indexDevices(*input.view, occupancy.allocatedDevices);
   const auto events = schedulingEvents(input.events);
   for (const JsonValue* json : input.pods) {
     PodFacts pod;
@@ -178,7 +203,7 @@ Occupancy readOccupancy(const WaitingInput& input) {
       pod.accelerators.emplace(std::string(entry.name), reader.podRequest(entry.name));
     });
     std::erase_if(pod.accelerators, [](const auto& entry) { return entry.second <= 0; });
-    pod.claimKeys = claimKeysOf(pod.spec, status, pod.namespaceName);
+    readClaimsOf(pod.spec, status, pod);
     for (const std::string& claimKey : pod.claimKeys) {
       const auto claim = occupancy.claims.find(claimKey);
       if (claim != occupancy.claims.end()) {
@@ -199,17 +224,8 @@ Occupancy readOccupancy(const WaitingInput& input) {
         pod.gates.emplace_back(stringMember(&gate, "name"));
       }
     }
-    const JsonValue* scheduled = podScheduledCondition(status);
     pod.since = std::string(stringMember(metadata, "creationTimestamp"));
-    if (stringMember(scheduled, "status") == "False") {
-      pod.scheduler.message = std::string(stringMember(scheduled, "message"));
-      const std::string_view changed = stringMember(scheduled, "lastTransitionTime");
-      if (!changed.empty()) pod.since = std::string(changed);
-    }
-    const auto event = events.find(key(pod.namespaceName, pod.name));
-    if (pod.scheduler.message.empty() && event != events.end()) {
-      pod.scheduler.message = event->second.second;
-    }
+    readSchedulerWord(status, events, pod);
     if (!pod.nodeName.empty()) {
       for (const auto& [resource, count] : pod.accelerators) {
         occupancy.used[pod.nodeName][resource] += count;

@@ -17,6 +17,26 @@ bool conditionIs(const JsonValue* status, std::string_view type, std::string_vie
   return stringMember(condition, "status") == value;
 }
 
+// What Kueue says of a Workload it has not admitted, in its own words: the
+// QuotaReserved condition when it is False (no quota: Pending, Inadmissible,
+// AdmissionGated, Waiting), else the Admitted condition when it is False
+// (quota reserved, admission checks not ready: UnsatisfiedChecks, ...).
+SchedulerWord kueueWord(const JsonValue* status) {
+  SchedulerWord word;
+  word.source = "kueue";
+  for (const std::string_view type : {"QuotaReserved", "Admitted"}) {
+    const JsonValue* condition = elementWith(member(status, "conditions"), "type", type);
+    if (stringMember(condition, "status") != "False") continue;
+    word.condition = std::string(type);
+    word.status = "False";
+    word.reason = std::string(stringMember(condition, "reason"));
+    word.message = std::string(stringMember(condition, "message"));
+    break;
+  }
+  word.agrees = messageAgrees(word.message, WaitCause::Quota);
+  return word;
+}
+
 int64_t wholeQuantity(const JsonValue* value) {
   if (value == nullptr) return 0;
   const std::optional<Quantity> quantity = Quantity::fromJson(*value);
@@ -174,9 +194,7 @@ std::vector<WaitingWorkload> queuedWorkloads(const WaitingInput& input, const Wa
     }
     waiting.namespaceName = ns;
     waiting.cause = WaitCause::Quota;
-    const JsonValue* reserved = elementWith(member(status, "conditions"), "type", "QuotaReserved");
-    waiting.scheduler.message = std::string(stringMember(reserved, "message"));
-    waiting.scheduler.agrees = messageAgrees(waiting.scheduler.message, WaitCause::Quota);
+    waiting.scheduler = kueueWord(status);
     waiting.since = std::string(stringMember(metadata, "creationTimestamp"));
     waiting.podNames.push_back(std::string(stringMember(metadata, "name")));
     explainQuota(input, ns, stringMember(spec, "queueName"), need, waiting);
