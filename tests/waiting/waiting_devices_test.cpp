@@ -3,102 +3,18 @@
 // taint the claim tolerates, a None effect, and devices held by claims.
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
-
-#include "webhook/waiting/waiting.h"
+#include "tests/waiting/dra_objects.h"
 
 namespace aiadmit {
 namespace {
 
-using nlohmann::json;
-
-WaitingReport explainObjects(const std::vector<json>& objects) {
-  json list = {{"apiVersion", "v1"}, {"kind", "List"}, {"items", objects}};
-  const WaitingInput input = readWaitingInput(list.dump(), "snapshot");
-  EXPECT_EQ(input.error, "");
-  return explainWaiting(input, {});
-}
-
-json draNode() {
-  return {{"apiVersion", "v1"},
-          {"kind", "Node"},
-          {"metadata", {{"name", "dra-0"}, {"labels", {{"cloud.google.com/gke-nodepool", "dra"}}}}},
-          {"status", {{"allocatable", {{"cpu", "32"}}}}}};
-}
-
-// dra-0's 4 GPUs as its driver publishes them, each with `taints`.
-json slice(const json& taints = json::array()) {
-  json devices = json::array();
-  for (int i = 0; i < 4; ++i) {
-    json device = {{"name", "gpu-" + std::to_string(i)}};
-    if (!taints.empty()) device["taints"] = taints;
-    devices.push_back(device);
-  }
-  return {{"apiVersion", "resource.k8s.io/v1"},
-          {"kind", "ResourceSlice"},
-          {"metadata", {{"name", "dra-0-gpu.nvidia.com-x7k2p"}}},
-          {"spec",
-           {{"driver", "gpu.nvidia.com"},
-            {"nodeName", "dra-0"},
-            {"pool", {{"name", "dra-0"}, {"generation", 1}, {"resourceSliceCount", 1}}},
-            {"devices", devices}}}};
-}
+using namespace testing;
 
 json taint(const std::string& effect) {
   return {{"key", "gpu.nvidia.com/unhealthy"},
           {"value", "xid-79"},
           {"effect", effect},
           {"timeAdded", "2026-12-01T09:00:00Z"}};
-}
-
-json deviceClass() {
-  return {{"apiVersion", "resource.k8s.io/v1"},
-          {"kind", "DeviceClass"},
-          {"metadata", {{"name", "gpu.nvidia.com"}}},
-          {"spec",
-           {{"selectors",
-             json::array({{{"cel", {{"expression", "device.driver == 'gpu.nvidia.com'"}}}}})}}}};
-}
-
-// Claim `name` of `count` GPUs, its request tolerating `tolerations`, and
-// the first `allocated` devices given to it.
-json claim(const std::string& name, int count, const json& tolerations = json::array(),
-           int allocated = 0) {
-  json exactly = {{"deviceClassName", "gpu.nvidia.com"}, {"count", count}};
-  if (!tolerations.empty()) exactly["tolerations"] = tolerations;
-  json object = {
-      {"apiVersion", "resource.k8s.io/v1"},
-      {"kind", "ResourceClaim"},
-      {"metadata", {{"name", name}, {"namespace", "ml"}}},
-      {"spec",
-       {{"devices", {{"requests", json::array({{{"name", "gpu"}, {"exactly", exactly}}})}}}}}};
-  if (allocated > 0) {
-    json results = json::array();
-    for (int i = 0; i < allocated; ++i) {
-      results.push_back({{"request", "gpu"},
-                         {"driver", "gpu.nvidia.com"},
-                         {"pool", "dra-0"},
-                         {"device", "gpu-" + std::to_string(i)}});
-    }
-    object["status"]["allocation"]["devices"]["results"] = results;
-  }
-  return object;
-}
-
-json claimingPod(const std::string& name, const std::string& claimName,
-                 const std::string& nodeName = "") {
-  json pod = {
-      {"apiVersion", "v1"},
-      {"kind", "Pod"},
-      {"metadata", {{"name", name}, {"namespace", "ml"}}},
-      {"spec",
-       {{"containers",
-         json::array(
-             {{{"name", "main"}, {"resources", {{"claims", json::array({{{"name", "gpu"}}})}}}}})},
-        {"resourceClaims", json::array({{{"name", "gpu"}, {"resourceClaimName", claimName}}})}}},
-      {"status", {{"phase", "Pending"}}}};
-  if (!nodeName.empty()) pod["spec"]["nodeName"] = nodeName;
-  return pod;
 }
 
 json rule(const json& selector, const std::string& effect = "NoSchedule") {
@@ -115,8 +31,8 @@ json rule(const json& selector, const std::string& effect = "NoSchedule") {
 
 TEST(WaitingDevices, FreeDevicesTaintedByTheirDriverKeepAnUntoleratingClaimWaiting) {
   const WaitingReport report =
-      explainObjects({draNode(), slice(json::array({taint("NoSchedule")})), deviceClass(),
-                      claim("c", 2), claimingPod("p", "c")});
+      explainObjects({draNode(), draSlice(4, json::array({taint("NoSchedule")})), deviceClass(),
+                      draClaim("c", "gpu.nvidia.com", 2), claimingPod("p", "c")});
   ASSERT_EQ(report.waiting.size(), 1u);
   const WaitingWorkload& waiting = report.waiting[0];
   EXPECT_EQ(waiting.cause, WaitCause::DeviceTainted);
@@ -146,8 +62,8 @@ TEST(WaitingDevices, ATaintTheClaimToleratesOrOfEffectNoneKeepsNothingOff) {
        std::vector<std::pair<json, json>>{{json::array({taint("NoSchedule")}), exists},
                                           {json::array({taint("None")}), json::array()}}) {
     const WaitingReport report =
-        explainObjects({draNode(), slice(taints), deviceClass(), claim("c", 2, tolerations),
-                        claimingPod("p", "c")});
+        explainObjects({draNode(), draSlice(4, taints), deviceClass(),
+                        draClaim("c", "gpu.nvidia.com", 2, tolerations), claimingPod("p", "c")});
     ASSERT_EQ(report.waiting.size(), 1u);
     EXPECT_NE(report.waiting[0].cause, WaitCause::DeviceTainted) << taints.dump();
     EXPECT_EQ(report.idle[0].taintedGpus, taints[0]["effect"] == "None" ? 0 : 4);
@@ -160,9 +76,9 @@ TEST(WaitingDevices, AToleranceOfAnotherValueOrEffectDoesNotTolerateIt) {
         json{{"key", "gpu.nvidia.com/unhealthy"},
              {"operator", "Exists"},
              {"effect", "NoExecute"}}}) {
-    const WaitingReport report =
-        explainObjects({draNode(), slice(json::array({taint("NoSchedule")})), deviceClass(),
-                        claim("c", 2, json::array({toleration})), claimingPod("p", "c")});
+    const WaitingReport report = explainObjects(
+        {draNode(), draSlice(4, json::array({taint("NoSchedule")})), deviceClass(),
+         draClaim("c", "gpu.nvidia.com", 2, json::array({toleration})), claimingPod("p", "c")});
     ASSERT_EQ(report.waiting.size(), 1u);
     EXPECT_EQ(report.waiting[0].cause, WaitCause::DeviceTainted) << toleration.dump();
   }
@@ -170,8 +86,8 @@ TEST(WaitingDevices, AToleranceOfAnotherValueOrEffectDoesNotTolerateIt) {
 
 TEST(WaitingDevices, ADeviceTaintRuleTaintsTheDevicesItSelects) {
   const WaitingReport report =
-      explainObjects({draNode(), slice(), deviceClass(), rule({{"driver", "gpu.nvidia.com"}}),
-                      claim("c", 1), claimingPod("p", "c")});
+      explainObjects({draNode(), draSlice(4), deviceClass(), rule({{"driver", "gpu.nvidia.com"}}),
+                      draClaim("c", "gpu.nvidia.com", 1), claimingPod("p", "c")});
   ASSERT_EQ(report.waiting.size(), 1u);
   EXPECT_EQ(report.waiting[0].cause, WaitCause::DeviceTainted);
   EXPECT_NE(report.waiting[0].reason.find("carry the taint example.com/maintenance=firmware:"
@@ -189,17 +105,18 @@ TEST(WaitingDevices, ARuleOfOtherDevicesOrWithoutASelectorTaintsNone) {
   for (const json& selector :
        {json(nullptr), json{{"driver", "gpu.amd.com"}}, json{{"pool", "dra-1"}},
         json{{"driver", "gpu.nvidia.com"}, {"pool", "dra-0"}, {"device", "gpu-9"}}}) {
-    const WaitingReport report = explainObjects(
-        {draNode(), slice(), deviceClass(), rule(selector), claim("c", 1), claimingPod("p", "c")});
+    const WaitingReport report =
+        explainObjects({draNode(), draSlice(4), deviceClass(), rule(selector),
+                        draClaim("c", "gpu.nvidia.com", 1), claimingPod("p", "c")});
     ASSERT_EQ(report.waiting.size(), 1u);
     EXPECT_NE(report.waiting[0].cause, WaitCause::DeviceTainted) << selector.dump();
     EXPECT_EQ(report.idle[0].taintedGpus, 0) << selector.dump();
   }
   // One device by name: the other three still serve a claim of 3.
   const WaitingReport one =
-      explainObjects({draNode(), slice(), deviceClass(),
+      explainObjects({draNode(), draSlice(4), deviceClass(),
                       rule({{"driver", "gpu.nvidia.com"}, {"pool", "dra-0"}, {"device", "gpu-2"}}),
-                      claim("c", 3), claimingPod("p", "c")});
+                      draClaim("c", "gpu.nvidia.com", 3), claimingPod("p", "c")});
   EXPECT_NE(one.waiting[0].cause, WaitCause::DeviceTainted);
   EXPECT_EQ(one.idle[0].taintedGpus, 1);
   EXPECT_EQ(one.idle[0].idleGpus, 3);
@@ -207,18 +124,18 @@ TEST(WaitingDevices, ARuleOfOtherDevicesOrWithoutASelectorTaintsNone) {
 
 TEST(WaitingDevices, DevicesHeldByClaimsAreNotWhatATaintKeepsOff) {
   // 2 held, 2 free but tainted: a claim of 3 waits for the held ones first.
-  const std::vector<json> objects = {draNode(), slice(json::array({taint("NoExecute")})),
-                                     deviceClass(),
-                                     claim("held", 2, json::array({{{"operator", "Exists"}}}), 2),
-                                     claimingPod("holder", "held", "dra-0")};
+  const std::vector<json> objects = {
+      draNode(), draSlice(4, json::array({taint("NoExecute")})), deviceClass(),
+      draClaim("held", "gpu.nvidia.com", 2, json::array({{{"operator", "Exists"}}}), 2),
+      claimingPod("holder", "held", "dra-0")};
   std::vector<json> three = objects;
-  three.insert(three.end(), {claim("c", 3), claimingPod("p", "c")});
+  three.insert(three.end(), {draClaim("c", "gpu.nvidia.com", 3), claimingPod("p", "c")});
   const WaitingReport report = explainObjects(three);
   ASSERT_EQ(report.waiting.size(), 1u);
   EXPECT_EQ(report.waiting[0].cause, WaitCause::ClaimUnallocatable) << report.waiting[0].reason;
   EXPECT_EQ(report.idle[0].taintedGpus, 2);
   std::vector<json> two = objects;
-  two.insert(two.end(), {claim("c", 2), claimingPod("p", "c")});
+  two.insert(two.end(), {draClaim("c", "gpu.nvidia.com", 2), claimingPod("p", "c")});
   const WaitingReport fits = explainObjects(two);
   EXPECT_EQ(fits.waiting[0].cause, WaitCause::DeviceTainted) << fits.waiting[0].reason;
   EXPECT_NE(fits.waiting[0].reason.find("(gpu-2, gpu-3)"), std::string::npos)
@@ -231,8 +148,9 @@ TEST(WaitingDevices, AClaimMadeFromATemplateIsFixedInTheTemplate) {
       json::array({{{"name", "gpu"}, {"resourceClaimTemplateName", "one-gpu"}}});
   pod["status"]["resourceClaimStatuses"] =
       json::array({{{"name", "gpu"}, {"resourceClaimName", "p-gpu-5wz9k"}}});
-  const WaitingReport report = explainObjects({draNode(), slice(json::array({taint("NoSchedule")})),
-                                               deviceClass(), claim("p-gpu-5wz9k", 1), pod});
+  const WaitingReport report =
+      explainObjects({draNode(), draSlice(4, json::array({taint("NoSchedule")})), deviceClass(),
+                      draClaim("p-gpu-5wz9k", "gpu.nvidia.com", 1), pod});
   ASSERT_EQ(report.waiting.size(), 1u);
   EXPECT_EQ(report.waiting[0].cause, WaitCause::DeviceTainted);
   EXPECT_NE(report.waiting[0].fix.find("to spec.spec.devices.requests[0].exactly.tolerations of "

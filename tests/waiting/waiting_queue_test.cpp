@@ -3,22 +3,13 @@
 // more devices than a node has, devices allocated to others.
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
-
+#include "tests/waiting/dra_objects.h"
 #include "webhook/waiting/explain_output.h"
-#include "webhook/waiting/waiting.h"
 
 namespace aiadmit {
 namespace {
 
-using nlohmann::json;
-
-WaitingReport explainObjects(const std::vector<json>& objects) {
-  json list = {{"apiVersion", "v1"}, {"kind", "List"}, {"items", objects}};
-  const WaitingInput input = readWaitingInput(list.dump(), "snapshot");
-  EXPECT_EQ(input.error, "");
-  return explainWaiting(input, {});
-}
+using namespace testing;
 
 json workload(const std::string& queue, int count, int gpusEach, bool admitted = false) {
   json object = {
@@ -206,78 +197,9 @@ TEST(WaitingQueue, AWorkloadKueueHasNotTriedYetHasNoWords) {
   EXPECT_EQ(explainText(report, "2026-12-01T10:01:00Z").find("kueue:"), std::string::npos);
 }
 
-json draNode() {
-  return {{"apiVersion", "v1"},
-          {"kind", "Node"},
-          {"metadata", {{"name", "dra-0"}, {"labels", {{"cloud.google.com/gke-nodepool", "dra"}}}}},
-          {"status", {{"allocatable", {{"cpu", "32"}}}}}};
-}
-
-json slice(int devices) {
-  json list = json::array();
-  for (int i = 0; i < devices; ++i) list.push_back({{"name", "gpu-" + std::to_string(i)}});
-  return {{"apiVersion", "resource.k8s.io/v1"},
-          {"kind", "ResourceSlice"},
-          {"metadata", {{"name", "dra-0-gpu"}}},
-          {"spec",
-           {{"driver", "gpu.nvidia.com"},
-            {"nodeName", "dra-0"},
-            {"pool", {{"name", "dra-0"}, {"generation", 1}, {"resourceSliceCount", 1}}},
-            {"devices", list}}}};
-}
-
-json deviceClass() {
-  return {{"apiVersion", "resource.k8s.io/v1"},
-          {"kind", "DeviceClass"},
-          {"metadata", {{"name", "gpu.nvidia.com"}}},
-          {"spec",
-           {{"selectors",
-             json::array({{{"cel", {{"expression", "device.driver == 'gpu.nvidia.com'"}}}}})}}}};
-}
-
-json claim(const std::string& name, const std::string& className, int count,
-           bool allocated = false) {
-  json object = {
-      {"apiVersion", "resource.k8s.io/v1"},
-      {"kind", "ResourceClaim"},
-      {"metadata", {{"name", name}, {"namespace", "ml"}}},
-      {"spec",
-       {{"devices",
-         {{"requests",
-           json::array({{{"name", "gpu"},
-                         {"exactly", {{"deviceClassName", className}, {"count", count}}}}})}}}}}};
-  if (allocated) {
-    json results = json::array();
-    for (int i = 0; i < count; ++i) {
-      results.push_back({{"request", "gpu"},
-                         {"driver", "gpu.nvidia.com"},
-                         {"pool", "dra-0"},
-                         {"device", "gpu-" + std::to_string(i)}});
-    }
-    object["status"]["allocation"]["devices"]["results"] = results;
-  }
-  return object;
-}
-
-json claimingPod(const std::string& name, const std::string& claimName,
-                 const std::string& nodeName = "") {
-  json pod = {
-      {"apiVersion", "v1"},
-      {"kind", "Pod"},
-      {"metadata", {{"name", name}, {"namespace", "ml"}}},
-      {"spec",
-       {{"containers",
-         json::array(
-             {{{"name", "main"}, {"resources", {{"claims", json::array({{{"name", "gpu"}}})}}}}})},
-        {"resourceClaims", json::array({{{"name", "gpu"}, {"resourceClaimName", claimName}}})}}},
-      {"status", {{"phase", "Pending"}}}};
-  if (!nodeName.empty()) pod["spec"]["nodeName"] = nodeName;
-  return pod;
-}
-
 TEST(WaitingClaims, AClaimOfADeviceClassThatDoesNotExistIsUnallocatable) {
   const WaitingReport report =
-      explainObjects({draNode(), slice(8), deviceClass(), claim("c", "gpu.example.com", 1),
+      explainObjects({draNode(), draSlice(8), deviceClass(), draClaim("c", "gpu.example.com", 1),
                       claimingPod("p", "c")});
   ASSERT_EQ(report.waiting.size(), 1u);
   EXPECT_EQ(report.waiting[0].cause, WaitCause::ClaimUnallocatable);
@@ -287,7 +209,7 @@ TEST(WaitingClaims, AClaimOfADeviceClassThatDoesNotExistIsUnallocatable) {
 
 TEST(WaitingClaims, MoreDevicesThanANodeOffersCanNeverBeHeld) {
   const WaitingReport report =
-      explainObjects({draNode(), slice(8), deviceClass(), claim("c", "gpu.nvidia.com", 16),
+      explainObjects({draNode(), draSlice(8), deviceClass(), draClaim("c", "gpu.nvidia.com", 16),
                       claimingPod("p", "c")});
   ASSERT_EQ(report.waiting.size(), 1u);
   EXPECT_EQ(report.waiting[0].cause, WaitCause::NoNodeCanHold);
@@ -299,8 +221,9 @@ TEST(WaitingClaims, MoreDevicesThanANodeOffersCanNeverBeHeld) {
 
 TEST(WaitingClaims, DevicesAllocatedToOtherClaimsLeaveNoneFree) {
   const WaitingReport report =
-      explainObjects({draNode(), slice(8), deviceClass(), claim("held", "gpu.nvidia.com", 8, true),
-                      claimingPod("holder", "held", "dra-0"), claim("c", "gpu.nvidia.com", 2),
+      explainObjects({draNode(), draSlice(8), deviceClass(),
+                      draClaim("held", "gpu.nvidia.com", 8, json::array(), 8),
+                      claimingPod("holder", "held", "dra-0"), draClaim("c", "gpu.nvidia.com", 2),
                       claimingPod("p", "c")});
   ASSERT_EQ(report.waiting.size(), 1u);
   EXPECT_EQ(report.waiting[0].name, "p");
