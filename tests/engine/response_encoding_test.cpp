@@ -18,22 +18,6 @@ void writeString(rapidjson::Writer<rapidjson::StringBuffer>& writer, std::string
   writer.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
 }
 
-// metav1.StatusReason as the API server names them.
-const char* reasonOf(int code) {
-  switch (code) {
-    case 403:
-      return "Forbidden";
-    case 408:
-      return "Timeout";
-    case 413:
-      return "RequestEntityTooLarge";
-    case 503:
-      return "ServiceUnavailable";
-    default:
-      return code >= 500 ? "InternalError" : "BadRequest";
-  }
-}
-
 // The answer as RapidJSON's Writer writes it: the order and the members
 // encodeAdmissionResponse documents.
 std::string writtenByRapidJson(std::string_view uid, const AdmissionOutcome& outcome) {
@@ -79,7 +63,7 @@ std::string writtenByRapidJson(std::string_view uid, const AdmissionOutcome& out
     writer.Key("code");
     writer.Int(outcome.code());
     writer.Key("reason");
-    writer.String(reasonOf(outcome.code()));
+    writer.String(statusReason(outcome.code()));
     writer.Key("message");
     writeString(writer, outcome.message());
     writer.EndObject();

@@ -37,6 +37,10 @@ bool readClusterText(const ClusterSource& source, ListedSnapshot (*list)(ApiClie
     std::cerr << "aiadmit: " << config.describe() << ": " << listed.error << "\n";
     return false;
   }
+  for (const std::string& resource : listed.forbidden) {
+    std::cerr << "aiadmit: " << config.describe() << ": not allowed to list " << resource
+              << ": read without them\n";
+  }
   out.text = std::move(listed.text);
   return true;
 }

@@ -5,33 +5,47 @@
 #include <algorithm>
 
 #include "webhook/cluster/api_status.h"
+#include "webhook/cluster/cluster_kinds.h"
 #include "webhook/codec/json.h"
 
 namespace aiadmit {
 
 namespace {
 
+// What `explain` lists: the cluster view's kinds, and two it reads only
+// from a snapshot (the scheduler's FailedScheduling Events, and Kueue's
+// ClusterQueues). Events and the Kueue kinds are optional: a cluster whose
+// RBAC keeps them from the reader is explained without them.
 struct Listed {
-  std::string group;  // "" for the core group
-  std::vector<std::string> versions;
-  std::string plural;
-  std::string fieldSelector;
+  ResourceType type;
+  bool needed = false;  // a refusal to list it stops the snapshot
 };
 
 const std::vector<Listed>& listedResources() {
-  static const std::vector<Listed> kResources = {
-      {"", {"v1"}, "pods", "status.phase!=Succeeded,status.phase!=Failed"},
-      {"", {"v1"}, "nodes", ""},
-      {"", {"v1"}, "events", "reason=FailedScheduling"},
-      {"resource.k8s.io", {"v1", "v1beta2", "v1beta1"}, "resourceslices", ""},
-      {"resource.k8s.io", {"v1", "v1beta2", "v1beta1"}, "resourceclaims", ""},
-      {"resource.k8s.io", {"v1", "v1beta2", "v1beta1"}, "deviceclasses", ""},
-      {"resource.k8s.io", {"v1", "v1beta2", "v1alpha3"}, "devicetaintrules", ""},
-      {"scheduling.k8s.io", {"v1"}, "priorityclasses", ""},
-      {"kueue.x-k8s.io", {"v1beta2", "v1beta1"}, "localqueues", ""},
-      {"kueue.x-k8s.io", {"v1beta2", "v1beta1"}, "clusterqueues", ""},
-      {"kueue.x-k8s.io", {"v1beta2", "v1beta1"}, "workloads", ""},
-  };
+  static const std::vector<Listed> kResources = [] {
+    using enum ClusterKind;
+    std::vector<Listed> listed;
+    const auto kind = [&](ClusterKind kind, bool needed = false) {
+      listed.push_back({resourceType(kind), needed});
+    };
+    kind(Pod, true);
+    kind(Node, true);
+    ResourceType events = resourceType(Node);
+    events.plural = "events";
+    events.fieldSelector = "reason=FailedScheduling";
+    listed.push_back({events});
+    kind(ResourceSlice);
+    kind(ResourceClaim);
+    kind(DeviceClass);
+    kind(DeviceTaintRule);
+    kind(PriorityClass);
+    kind(LocalQueue);
+    ResourceType clusterQueues = resourceType(LocalQueue);
+    clusterQueues.plural = "clusterqueues";
+    listed.push_back({clusterQueues});
+    kind(QueueWorkload);
+    return listed;
+  }();
   return kResources;
 }
 
@@ -59,43 +73,60 @@ bool completeItems(const std::string& body, std::string& out, std::string& conti
   return true;
 }
 
+// One resource's Lists, in the first of its versions the API serves, or why
+// there are none (`error` says why a list was refused).
+enum class Listing { Served, Absent, Forbidden, Failed };
+
+Listing listResource(ApiClient& client, ApiConnection& connection, const ResourceType& type,
+                     std::string& text, std::string& error) {
+  for (const std::string& version : type.versions) {
+    bool served = false;
+    std::string continueToken;
+    do {
+      std::string target = type.path(version) + "?limit=500";
+      if (!type.fieldSelector.empty()) {
+        target += "&fieldSelector=" + urlEncode(type.fieldSelector);
+      }
+      if (!continueToken.empty()) target += "&continue=" + urlEncode(continueToken);
+      const ApiResponse response = client.get(target, connection);
+      if (response.status == 404 && continueToken.empty()) break;
+      if (response.status == 403 && continueToken.empty()) {
+        error = describeRefusal(response);
+        return Listing::Forbidden;
+      }
+      if (response.status != 200) {
+        error = describeRefusal(response);
+        return Listing::Failed;
+      }
+      if (!completeItems(response.body, text, continueToken)) {
+        error = "the answer is not a List";
+        return Listing::Failed;
+      }
+      served = true;
+    } while (!continueToken.empty());
+    if (served) return Listing::Served;
+  }
+  return Listing::Absent;
+}
+
 ListedSnapshot listResources(ApiClient& client, const std::vector<std::string>& only) {
   ListedSnapshot snapshot;
   ApiConnection connection;
   for (const Listed& resource : listedResources()) {
-    if (!only.empty() && std::find(only.begin(), only.end(), resource.plural) == only.end()) {
+    const ResourceType& type = resource.type;
+    if (!only.empty() && std::find(only.begin(), only.end(), type.plural) == only.end()) {
       continue;
     }
-    bool served = false;
-    for (const std::string& version : resource.versions) {
-      const std::string path =
-          (resource.group.empty() ? "/api/" : "/apis/" + resource.group + "/") + version + "/" +
-          resource.plural;
-      std::string continueToken;
-      do {
-        std::string target = path + "?limit=500";
-        if (!resource.fieldSelector.empty()) {
-          target += "&fieldSelector=" + urlEncode(resource.fieldSelector);
-        }
-        if (!continueToken.empty()) target += "&continue=" + urlEncode(continueToken);
-        const ApiResponse response = client.get(target, connection);
-        if (response.status == 404 && continueToken.empty()) break;
-        if (response.status != 200) {
-          snapshot.error = "listing " + resource.plural + ": " + describeRefusal(response);
-          return snapshot;
-        }
-        if (!completeItems(response.body, snapshot.text, continueToken)) {
-          snapshot.error = "listing " + resource.plural + ": the answer is not a List";
-          return snapshot;
-        }
-        served = true;
-      } while (!continueToken.empty());
-      if (served) break;
+    std::string text;
+    std::string error;
+    const Listing listing = listResource(client, connection, type, text, error);
+    if (listing == Listing::Failed || (listing == Listing::Forbidden && resource.needed)) {
+      snapshot.error = "listing " + type.plural + ": " + error;
+      return snapshot;
     }
-    if (!served) {
-      snapshot.absent.push_back(resource.plural +
-                                (resource.group.empty() ? "" : "." + resource.group));
-    }
+    if (listing == Listing::Absent) snapshot.absent.push_back(type.qualifiedPlural());
+    if (listing == Listing::Forbidden) snapshot.forbidden.push_back(type.qualifiedPlural());
+    snapshot.text += text;
   }
   return snapshot;
 }

@@ -16,6 +16,9 @@ struct ListedSnapshot {
   // "resourceslices.resource.k8s.io": resources the cluster does not serve
   // (no DRA, no Kueue), which are then left out.
   std::vector<std::string> absent;
+  // Optional resources the reader may not list (RBAC): also left out, and
+  // named to the user, since what they hold is then unknown.
+  std::vector<std::string> forbidden;
   std::string error;  // why a list failed (a refusal, no answer); names only
 };
 

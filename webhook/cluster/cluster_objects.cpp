@@ -1,7 +1,6 @@
 // Reading the cluster objects the view keeps, in the versions the API serves.
 #include "webhook/cluster/cluster_view.h"
 #include "webhook/cluster/cluster_workloads.h"
-#include "webhook/codec/enum_table.h"
 
 #include <algorithm>
 #include <tuple>
@@ -13,21 +12,6 @@
 namespace aiadmit {
 
 namespace {
-
-constexpr EnumEntry<ClusterKind> kKindNames[] = {
-    {ClusterKind::Node, "Node"},
-    {ClusterKind::ResourceSlice, "ResourceSlice"},
-    {ClusterKind::DeviceClass, "DeviceClass"},
-    {ClusterKind::ResourceClaimTemplate, "ResourceClaimTemplate"},
-    {ClusterKind::PriorityClass, "PriorityClass"},
-    {ClusterKind::Namespace, "Namespace"},
-    {ClusterKind::LocalQueue, "LocalQueue"},
-    {ClusterKind::RuntimeClass, "RuntimeClass"},
-    {ClusterKind::ResourceClaim, "ResourceClaim"},
-    {ClusterKind::Pod, "Pod"},
-    {ClusterKind::QueueWorkload, "Workload"},
-    {ClusterKind::DeviceTaintRule, "DeviceTaintRule"},
-};
 
 std::map<std::string, std::string> stringMap(const JsonValue* object) {
   std::map<std::string, std::string> out;
@@ -288,14 +272,6 @@ void readDeviceClassSelector(std::string_view expression, std::vector<std::strin
   }
   drivers.insert(drivers.end(), named.begin(), named.end());
   notUnderstood.insert(notUnderstood.end(), rest.begin(), rest.end());
-}
-
-std::string_view kindName(ClusterKind kind) {
-  return valueIn(kKindNames, kind, "?");
-}
-
-std::optional<ClusterKind> clusterKindOf(std::string_view kind) {
-  return keyIn(kKindNames, kind);
 }
 
 ClusterKind kindOf(const ClusterObject& object) {

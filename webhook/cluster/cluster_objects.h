@@ -14,46 +14,12 @@
 #include <variant>
 #include <vector>
 
+#include "webhook/cluster/cluster_kinds.h"
 #include "webhook/codec/json.h"
 #include "webhook/model/dra.h"
 #include "webhook/model/scheduling.h"
 
 namespace aiadmit {
-
-enum class ClusterKind {
-  Node,
-  ResourceSlice,
-  DeviceClass,
-  ResourceClaimTemplate,
-  PriorityClass,
-  Namespace,
-  LocalQueue,
-  RuntimeClass,
-  ResourceClaim,
-  // What `explain` and serve's waiting gauges read (serve watches them only
-  // with --waiting-metrics): Pods that ask for accelerators, Kueue Workloads,
-  // and the DeviceTaintRules that keep claims off devices for a while.
-  Pod,
-  QueueWorkload,
-  DeviceTaintRule,
-};
-// In the order of ClusterObject's alternatives (kindOf() relies on it).
-inline constexpr ClusterKind kAllClusterKinds[] = {
-    ClusterKind::Node,          ClusterKind::ResourceSlice,
-    ClusterKind::DeviceClass,   ClusterKind::ResourceClaimTemplate,
-    ClusterKind::PriorityClass, ClusterKind::Namespace,
-    ClusterKind::LocalQueue,    ClusterKind::RuntimeClass,
-    ClusterKind::ResourceClaim, ClusterKind::Pod,
-    ClusterKind::QueueWorkload, ClusterKind::DeviceTaintRule};
-// The kinds the admission rules read: what serve watches by default.
-inline constexpr ClusterKind kAdmissionClusterKinds[] = {
-    ClusterKind::Node,          ClusterKind::ResourceSlice,
-    ClusterKind::DeviceClass,   ClusterKind::ResourceClaimTemplate,
-    ClusterKind::PriorityClass, ClusterKind::Namespace,
-    ClusterKind::LocalQueue,    ClusterKind::RuntimeClass,
-    ClusterKind::ResourceClaim};
-std::string_view kindName(ClusterKind kind);  // "Node", "ResourceSlice", ...
-std::optional<ClusterKind> clusterKindOf(std::string_view kind);
 
 struct NodeTaint {
   std::string key;

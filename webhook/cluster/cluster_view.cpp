@@ -17,10 +17,6 @@ using namespace view_parts;
 
 namespace {
 
-size_t indexOf(ClusterKind kind) {
-  return static_cast<size_t>(kind);
-}
-
 template <typename T, typename Visit>
 void forEachRecord(const std::vector<ClusterObjectsPtr>& sources, Visit visit) {
   for (const ClusterObjectsPtr& source : sources) {
@@ -80,12 +76,37 @@ std::shared_ptr<const DeviceClasses> makeDeviceClasses(std::vector<ClusterObject
   return part;
 }
 
+// A kind's part made from its sources.
+template <typename T>
+auto makePart(std::type_identity<Keyed<T>>, std::vector<ClusterObjectsPtr> sources) {
+  return makeKeyed<T>(std::move(sources));
+}
+auto makePart(std::type_identity<Nodes>, std::vector<ClusterObjectsPtr> sources) {
+  return makeNodes(std::move(sources));
+}
+auto makePart(std::type_identity<Slices>, std::vector<ClusterObjectsPtr> sources) {
+  return makeSlices(std::move(sources));
+}
+auto makePart(std::type_identity<DeviceClasses>, std::vector<ClusterObjectsPtr> sources) {
+  return makeDeviceClasses(std::move(sources));
+}
+
 // The part of `previous` when it was built from the very same sources.
-template <typename Part, typename Make>
+template <typename Part>
 std::shared_ptr<const Part> partOf(const std::shared_ptr<const Part>& previous,
-                                   std::vector<ClusterObjectsPtr> sources, Make make) {
+                                   std::vector<ClusterObjectsPtr> sources) {
   if (previous && previous->sources == sources) return previous;
-  return make(std::move(sources));
+  return makePart(std::type_identity<Part>{}, std::move(sources));
+}
+
+// Calls visit(index) with each kind's index, as a constant.
+template <typename Visit, size_t... Index>
+void forEachKind(Visit visit, std::index_sequence<Index...>) {
+  (visit(std::integral_constant<size_t, Index>{}), ...);
+}
+template <typename Visit>
+void forEachKind(Visit visit) {
+  forEachKind(visit, std::make_index_sequence<kClusterKinds>{});
 }
 
 }  // namespace
@@ -116,7 +137,7 @@ void ClusterView::Builder::reuse(const ClusterView& previous) {
 }
 
 std::shared_ptr<const ClusterView> ClusterView::Builder::build() && {
-  for (size_t kind = 0; kind < kKinds; ++kind) {
+  for (size_t kind = 0; kind < kClusterKinds; ++kind) {
     if (loose_[kind].empty()) continue;
     sources_[kind].push_back(std::make_shared<const ClusterObjects>(std::move(loose_[kind])));
   }
@@ -125,60 +146,28 @@ std::shared_ptr<const ClusterView> ClusterView::Builder::build() && {
   view->listed_ = std::move(listed_);
   const ClusterView empty;
   const ClusterView& was = previous_ ? *previous_ : empty;
-  auto take = [&](ClusterKind kind) { return std::move(sources_[indexOf(kind)]); };
-  view->nodes_ = partOf(was.nodes_, take(ClusterKind::Node), makeNodes);
-  view->slices_ = partOf(was.slices_, take(ClusterKind::ResourceSlice), makeSlices);
-  view->deviceClasses_ =
-      partOf(was.deviceClasses_, take(ClusterKind::DeviceClass), makeDeviceClasses);
-  view->claimTemplates_ = partOf(was.claimTemplates_, take(ClusterKind::ResourceClaimTemplate),
-                                 makeKeyed<ClaimTemplateRecord>);
-  view->claims_ = partOf(was.claims_, take(ClusterKind::ResourceClaim), makeKeyed<ClaimRecord>);
-  view->priorityClasses_ = partOf(was.priorityClasses_, take(ClusterKind::PriorityClass),
-                                  makeKeyed<PriorityClassRecord>);
-  view->namespaces_ =
-      partOf(was.namespaces_, take(ClusterKind::Namespace), makeKeyed<NamespaceRecord>);
-  view->localQueues_ =
-      partOf(was.localQueues_, take(ClusterKind::LocalQueue), makeKeyed<LocalQueueRecord>);
-  view->runtimeClasses_ =
-      partOf(was.runtimeClasses_, take(ClusterKind::RuntimeClass), makeKeyed<RuntimeClassRecord>);
-  view->pods_ = partOf(was.pods_, take(ClusterKind::Pod), makeKeyed<PodRecord>);
-  view->queueWorkloads_ =
-      partOf(was.queueWorkloads_, take(ClusterKind::QueueWorkload), makeKeyed<QueueWorkloadRecord>);
-  view->deviceTaintRules_ = partOf(was.deviceTaintRules_, take(ClusterKind::DeviceTaintRule),
-                                   makeKeyed<DeviceTaintRuleRecord>);
+  forEachKind([&](auto kind) {
+    std::get<kind>(view->parts_) = partOf(std::get<kind>(was.parts_), std::move(sources_[kind]));
+  });
   const std::shared_ptr<const Capacity>& capacity = was.capacity_;
-  const bool same = capacity && capacity->nodes == view->nodes_ &&
-                    capacity->slices == view->slices_ &&
-                    capacity->deviceClasses == view->deviceClasses_ &&
+  const bool same = capacity && capacity->nodes == view->part<ClusterKind::Node>() &&
+                    capacity->slices == view->part<ClusterKind::ResourceSlice>() &&
+                    capacity->deviceClasses == view->part<ClusterKind::DeviceClass>() &&
                     capacity->slicesKnown == view->knows(ClusterKind::ResourceSlice);
-  view->capacity_ = same ? capacity
-                         : makeCapacity(view->nodes_, view->slices_, view->deviceClasses_,
-                                        view->knows(ClusterKind::ResourceSlice));
+  view->capacity_ =
+      same ? capacity
+           : makeCapacity(view->part<ClusterKind::Node>(), view->part<ClusterKind::ResourceSlice>(),
+                          view->part<ClusterKind::DeviceClass>(),
+                          view->knows(ClusterKind::ResourceSlice));
   return view;
-}
-
-template <typename Visit>
-void ClusterView::forEachPart(Visit visit) {
-  visit(ClusterKind::Node, &ClusterView::nodes_);
-  visit(ClusterKind::ResourceSlice, &ClusterView::slices_);
-  visit(ClusterKind::DeviceClass, &ClusterView::deviceClasses_);
-  visit(ClusterKind::ResourceClaimTemplate, &ClusterView::claimTemplates_);
-  visit(ClusterKind::ResourceClaim, &ClusterView::claims_);
-  visit(ClusterKind::PriorityClass, &ClusterView::priorityClasses_);
-  visit(ClusterKind::Namespace, &ClusterView::namespaces_);
-  visit(ClusterKind::LocalQueue, &ClusterView::localQueues_);
-  visit(ClusterKind::RuntimeClass, &ClusterView::runtimeClasses_);
-  visit(ClusterKind::Pod, &ClusterView::pods_);
-  visit(ClusterKind::QueueWorkload, &ClusterView::queueWorkloads_);
-  visit(ClusterKind::DeviceTaintRule, &ClusterView::deviceTaintRules_);
 }
 
 ClusterView::Builder ClusterView::extended() const {
   Builder builder;
   builder.listed_ = listed_;
   builder.synced_ = synced_;
-  forEachPart([&](ClusterKind kind, auto part) {
-    if (this->*part) builder.sources_[indexOf(kind)] = (this->*part)->sources;
+  forEachKind([&](auto kind) {
+    if (const auto& part = std::get<kind>(parts_)) builder.sources_[kind] = part->sources;
   });
   builder.reuse(*this);
   return builder;
@@ -186,8 +175,9 @@ ClusterView::Builder ClusterView::extended() const {
 
 bool ClusterView::sharesPart(ClusterKind kind, const ClusterView& other) const {
   bool shared = false;
-  forEachPart([&](ClusterKind partKind, auto part) {
-    if (partKind == kind) shared = this->*part && this->*part == other.*part;
+  forEachKind([&](auto index) {
+    const auto& part = std::get<index>(parts_);
+    if (index == indexOf(kind)) shared = part && part == std::get<index>(other.parts_);
   });
   return shared;
 }
@@ -212,11 +202,12 @@ std::string namespacedKey(std::string_view ns, std::string_view name) {
 
 RecordList<ClusterNode> ClusterView::nodes() const {
   static const std::vector<const ClusterNode*> kNone;
-  return RecordList<ClusterNode>(nodes_ ? nodes_->byName : kNone);
+  return RecordList<ClusterNode>(part<ClusterKind::Node>() ? part<ClusterKind::Node>()->byName
+                                                           : kNone);
 }
 const ClusterNode* ClusterView::node(std::string_view name) const {
-  if (!nodes_) return nullptr;
-  const auto& byName = nodes_->byName;
+  if (!part<ClusterKind::Node>()) return nullptr;
+  const auto& byName = part<ClusterKind::Node>()->byName;
   const auto it = std::lower_bound(
       byName.begin(), byName.end(), name,
       [](const ClusterNode* node, std::string_view wanted) { return node->name < wanted; });
@@ -229,46 +220,47 @@ RecordList<T> orderedRecords(const std::shared_ptr<const Keyed<T>>& part) {
 }
 
 RecordList<DeviceClassRecord> ClusterView::deviceClasses() const {
-  return orderedRecords<DeviceClassRecord>(deviceClasses_);
+  return orderedRecords<DeviceClassRecord>(part<ClusterKind::DeviceClass>());
 }
 RecordList<ClaimRecord> ClusterView::claims() const {
-  return orderedRecords(claims_);
+  return orderedRecords(part<ClusterKind::ResourceClaim>());
 }
 RecordList<PodRecord> ClusterView::pods() const {
-  return orderedRecords(pods_);
+  return orderedRecords(part<ClusterKind::Pod>());
 }
 RecordList<QueueWorkloadRecord> ClusterView::queueWorkloads() const {
-  return orderedRecords(queueWorkloads_);
+  return orderedRecords(part<ClusterKind::QueueWorkload>());
 }
 RecordList<DeviceTaintRuleRecord> ClusterView::deviceTaintRules() const {
-  return orderedRecords(deviceTaintRules_);
+  return orderedRecords(part<ClusterKind::DeviceTaintRule>());
 }
 RecordList<ResourceSliceRecord> ClusterView::resourceSlices() const {
   static const std::vector<const ResourceSliceRecord*> kNone;
-  return RecordList<ResourceSliceRecord>(slices_ ? slices_->newest : kNone);
+  return RecordList<ResourceSliceRecord>(
+      part<ClusterKind::ResourceSlice>() ? part<ClusterKind::ResourceSlice>()->newest : kNone);
 }
 
 const DeviceClassRecord* ClusterView::deviceClass(std::string_view name) const {
-  return find(deviceClasses_, name);
+  return find(part<ClusterKind::DeviceClass>(), name);
 }
 const ClaimTemplateRecord* ClusterView::claimTemplate(std::string_view ns,
                                                       std::string_view name) const {
-  return find(claimTemplates_, namespacedKey(ns, name));
+  return find(part<ClusterKind::ResourceClaimTemplate>(), namespacedKey(ns, name));
 }
 const ClaimRecord* ClusterView::claim(std::string_view ns, std::string_view name) const {
-  return find(claims_, namespacedKey(ns, name));
+  return find(part<ClusterKind::ResourceClaim>(), namespacedKey(ns, name));
 }
 const PriorityClassRecord* ClusterView::priorityClass(std::string_view name) const {
-  return find(priorityClasses_, name);
+  return find(part<ClusterKind::PriorityClass>(), name);
 }
 const NamespaceRecord* ClusterView::namespaceNamed(std::string_view name) const {
-  return find(namespaces_, name);
+  return find(part<ClusterKind::Namespace>(), name);
 }
 const LocalQueueRecord* ClusterView::localQueue(std::string_view ns, std::string_view name) const {
-  return find(localQueues_, namespacedKey(ns, name));
+  return find(part<ClusterKind::LocalQueue>(), namespacedKey(ns, name));
 }
 const RuntimeClassRecord* ClusterView::runtimeClass(std::string_view name) const {
-  return find(runtimeClasses_, name);
+  return find(part<ClusterKind::RuntimeClass>(), name);
 }
 
 Presence ClusterView::hasDeviceClass(std::string_view name) const {
@@ -302,7 +294,8 @@ Presence ClusterView::isGpuDeviceClass(std::string_view name) const {
 }
 
 const DeviceClassRecord* ClusterView::deviceClassForResource(std::string_view resourceName) const {
-  return deviceClasses_ ? deviceClasses_->backing(resourceName) : nullptr;
+  return part<ClusterKind::DeviceClass>() ? part<ClusterKind::DeviceClass>()->backing(resourceName)
+                                          : nullptr;
 }
 
 bool ClusterView::summarized(const Placement& pool) const {
@@ -311,7 +304,7 @@ bool ClusterView::summarized(const Placement& pool) const {
 
 template <typename Visit>
 void ClusterView::forEachMatchingNode(const Placement& pool, Visit visit) const {
-  if (!nodes_) return;
+  if (!part<ClusterKind::Node>()) return;
   // The fewest nodes that one of the pool's exact label requirements names:
   // the others only need checking on those.
   const std::vector<uint32_t>* candidates = nullptr;
@@ -319,9 +312,10 @@ void ClusterView::forEachMatchingNode(const Placement& pool, Visit visit) const 
     std::string label = key;
     label += '\0';
     label += value;
-    const auto it = nodes_->byLabel.find(label);
+    const auto it = part<ClusterKind::Node>()->byLabel.find(label);
     static const std::vector<uint32_t> kNone;
-    const std::vector<uint32_t>* named = it == nodes_->byLabel.end() ? &kNone : &it->second;
+    const std::vector<uint32_t>* named =
+        it == part<ClusterKind::Node>()->byLabel.end() ? &kNone : &it->second;
     if (candidates == nullptr || named->size() < candidates->size()) candidates = named;
   };
   for (const auto& [key, value] : pool.nodeSelector) narrow(key, value);
@@ -330,7 +324,7 @@ void ClusterView::forEachMatchingNode(const Placement& pool, Visit visit) const 
       narrow(requirement.key, requirement.values[0]);
     }
   }
-  const auto& nodes = nodes_->byName;
+  const auto& nodes = part<ClusterKind::Node>()->byName;
   auto consider = [&](const ClusterNode& node) { return !nodeMatches(node, pool) || visit(node); };
   if (candidates == nullptr) {
     for (const ClusterNode* node : nodes) {
@@ -345,18 +339,18 @@ void ClusterView::forEachMatchingNode(const Placement& pool, Visit visit) const 
 
 std::optional<int64_t> ClusterView::devicesOnNode(const DeviceClassRecord& deviceClass,
                                                   const ClusterNode& node) const {
-  const std::optional<ClassDevices> devices =
-      classDevices(slices_.get(), knows(ClusterKind::ResourceSlice), deviceClass);
+  const std::optional<ClassDevices> devices = classDevices(
+      part<ClusterKind::ResourceSlice>().get(), knows(ClusterKind::ResourceSlice), deviceClass);
   if (!devices) return std::nullopt;
-  return countOnNode(slices_.get(), *devices, node);
+  return countOnNode(part<ClusterKind::ResourceSlice>().get(), *devices, node);
 }
 
 std::optional<NodeCapacity> ClusterView::largestNodeForDeviceClass(std::string_view deviceClassName,
                                                                    const Placement& pool) const {
   const DeviceClassRecord* record = deviceClass(deviceClassName);
   if (!knows(ClusterKind::Node) || record == nullptr) return std::nullopt;
-  const std::optional<ClassDevices> devices =
-      classDevices(slices_.get(), knows(ClusterKind::ResourceSlice), *record);
+  const std::optional<ClassDevices> devices = classDevices(
+      part<ClusterKind::ResourceSlice>().get(), knows(ClusterKind::ResourceSlice), *record);
   if (!devices) return std::nullopt;
   if (summarized(pool)) {
     const auto it = capacity_->byDeviceClass.find(deviceClassName);
@@ -366,7 +360,7 @@ std::optional<NodeCapacity> ClusterView::largestNodeForDeviceClass(std::string_v
   NodeCapacity best;
   forEachMatchingNode(pool, [&](const ClusterNode& node) {
     ++best.matchingNodes;
-    const int64_t count = countOnNode(slices_.get(), *devices, node);
+    const int64_t count = countOnNode(part<ClusterKind::ResourceSlice>().get(), *devices, node);
     if (best.node.empty() || count > best.devices) {
       best.devices = count;
       best.node = node.name;
@@ -400,7 +394,8 @@ std::optional<NodeCapacity> ClusterView::largestNodeForResource(std::string_view
     if (backing == nullptr) return capacity_->fromGroups(nullptr, pool);
   }
   const std::optional<ClassDevices> devices =
-      backing != nullptr ? classDevices(slices_.get(), knows(ClusterKind::ResourceSlice), *backing)
+      backing != nullptr ? classDevices(part<ClusterKind::ResourceSlice>().get(),
+                                        knows(ClusterKind::ResourceSlice), *backing)
                          : std::nullopt;
   const std::string name(resourceName);
   NodeCapacity best;
@@ -417,7 +412,7 @@ std::optional<NodeCapacity> ClusterView::largestNodeForResource(std::string_view
         unknown = true;
         return false;
       }
-      if (devices) count += countOnNode(slices_.get(), *devices, node);
+      if (devices) count += countOnNode(part<ClusterKind::ResourceSlice>().get(), *devices, node);
     }
     if (best.node.empty() || count > best.devices) {
       best.devices = count;

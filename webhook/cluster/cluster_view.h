@@ -17,6 +17,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <variant>
 #include <vector>
 
@@ -86,6 +87,33 @@ struct Slices;
 struct DeviceClasses;
 template <typename T>
 struct Keyed;
+
+// The part a view keeps of a kind's records: found by key, but for the kinds
+// whose questions need indexes of their own.
+template <typename T>
+struct PartOf {
+  using type = Keyed<T>;
+};
+template <>
+struct PartOf<ClusterNode> {
+  using type = Nodes;
+};
+template <>
+struct PartOf<ResourceSliceRecord> {
+  using type = Slices;
+};
+template <>
+struct PartOf<DeviceClassRecord> {
+  using type = DeviceClasses;
+};
+template <typename Object>
+struct PartsOf;
+template <typename... T>
+struct PartsOf<std::variant<T...>> {
+  using type = std::tuple<std::shared_ptr<const typename PartOf<T>::type>...>;
+};
+// One part per kind, at the kind's index.
+using Parts = PartsOf<ClusterObject>::type;
 }  // namespace view_parts
 
 class ClusterView {
@@ -108,9 +136,8 @@ class ClusterView {
 
    private:
     friend class ClusterView;
-    static constexpr size_t kKinds = static_cast<size_t>(ClusterKind::DeviceTaintRule) + 1;
-    std::array<std::vector<ClusterObjectsPtr>, kKinds> sources_;
-    std::array<ClusterObjects, kKinds> loose_;  // add(): made into one more source
+    std::array<std::vector<ClusterObjectsPtr>, kClusterKinds> sources_;
+    std::array<ClusterObjects, kClusterKinds> loose_;  // add(): made into one more source
     std::set<ClusterKind> listed_;
     bool synced_ = false;
     std::shared_ptr<const ClusterView> previous_;
@@ -208,27 +235,17 @@ class ClusterView {
   // looked at.
   template <typename Visit>
   void forEachMatchingNode(const Placement& pool, Visit visit) const;
-  // Calls visit(kind, member) with each kind the view keeps and the member
-  // that holds its part (all but the capacity, which is made from others).
-  template <typename Visit>
-  static void forEachPart(Visit visit);
+  // The part of kind K.
+  template <ClusterKind K>
+  const auto& part() const {
+    return std::get<indexOf(K)>(parts_);
+  }
   // Whether `pool` is answered from the capacity summary: it names no labels.
   bool summarized(const Placement& pool) const;
 
   bool synced_ = false;
   std::set<ClusterKind> listed_;
-  std::shared_ptr<const view_parts::Nodes> nodes_;
-  std::shared_ptr<const view_parts::Slices> slices_;
-  std::shared_ptr<const view_parts::DeviceClasses> deviceClasses_;
-  std::shared_ptr<const view_parts::Keyed<ClaimTemplateRecord>> claimTemplates_;  // "ns/name"
-  std::shared_ptr<const view_parts::Keyed<ClaimRecord>> claims_;                  // "ns/name"
-  std::shared_ptr<const view_parts::Keyed<PriorityClassRecord>> priorityClasses_;
-  std::shared_ptr<const view_parts::Keyed<NamespaceRecord>> namespaces_;
-  std::shared_ptr<const view_parts::Keyed<LocalQueueRecord>> localQueues_;  // "ns/name"
-  std::shared_ptr<const view_parts::Keyed<RuntimeClassRecord>> runtimeClasses_;
-  std::shared_ptr<const view_parts::Keyed<PodRecord>> pods_;                      // "ns/name"
-  std::shared_ptr<const view_parts::Keyed<QueueWorkloadRecord>> queueWorkloads_;  // "ns/name"
-  std::shared_ptr<const view_parts::Keyed<DeviceTaintRuleRecord>> deviceTaintRules_;
+  view_parts::Parts parts_;
   std::shared_ptr<const view_parts::Capacity> capacity_;
 };
 

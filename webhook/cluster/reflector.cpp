@@ -18,56 +18,6 @@ std::string Reflector::servedApiVersion() const {
   return type_.group.empty() ? version_ : type_.group + "/" + version_;
 }
 
-std::string ResourceType::path(std::string_view version) const {
-  if (group.empty()) return "/api/" + std::string(version) + "/" + plural;
-  return "/apis/" + group + "/" + std::string(version) + "/" + plural;
-}
-
-std::string ResourceType::discoveryPath() const {
-  return group.empty() ? "" : "/apis/" + group;
-}
-
-const std::vector<ResourceType>& clusterResourceTypes() {
-  using Absent = ResourceType::WhenAbsent;
-  const std::vector<std::string> dra = {"v1", "v1beta2", "v1beta1"};
-  static const std::vector<ResourceType> types = {
-      {ClusterKind::Node, "", {"v1"}, "nodes", Absent::Error},
-      {ClusterKind::ResourceSlice, "resource.k8s.io", dra, "resourceslices", Absent::Empty},
-      {ClusterKind::DeviceClass, "resource.k8s.io", dra, "deviceclasses", Absent::Empty},
-      {ClusterKind::ResourceClaimTemplate, "resource.k8s.io", dra, "resourceclaimtemplates",
-       Absent::Empty, true},
-      {ClusterKind::ResourceClaim, "resource.k8s.io", dra, "resourceclaims", Absent::Empty, true},
-      {ClusterKind::PriorityClass, "scheduling.k8s.io", {"v1"}, "priorityclasses", Absent::Error},
-      {ClusterKind::Namespace, "", {"v1"}, "namespaces", Absent::Error},
-      {ClusterKind::LocalQueue,
-       "kueue.x-k8s.io",
-       {"v1beta2", "v1beta1"},
-       "localqueues",
-       Absent::Unknown,
-       true},
-      {ClusterKind::RuntimeClass, "node.k8s.io", {"v1"}, "runtimeclasses", Absent::Error},
-      // Only with --waiting-metrics. The field selector leaves out the Pods
-      // that hold nothing any more; the view keeps the GPU Pods of the rest.
-      {ClusterKind::Pod,
-       "",
-       {"v1"},
-       "pods",
-       Absent::Error,
-       true,
-       "status.phase!=Succeeded,status.phase!=Failed"},
-      {ClusterKind::QueueWorkload,
-       "kueue.x-k8s.io",
-       {"v1beta2", "v1beta1"},
-       "workloads",
-       Absent::Unknown,
-       true},
-      // Only with --waiting-metrics: a version that serves none (before
-      // 1.37, or the feature off) has none, and no device is tainted by one.
-      {ClusterKind::DeviceTaintRule, "resource.k8s.io", dra, "devicetaintrules", Absent::Empty},
-  };
-  return types;
-}
-
 Reflector::Reflector(ApiClient& client, ResourceType type, ReflectorOptions options,
                      std::function<void()> onChange, Log log)
     : client_(client),

@@ -25,31 +25,6 @@
 
 namespace aiadmit {
 
-struct ResourceType {
-  ClusterKind kind;
-  std::string group;  // "" for the core group
-  // The versions aiadmit reads, by preference: the first one the group's
-  // discovery document lists is watched. A group served only in others
-  // (a 1.31 cluster with resource.k8s.io/v1alpha3 alone) is unknown.
-  std::vector<std::string> versions;
-  std::string plural;
-  // What it means when the API does not serve the group at all (discovery
-  // 404), or the resource within the version (404): Unknown for a CRD that
-  // is not installed (Kueue's LocalQueue: skipped, not an error); Empty for
-  // the DRA kinds, built in but served only by clusters with DRA (none
-  // exist); Error for kinds every cluster serves.
-  enum class WhenAbsent { Unknown, Empty, Error } whenAbsent = WhenAbsent::Error;
-  // Its objects live in namespaces: one is read at .../namespaces/NS/PLURAL/NAME.
-  bool namespaced = false;
-  // Lists and watches ask only for the objects it selects ("" for all).
-  std::string fieldSelector{};
-
-  std::string path(std::string_view version) const;  // "/apis/GROUP/VERSION/PLURAL"
-  std::string discoveryPath() const;                 // "/apis/GROUP"; "" for the core group
-};
-// The resources the cluster view reads, in a fixed order.
-const std::vector<ResourceType>& clusterResourceTypes();
-
 struct ReflectorOptions {
   std::chrono::milliseconds backoffInitial{800};
   std::chrono::milliseconds backoffMax{30000};

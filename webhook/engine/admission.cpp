@@ -251,26 +251,6 @@ std::vector<std::string> fitWarnings(const std::vector<std::string>& warnings, s
   return out;
 }
 
-namespace {
-
-// metav1.StatusReason for a status code, as the API server names them.
-const char* statusReason(int code) {
-  switch (code) {
-    case 403:
-      return "Forbidden";
-    case 408:
-      return "Timeout";
-    case 413:
-      return "RequestEntityTooLarge";
-    case 503:
-      return "ServiceUnavailable";
-    default:
-      return code >= 500 ? "InternalError" : "BadRequest";
-  }
-}
-
-}  // namespace
-
 // Written directly, not through a RapidJSON Writer: the answer is small and
 // fixed in shape, and escaping its text a run at a time rather than a byte at
 // a time is most of its cost. The bytes are the Writer's (golden answers
@@ -328,6 +308,21 @@ std::string encodeAdmissionResponse(std::string_view uid, const AdmissionOutcome
   }
   out += "}}";
   return out;
+}
+
+const char* statusReason(int code) {
+  switch (code) {
+    case 403:
+      return "Forbidden";
+    case 408:
+      return "Timeout";
+    case 413:
+      return "RequestEntityTooLarge";
+    case 503:
+      return "ServiceUnavailable";
+    default:
+      return code >= 500 ? "InternalError" : "BadRequest";
+  }
 }
 
 }  // namespace aiadmit

@@ -121,6 +121,8 @@ class AdmissionOutcome {
 
 // Serialises the response AdmissionReview for `uid`.
 std::string encodeAdmissionResponse(std::string_view uid, const AdmissionOutcome& outcome);
+// metav1.StatusReason for a status code, as the API server names them.
+const char* statusReason(int code);
 
 // The API server keeps kMaxWarningsTotal characters of warnings per request,
 // from every webhook that answers it together. aiadmit answers twice (/mutate
