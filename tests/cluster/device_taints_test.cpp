@@ -69,6 +69,14 @@ items:
   metadata: {name: no-selector}
   spec:
     taint: {key: example.com/all, effect: NoExecute}
+- apiVersion: resource.k8s.io/v1alpha3
+  kind: DeviceTaintRule
+  metadata: {name: by-class}
+  spec:
+    deviceSelector:
+      deviceClassName: gpu.nvidia.com
+      selectors: [{cel: {expression: "device.attributes['gpu.nvidia.com'].model == 'A100'"}}]
+    taint: {key: example.com/a100, effect: NoSchedule}
 )";
 
 std::shared_ptr<const ClusterView> viewOf(const std::string& text) {
@@ -108,8 +116,8 @@ TEST(DeviceTaints, ADevicesTaintsAreKeptInEveryShape) {
 TEST(DeviceTaints, ARuleSelectsTheDevicesOfEveryFieldItSets) {
   const auto view = viewOf(kTainted);
   EXPECT_TRUE(view->knows(ClusterKind::DeviceTaintRule));
-  ASSERT_EQ(view->deviceTaintRules().size(), 2u);
-  const DeviceTaintRuleRecord& firmware = view->deviceTaintRules()[0];
+  ASSERT_EQ(view->deviceTaintRules().size(), 3u);
+  const DeviceTaintRuleRecord& firmware = view->deviceTaintRules()[1];
   EXPECT_EQ(firmware.name, "firmware-upgrade");
   EXPECT_EQ(firmware.taint.key, "example.com/maintenance");
   EXPECT_EQ(firmware.taint.effect, "NoSchedule");
@@ -117,7 +125,11 @@ TEST(DeviceTaints, ARuleSelectsTheDevicesOfEveryFieldItSets) {
   EXPECT_TRUE(firmware.appliesTo("gpu.nvidia.com", "gpu-a", "gpu-7"));
   EXPECT_FALSE(firmware.appliesTo("gpu.amd.com", "gpu-a", "gpu-0"));
   EXPECT_FALSE(firmware.appliesTo("gpu.nvidia.com", "gpu-b", "gpu-0"));
-  const DeviceTaintRuleRecord& none = view->deviceTaintRules()[1];
+  const DeviceTaintRuleRecord& byClass = view->deviceTaintRules()[0];
+  EXPECT_EQ(byClass.name, "by-class");
+  EXPECT_FALSE(byClass.appliesTo("gpu.nvidia.com", "gpu-a", "gpu-0"))
+      << "v1alpha3's class and CEL selectors are not evaluated: the rule is not counted";
+  const DeviceTaintRuleRecord& none = view->deviceTaintRules()[2];
   EXPECT_FALSE(none.appliesTo("gpu.nvidia.com", "gpu-a", "gpu-0"))
       << "without a selector a rule selects no device";
 }

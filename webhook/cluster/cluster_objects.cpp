@@ -301,7 +301,11 @@ std::optional<std::string> optionalString(const JsonValue* object, std::string_v
 void readDeviceTaintRule(const JsonValue& object, DeviceTaintRuleRecord& record) {
   const JsonValue* spec = member(&object, "spec");
   const JsonValue* selector = member(spec, "deviceSelector");
-  record.selects = isObject(selector);
+  // v1alpha3 could also select by DeviceClass and CEL, which are not
+  // evaluated here: such a rule is not counted rather than guessed at.
+  const JsonValue* selectors = member(selector, "selectors");
+  record.selects = isObject(selector) && member(selector, "deviceClassName") == nullptr &&
+                   !(isArray(selectors) && !selectors->GetArray().Empty());
   record.driver = optionalString(selector, "driver");
   record.pool = optionalString(selector, "pool");
   record.device = optionalString(selector, "device");

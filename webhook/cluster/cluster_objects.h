@@ -132,8 +132,9 @@ struct QueueWorkloadRecord {
 // spec.deviceSelector selects, as if the device's driver had published it.
 struct DeviceTaintRuleRecord {
   std::string name;
-  // spec.deviceSelector: without one the rule selects no device; each of
-  // driver, pool and device that it sets must be the device's.
+  // spec.deviceSelector: without one (or with v1alpha3's deviceClassName or
+  // CEL selectors) the rule is taken to select no device; each of driver,
+  // pool and device that it sets must be the device's.
   bool selects = false;
   std::optional<std::string> driver;
   std::optional<std::string> pool;
