@@ -170,9 +170,8 @@ std::string Metrics::render() const {
 }
 
 void Metrics::renderRequests(std::string& out) const {
-  out +=
-      "# HELP aiadmit_requests_total Admission requests by endpoint, kind, class and decision.\n";
-  out += "# TYPE aiadmit_requests_total counter\n";
+  appendFamilyHeader(out, "aiadmit_requests_total", "counter",
+                     "Admission requests by endpoint, kind, class and decision.");
   for (size_t e = 0; e < kEndpoints; ++e) {
     for (size_t kind = 0; kind <= kinds_.size(); ++kind) {
       for (WorkloadClass workloadClass : kAllClasses) {
@@ -196,8 +195,8 @@ void Metrics::renderRequests(std::string& out) const {
 }
 
 void Metrics::renderLatency(std::string& out) const {
-  out += "# HELP aiadmit_request_duration_seconds Time from a decoded body to an encoded answer.\n";
-  out += "# TYPE aiadmit_request_duration_seconds histogram\n";
+  appendFamilyHeader(out, "aiadmit_request_duration_seconds", "histogram",
+                     "Time from a decoded body to an encoded answer.");
   for (size_t e = 0; e < kEndpoints; ++e) {
     const Histogram& histogram = latency_[e];
     const std::string label =
@@ -217,8 +216,8 @@ void Metrics::renderLatency(std::string& out) const {
 }
 
 void Metrics::renderRules(std::string& out) const {
-  out += "# HELP aiadmit_rule_hits_total Violations found, by rule and the action applied.\n";
-  out += "# TYPE aiadmit_rule_hits_total counter\n";
+  appendFamilyHeader(out, "aiadmit_rule_hits_total", "counter",
+                     "Violations found, by rule and the action applied.");
   for (const RuleInfo& rule : ruleCatalogue()) {
     for (RuleAction action : kHitActionsInOrder) {
       const size_t index =
@@ -228,10 +227,8 @@ void Metrics::renderRules(std::string& out) const {
              "\n";
     }
   }
-  out +=
-      "# HELP aiadmit_enforcement The enforcement level in force: the strongest action a rule "
-      "may take.\n";
-  out += "# TYPE aiadmit_enforcement gauge\n";
+  appendFamilyHeader(out, "aiadmit_enforcement", "gauge",
+                     "The enforcement level in force: the strongest action a rule may take.");
   for (RuleAction level : kHitActionsInOrder) {
     out += "aiadmit_enforcement{level=\"" + std::string(actionName(level)) + "\"} " +
            (enforcement_.load() == level ? "1" : "0") + "\n";
@@ -239,27 +236,24 @@ void Metrics::renderRules(std::string& out) const {
 }
 
 void Metrics::renderProfiles(std::string& out) const {
-  out += "# HELP aiadmit_profile_reloads_total Profile set loads by result.\n";
-  out += "# TYPE aiadmit_profile_reloads_total counter\n";
+  appendFamilyHeader(out, "aiadmit_profile_reloads_total", "counter",
+                     "Profile set loads by result.");
   out += "aiadmit_profile_reloads_total{result=\"success\"} " +
          std::to_string(reloadSuccess_.load()) + "\n";
   out += "aiadmit_profile_reloads_total{result=\"failure\"} " +
          std::to_string(reloadFailure_.load()) + "\n";
-  out +=
-      "# HELP aiadmit_profile_last_success_timestamp_seconds When the profiles in force were "
-      "loaded.\n";
-  out += "# TYPE aiadmit_profile_last_success_timestamp_seconds gauge\n";
+  appendFamilyHeader(out, "aiadmit_profile_last_success_timestamp_seconds", "gauge",
+                     "When the profiles in force were loaded.");
   out += "aiadmit_profile_last_success_timestamp_seconds " +
          prometheusNumber(lastGoodReload_.load()) + "\n";
   gauge(out, "aiadmit_profile_last_reload_successful",
         "Whether the last load of the profiles succeeded (0: a broken set was refused and the "
         "last good one is in force).",
         lastReloadGood_.load() ? "1" : "0");
-  out += "# HELP aiadmit_profiles Profiles in force.\n# TYPE aiadmit_profiles gauge\n";
+  appendFamilyHeader(out, "aiadmit_profiles", "gauge", "Profiles in force.");
   out += "aiadmit_profiles " + std::to_string(profilesLoaded_.load()) + "\n";
-  out +=
-      "# HELP aiadmit_profile_reviews_total Reviews of the profiles ConfigMap "
-      "(/validate-profiles), by decision.\n# TYPE aiadmit_profile_reviews_total counter\n";
+  appendFamilyHeader(out, "aiadmit_profile_reviews_total", "counter",
+                     "Reviews of the profiles ConfigMap (/validate-profiles), by decision.");
   for (Decision decision : {Decision::Allowed, Decision::Denied, Decision::Errored}) {
     out += "aiadmit_profile_reviews_total{decision=\"" + std::string(decisionName(decision)) +
            "\"} " + std::to_string(profileReviews_[static_cast<size_t>(decision)].load()) + "\n";
@@ -269,14 +263,12 @@ void Metrics::renderProfiles(std::string& out) const {
 }
 
 void Metrics::renderCertificate(std::string& out) const {
-  out +=
-      "# HELP aiadmit_certificate_expiry_timestamp_seconds NotAfter of the serving certificate.\n";
-  out += "# TYPE aiadmit_certificate_expiry_timestamp_seconds gauge\n";
+  appendFamilyHeader(out, "aiadmit_certificate_expiry_timestamp_seconds", "gauge",
+                     "NotAfter of the serving certificate.");
   out += "aiadmit_certificate_expiry_timestamp_seconds " +
          prometheusNumber(certificateExpiry_.load()) + "\n";
-  out +=
-      "# HELP aiadmit_certificate_reloads_total Loads of the serving certificate and key, by "
-      "result.\n# TYPE aiadmit_certificate_reloads_total counter\n";
+  appendFamilyHeader(out, "aiadmit_certificate_reloads_total", "counter",
+                     "Loads of the serving certificate and key, by result.");
   out += "aiadmit_certificate_reloads_total{result=\"success\"} " +
          std::to_string(certificateLoads_.load()) + "\n";
   out += "aiadmit_certificate_reloads_total{result=\"failure\"} " +
@@ -285,19 +277,17 @@ void Metrics::renderCertificate(std::string& out) const {
         "Whether the last load of the serving certificate succeeded (0: a changed pair was "
         "refused and the previous one is served).",
         lastCertificateLoadGood_.load() ? "1" : "0");
-  out +=
-      "# HELP aiadmit_certificate_refusals_total Loads of the serving certificate refused, by "
-      "reason (expired, not_yet_valid, wrong_name: what callers would refuse; unusable; "
-      "client_ca).\n# TYPE aiadmit_certificate_refusals_total counter\n";
+  appendFamilyHeader(out, "aiadmit_certificate_refusals_total", "counter",
+                     "Loads of the serving certificate refused, by reason (expired, not_yet_valid, "
+                     "wrong_name: what callers would refuse; unusable; client_ca).");
   for (size_t p = 1; p < kCertificateProblemCount; ++p) {
     out += "aiadmit_certificate_refusals_total{reason=\"" +
            std::string(certificateProblemName(static_cast<CertificateProblem>(p))) + "\"} " +
            std::to_string(certificateRefusals_[p].load()) + "\n";
   }
-  out +=
-      "# HELP aiadmit_unauthenticated_requests_total Requests refused before their body was "
-      "read: the caller presented no certificate of the --client-ca.\n"
-      "# TYPE aiadmit_unauthenticated_requests_total counter\n";
+  appendFamilyHeader(out, "aiadmit_unauthenticated_requests_total", "counter",
+                     "Requests refused before their body was read: the caller presented no "
+                     "certificate of the --client-ca.");
   out += "aiadmit_unauthenticated_requests_total " +
          std::to_string(unauthenticatedCallers_.load()) + "\n";
 }
@@ -305,14 +295,12 @@ void Metrics::renderCertificate(std::string& out) const {
 void Metrics::renderPoolFit(std::string& out) const {
   const std::shared_ptr<const PoolFit> fit = poolFit_.load();
   const size_t unmatched = fit != nullptr ? fit->unmatched.size() : 0;
-  out +=
-      "# HELP aiadmit_profile_pools_unmatched Profiles whose pool matches none of the cluster's "
-      "GPU nodes: every workload they place would stay Pending.\n"
-      "# TYPE aiadmit_profile_pools_unmatched gauge\n";
+  appendFamilyHeader(out, "aiadmit_profile_pools_unmatched", "gauge",
+                     "Profiles whose pool matches none of the cluster's GPU nodes: every workload "
+                     "they place would stay Pending.");
   out += "aiadmit_profile_pools_unmatched " + std::to_string(unmatched) + "\n";
-  out +=
-      "# HELP aiadmit_profile_pool_unmatched A profile whose pool matches none of the cluster's "
-      "GPU nodes.\n# TYPE aiadmit_profile_pool_unmatched gauge\n";
+  appendFamilyHeader(out, "aiadmit_profile_pool_unmatched", "gauge",
+                     "A profile whose pool matches none of the cluster's GPU nodes.");
   if (fit == nullptr) return;
   for (const auto& [name, pool] : fit->unmatched) {
     out += "aiadmit_profile_pool_unmatched{profile=\"" + prometheusLabel(name) + "\"} 1\n";
@@ -325,12 +313,11 @@ void Metrics::setPoolFit(std::shared_ptr<const PoolFit> fit) {
 
 void Metrics::renderTransport(std::string& out) const {
   const auto counter = [&out](const char* name, const char* help, uint64_t value) {
-    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " counter\n" + name +
-           " " + std::to_string(value) + "\n";
+    appendFamilyHeader(out, name, "counter", help);
+    out += std::string(name) + " " + std::to_string(value) + "\n";
   };
-  out +=
-      "# HELP aiadmit_http_limit_hits_total Requests refused and connections closed by a limit "
-      "or deadline.\n# TYPE aiadmit_http_limit_hits_total counter\n";
+  appendFamilyHeader(out, "aiadmit_http_limit_hits_total", "counter",
+                     "Requests refused and connections closed by a limit or deadline.");
   for (size_t l = 1; l < kLimitCount; ++l) {
     out += "aiadmit_http_limit_hits_total{limit=\"" +
            std::string(limitName(static_cast<Limit>(l))) + "\"} " +
@@ -339,8 +326,7 @@ void Metrics::renderTransport(std::string& out) const {
   const uint64_t accepted = connectionsAccepted_.load();
   const uint64_t closed = connectionsClosed_.load();
   counter("aiadmit_connections_accepted_total", "TCP connections accepted.", accepted);
-  out += "# HELP aiadmit_connections_open Connections open now.\n";
-  out += "# TYPE aiadmit_connections_open gauge\n";
+  appendFamilyHeader(out, "aiadmit_connections_open", "gauge", "Connections open now.");
   out += "aiadmit_connections_open " + std::to_string(accepted >= closed ? accepted - closed : 0) +
          "\n";
   counter("aiadmit_tls_handshake_failures_total", "TLS handshakes that failed.",
@@ -350,15 +336,11 @@ void Metrics::renderTransport(std::string& out) const {
           malformedRequests_.load());
   counter("aiadmit_accept_errors_total", "Failed accepts (out of descriptors or memory).",
           acceptErrors_.load());
-  out +=
-      "# HELP aiadmit_inflight_body_bytes Request body bytes that arrived for requests in "
-      "flight.\n";
-  out += "# TYPE aiadmit_inflight_body_bytes gauge\n";
+  appendFamilyHeader(out, "aiadmit_inflight_body_bytes", "gauge",
+                     "Request body bytes that arrived for requests in flight.");
   out += "aiadmit_inflight_body_bytes " + std::to_string(inflightBodyBytes_.load()) + "\n";
-  out +=
-      "# HELP aiadmit_reviews_on_workers Large reviews queued for or being decided on the "
-      "review workers.\n";
-  out += "# TYPE aiadmit_reviews_on_workers gauge\n";
+  appendFamilyHeader(out, "aiadmit_reviews_on_workers", "gauge",
+                     "Large reviews queued for or being decided on the review workers.");
   out += "aiadmit_reviews_on_workers " + std::to_string(reviewsOnWorkers_.load()) + "\n";
   counter("aiadmit_log_lines_dropped_total",
           "Request log lines dropped because the log queue was full.", logLinesDropped());
