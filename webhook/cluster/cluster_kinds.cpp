@@ -41,11 +41,12 @@ const std::vector<ResourceType>& clusterResourceTypes() {
       {Pod, "Pod", "", core, "pods", Absent::Error, true, holding},
       {QueueWorkload, "Workload", "kueue.x-k8s.io", kueue, "workloads", Absent::Unknown, true},
       // Served from 1.33 (v1alpha3) with the feature gate, GA in 1.37: a
-      // cluster that serves none has no rule, and no device is tainted by one.
+      // cluster that serves none has no rule, and no device is tainted by
+      // one. A group served in v1beta1 alone (1.32) has none: read as absent.
       {DeviceTaintRule,
        "DeviceTaintRule",
        draGroup,
-       {"v1", "v1beta2", "v1alpha3"},
+       {"v1", "v1beta2", "v1beta1", "v1alpha3"},
        "devicetaintrules",
        Absent::Empty},
   };
