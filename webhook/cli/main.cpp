@@ -5,6 +5,7 @@
 #include "webhook/cli/check.h"
 #include "webhook/cli/cli.h"
 #include "webhook/cli/explain.h"
+#include "webhook/cli/workload_types.h"
 
 namespace {
 
@@ -18,6 +19,7 @@ Usage:
   aiadmit explain [--kubeconfig FILE | --cluster SNAPSHOT] [-n NS | -A] [-o text|json] [NAME...]
   aiadmit profiles lint [--cluster SNAPSHOT] DIR
   aiadmit profiles init (--kubeconfig FILE | --cluster SNAPSHOT) [--preset gke|eks|aks|gpu-operator] -o DIR
+  aiadmit workload-types suggest [--webhook-patch FILE] CRD_FILE...
   aiadmit version
 
 Run `aiadmit COMMAND --help` for the options of a command.
@@ -37,6 +39,7 @@ int main(int argc, char** argv) {
   if (command == "check") return aiadmit::checkCommand(args);
   if (command == "explain") return aiadmit::explainCommand(args);
   if (command == "profiles") return aiadmit::profilesCommand(args);
+  if (command == "workload-types") return aiadmit::workloadTypesCommand(args);
   if (command == "version" || command == "--version") {
     std::cout << "aiadmit " << AIADMIT_VERSION << "\n";
     return 0;
