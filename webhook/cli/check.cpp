@@ -22,6 +22,7 @@
 #include "webhook/cli/check_summary.h"
 #include "webhook/cluster/cluster_snapshot.h"
 #include "webhook/codec/enum_table.h"
+#include "webhook/codec/json_pointer.h"
 #include "webhook/codec/yaml_json.h"
 #include "webhook/engine/claim_objects.h"
 #include "webhook/engine/engine.h"
@@ -575,6 +576,16 @@ Input readInput(const CheckOptions& options) {
   return input;
 }
 
+// A kind of an operator's: its group is no group of Kubernetes' own (those
+// are one word, apps or batch, or end in .k8s.io but for the x-k8s.io
+// projects'), which are served by the API server and carry no GPU work of
+// their own besides the kinds the table holds.
+bool isCustomResource(const JsonValue& object) {
+  const std::string_view group = splitApiVersion(stringMember(&object, "apiVersion")).group;
+  if (group.find('.') == std::string_view::npos) return false;
+  return !group.ends_with(".k8s.io") || group.ends_with(".x-k8s.io");
+}
+
 // Every object the webhooks would see, decided; the rest counted as skipped.
 std::vector<Record> decideAll(const Engine& engine, std::vector<InputObject>& objects,
                               const CheckOptions& options, std::vector<InputError>& errors,
@@ -588,6 +599,8 @@ std::vector<Record> decideAll(const Engine& engine, std::vector<InputObject>& ob
     if (workloadTypes.findForObject(*object.json) == nullptr &&
         !isClaimObject(AdmissionSubject::ofObject(*object.json, ""))) {
       ++summary.skipped;
+      if (isCustomResource(*object.json)) object.notJudged = findAcceleratorMention(*object.json);
+      if (object.notJudged) ++summary.notJudged;
       continue;
     }
     try {

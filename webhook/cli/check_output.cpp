@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "webhook/cli/check_output.h"
+#include "webhook/codec/json_pointer.h"
 #include "webhook/codec/yaml_json.h"
 #include "webhook/codec/yaml_write.h"
 #include "webhook/model/annotations.h"
@@ -27,7 +28,8 @@ std::string Summary::line() const {
                      std::to_string(admitted) + " admitted (" + std::to_string(mutated) +
                      " mutated), " + std::to_string(denied) + " denied";
   if (skipped > 0) {
-    text += "; " + std::to_string(skipped) + " skipped (not a kind that runs Pods)";
+    text += "; " + std::to_string(skipped) + " skipped (not a kind that runs Pods";
+    text += notJudged > 0 ? ", " + std::to_string(notJudged) + " of them not judged)" : ")";
   }
   if (errors > 0) {
     text += "; " + std::to_string(errors) + (errors == 1 ? " input error" : " input errors");
@@ -37,6 +39,19 @@ std::string Summary::line() const {
         "; " + std::to_string(warnings) + (warnings == 1 ? " input warning" : " input warnings");
   }
   return text;
+}
+
+std::string notJudgedLine(const InputObject& object) {
+  const JsonValue& json = *object.json;
+  const GroupVersion gv = splitApiVersion(stringMember(&json, "apiVersion"));
+  const std::string kind(stringMember(&json, "kind"));
+  std::string line = object.file + ":" + std::to_string(object.line) + ": " + kind + "/" +
+                     std::string(nameOf(json)) + ": not judged: it asks for " +
+                     object.notJudged->name + " at " + object.notJudged->pointer +
+                     ", and no WorkloadType names " + kind + "." + std::string(gv.group) +
+                     ": add one (aiadmit workload-types suggest on its CRD, "
+                     "docs/workload-types.md) and its webhook rule";
+  return line;
 }
 
 namespace {
@@ -282,6 +297,14 @@ void printJson(const std::vector<InputObject>& objects, const std::vector<Record
     if (object.record) continue;
     w.StartObject();
     writePosition(w, object);
+    if (object.notJudged) {
+      w.Key("notJudged");
+      w.StartObject();
+      writeField(w, "asksFor", object.notJudged->name);
+      writeField(w, "at", object.notJudged->pointer);
+      writeField(w, "message", notJudgedLine(object));
+      w.EndObject();
+    }
     w.EndObject();
   }
   w.EndArray();
@@ -304,8 +327,8 @@ void printJson(const std::vector<InputObject>& objects, const std::vector<Record
   for (const auto& [key, count] :
        {std::pair{"objects", summary.objects}, std::pair{"admitted", summary.admitted},
         std::pair{"mutated", summary.mutated}, std::pair{"denied", summary.denied},
-        std::pair{"skipped", summary.skipped}, std::pair{"errors", summary.errors},
-        std::pair{"inputWarnings", summary.warnings}}) {
+        std::pair{"skipped", summary.skipped}, std::pair{"notJudged", summary.notJudged},
+        std::pair{"errors", summary.errors}, std::pair{"inputWarnings", summary.warnings}}) {
     w.Key(key);
     w.Uint64(count);
   }
@@ -340,6 +363,9 @@ void printRecords(const std::vector<InputObject>& objects, const std::vector<Rec
     case Format::Text: {
       const Style style(colourWanted());
       for (const Record& record : records) printText(record, style);
+      for (const InputObject& object : objects) {
+        if (object.notJudged) std::cout << notJudgedLine(object) << "\n";
+      }
       std::cout << summary.line() << "\n";
       break;
     }

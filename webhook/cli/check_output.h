@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "webhook/engine/engine.h"
+#include "webhook/model/accelerator_mentions.h"
 
 namespace aiadmit::check_cli {
 
@@ -57,6 +58,9 @@ struct InputObject {
   // Its row when it is one of Kubernetes' own kinds (kubernetesKindOf).
   const WorkloadType* kubernetesKind = nullptr;
   std::optional<size_t> record;  // its Record, for the kinds aiadmit admits
+  // A custom resource of a kind no row describes that asks for an
+  // accelerator: its Pods would run GPUs nobody judged.
+  std::optional<AcceleratorMention> notJudged;
 };
 
 // What the two webhooks answer for one object.
@@ -77,12 +81,16 @@ struct Record {
 std::string_view nameOf(const JsonValue& object);
 std::string_view generateNameOf(const JsonValue& object);
 
+// "NIMService/llama: not judged: ...": what to add so that aiadmit reads it.
+std::string notJudgedLine(const InputObject& object);
+
 struct Summary {
   size_t objects = 0;
   size_t admitted = 0;
   size_t mutated = 0;
   size_t denied = 0;
   size_t skipped = 0;
+  size_t notJudged = 0;  // of the skipped
   size_t errors = 0;
   size_t warnings = 0;  // InputWarnings
 

@@ -71,6 +71,17 @@ bool madeByTableKind(const JsonValue& object, const WorkloadTypeTable& table) {
   return !kind.empty() && table.findGroupKind(group, kind) != nullptr;
 }
 
+// "KIND.GROUP" of a controller that is neither a row's kind nor one of
+// Kubernetes' own; "" otherwise.
+std::string unknownControllerOf(const JsonValue& object, const WorkloadTypeTable& table) {
+  const auto [group, kind] = controllerGroupKind(object);
+  if (kind.empty() || group.empty() || group == "apps" || group == "batch" ||
+      table.findGroupKind(group, kind) != nullptr) {
+    return "";
+  }
+  return std::string(kind) + "." + std::string(group);
+}
+
 }  // namespace
 
 Assessment assess(const JsonValue& object, const AdmissionSubject& subject,
@@ -79,6 +90,9 @@ Assessment assess(const JsonValue& object, const AdmissionSubject& subject,
   assessment.madeByController = subject.ownerTrusted && madeByController(object);
   assessment.type = workloadTypeOf(subject, profiles.workloadTypes());
   if (assessment.type == nullptr) return assessment;
+  if (assessment.madeByController) {
+    assessment.unknownController = unknownControllerOf(object, profiles.workloadTypes());
+  }
   assessment.resolution = resolveTemplates(*assessment.type, object);
   if (!assessment.resolution.ok()) return assessment;
   for (const ResolvedTemplate& place : assessment.resolution.templates) {

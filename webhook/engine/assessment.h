@@ -41,6 +41,11 @@ struct Assessment {
   // carries aiadmit's stamp or a developer's aiadmit.dev annotation gets the
   // placement its GPU role lacks.
   bool fromUnjudgedController = false;
+  // "NIMService.apps.nvidia.com": the controller that made it is a kind no
+  // row describes, nor one of Kubernetes' own (core, apps, batch). Such
+  // objects get what their role needs to run; the workload they belong to
+  // is judged by nobody, and serve counts them by that kind.
+  std::string unknownController;
 
   Assessment() = default;
   Assessment(Assessment&&) = default;

@@ -115,6 +115,7 @@ void describeWorkload(const Assessment& assessment, Evaluation& eval) {
   if (assessment.type == nullptr) return;
   eval.workloadType = assessment.type->qualifiedKind();
   eval.customResource = assessment.type->customResource;
+  eval.unknownController = assessment.unknownController;
   eval.templates.clear();
   for (const PodTemplateView& view : assessment.views) {
     if (view.place != nullptr) eval.templates.push_back(describeTemplate(view));

@@ -39,7 +39,10 @@ struct Evaluation {
   // `check` and the log; empty for objects the table does not describe.
   std::string workloadType;
   std::vector<std::string> templates;
-  bool customResource = false;       // a kind of an operator, not Pod or a built-in controller
+  bool customResource = false;  // a kind of an operator, not Pod or a built-in controller
+  // "KIND.GROUP" of the controller that made it when no row describes that
+  // kind (Assessment::unknownController): /metrics counts such objects.
+  std::string unknownController;
   std::vector<std::string> changes;  // injected, one line each
   // The JSON Pointer each operation of the patch sets, in patch order: what
   // the audit annotation `mutated` names (label and annotation keys at most).

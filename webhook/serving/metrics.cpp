@@ -67,6 +67,30 @@ void Metrics::recordRuleHit(RuleId rule, RuleAction action) {
       1, std::memory_order_relaxed);
 }
 
+bool Metrics::recordUnknownController(const std::string& kind) {
+  std::lock_guard<std::mutex> lock(unknownControllersMutex_);
+  auto it = unknownControllers_.find(kind);
+  if (it == unknownControllers_.end()) {
+    const bool room = unknownControllers_.size() < kUnknownControllerKinds;
+    it = unknownControllers_.emplace(room ? kind : "other", 0).first;
+    ++it->second;
+    return room;
+  }
+  ++it->second;
+  return false;
+}
+
+void Metrics::renderUnknownControllers(std::string& out) const {
+  appendFamilyHeader(out, "aiadmit_unknown_controller_objects_total", "counter",
+                     "Objects made by a controller of a kind no WorkloadType names, by that kind: "
+                     "placed for their role, the workload itself judged by nobody.");
+  std::lock_guard<std::mutex> lock(unknownControllersMutex_);
+  for (const auto& [kind, count] : unknownControllers_) {
+    out += "aiadmit_unknown_controller_objects_total{controller=\"" + prometheusLabel(kind) +
+           "\"} " + std::to_string(count) + "\n";
+  }
+}
+
 void Metrics::setEnforcement(RuleAction enforcement) {
   enforcement_.store(enforcement);
 }
@@ -157,6 +181,7 @@ std::string Metrics::render() const {
   renderRequests(out);
   renderLatency(out);
   renderRules(out);
+  renderUnknownControllers(out);
   renderProfiles(out);
   renderTransport(out);
   if (const ClusterWatcher* watcher = clusterView_.load()) {

@@ -5,6 +5,8 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -45,6 +47,12 @@ class Metrics {
   void recordRequest(Endpoint endpoint, const WorkloadType* kubernetesKind,
                      WorkloadClass workloadClass, Decision decision, double seconds);
   void recordRuleHit(RuleId rule, RuleAction action);
+  // Counts an object made by a controller of a kind no row describes, by
+  // that kind ("NIMService.apps.nvidia.com"; past kUnknownControllerKinds
+  // kinds, as "other"). True the first time the kind is counted: serve then
+  // logs it, once.
+  bool recordUnknownController(const std::string& kind);
+  static constexpr size_t kUnknownControllerKinds = 64;
   void setEnforcement(RuleAction enforcement);
   void recordProfileReload(bool success, double unixTime);
   // A review of the profiles ConfigMap (POST /validate-profiles).
@@ -86,6 +94,7 @@ class Metrics {
   void renderProfiles(std::string& out) const;
   void renderCertificate(std::string& out) const;
   void renderPoolFit(std::string& out) const;
+  void renderUnknownControllers(std::string& out) const;
   void renderTransport(std::string& out) const;
   // The counter of one endpoint, kind (an index into kinds_, or
   // kinds_.size() for Other), class and decision.
@@ -132,6 +141,8 @@ class Metrics {
   std::atomic<const ClusterWatcher*> clusterView_{nullptr};
   std::atomic<const WaitingGauges*> waitingGauges_{nullptr};
   std::atomic<std::shared_ptr<const PoolFit>> poolFit_;
+  mutable std::mutex unknownControllersMutex_;
+  std::map<std::string, uint64_t> unknownControllers_;
 };
 
 }  // namespace aiadmit

@@ -310,6 +310,12 @@ class Endpoints final : public HttpApplication {
     for (const Violation& v : result.evaluation.audited) {
       metrics_.recordRuleHit(v.rule, RuleAction::Audit);
     }
+    const std::string& controller = result.evaluation.unknownController;
+    if (!controller.empty() && metrics_.recordUnknownController(controller)) {
+      logInfo("objects of a controller no WorkloadType names are placed, not judged",
+              {{"controller", controller},
+               {"fix", "add a WorkloadType for it: aiadmit workload-types suggest on its CRD"}});
+    }
     logRequest(endpoint, result, seconds);
   }
 
