@@ -98,13 +98,15 @@ json queuedJob(const ExplainPool& pool, int gpus) {
 std::string kueueObjects(const Namespace& ns, int gpuQuota) {
   const std::string queue = "explain-" + ns.name();
   return R"({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
-             "metadata": {"name": "e2e-explain-flavor"}}
+             "metadata": {"name": ")" +
+         queue + R"("}}
     {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": ")" +
          queue + R"("},
      "spec": {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ")" +
          ns.name() + R"("}},
               "resourceGroups": [{"coveredResources": ["cpu", "memory", "nvidia.com/gpu"],
-                "flavors": [{"name": "e2e-explain-flavor", "resources": [
+                "flavors": [{"name": ")" +
+         queue + R"(", "resources": [
                   {"name": "cpu", "nominalQuota": "100"},
                   {"name": "memory", "nominalQuota": "1000Gi"},
                   {"name": "nvidia.com/gpu", "nominalQuota": )" +
@@ -225,7 +227,10 @@ TEST(E2eExplain, EveryCauseTheSchedulerAndKueueMakeIsExplainedAliveAndFromASnaps
   ASSERT_EQ(kubectl({"apply", "-f", "-"}, kueueObjects(ns, 2)).exitCode, 0);
   const struct QueueDeletedAtExit {
     std::string name;
-    ~QueueDeletedAtExit() { kubectl({"delete", "clusterqueue", name, "--wait=false"}); }
+    ~QueueDeletedAtExit() {
+      kubectl({"delete", "clusterqueue", name, "--wait=false"});
+      kubectl({"delete", "resourceflavor", name, "--wait=false"});
+    }
   } queue{"explain-" + ns.name()};
   ASSERT_EQ(kubectl({"create", "-n", ns.name(), "-f", "-"}, missingClassClaim()).exitCode, 0);
   const std::vector<json> objects = {
@@ -742,7 +747,7 @@ TEST(E2eExplain, ADeviceTaintRuleKeepsAClaimOffItsDevicesAndTheSameClaimRunsBesi
   const std::string reason = record.value("reason", "");
   const std::string claimName = taintedClaim["metadata"]["name"];
   EXPECT_NE(reason.find("claim " + claimName + " asks for 2 devices of class " +
-                        gpus.deviceClass() + "; the free ones on node " + tainted +
+                        gpus.deviceClass() + "; free devices of node " + tainted +
                         " (gpu-0) carry the taint " + kMaintenanceKey + "=" + kMaintenanceValue +
                         ":NoSchedule (set by DeviceTaintRule " + rule.name + ")"),
             std::string::npos)

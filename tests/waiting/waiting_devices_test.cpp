@@ -40,7 +40,7 @@ TEST(WaitingDevices, FreeDevicesTaintedByTheirDriverKeepAnUntoleratingClaimWaiti
   EXPECT_EQ(waiting.pool, "dra");
   EXPECT_EQ(
       waiting.reason,
-      "claim c asks for 2 devices of class gpu.nvidia.com; the free ones on node dra-0 "
+      "claim c asks for 2 devices of class gpu.nvidia.com; free devices of node dra-0 "
       "(gpu-0, gpu-1, gpu-2, gpu-3) carry the taint gpu.nvidia.com/unhealthy=xid-79:NoSchedule "
       "(published by driver gpu.nvidia.com in ResourceSlice dra-0-gpu.nvidia.com-x7k2p), "
       "which its request does not tolerate, and no node it may use has 2 free without one");

@@ -89,7 +89,7 @@ PodVerdict tainted(const ClaimAt& at, const DeviceAlternative& alternative, cons
                                 : "set by DeviceTaintRule " + std::string(first.rule);
   PodVerdict verdict{WaitCause::DeviceTainted, "", "", poolOfNode(*best.node)};
   verdict.reason = "claim " + at.claim.name + " asks for " + std::to_string(alternative.count) +
-                   " devices of class " + alternative.deviceClassName + "; the free ones on node " +
+                   " devices of class " + alternative.deviceClassName + "; free devices of node " +
                    best.node->name + " (" + deviceNames(best.devices) + ") carry the taint " +
                    taint + " (" + setBy + "), which its request does not tolerate, and no node " +
                    "it may use has " + std::to_string(alternative.count) + " free without one";
