@@ -28,12 +28,7 @@ class Snapshot : public ::testing::Test {
     api_.put(kRules, R"({"metadata":{"name":"maintenance"},"spec":{}})");
   }
   ListedSnapshot list() {
-    ApiServerConfig config;
-    config.host = "127.0.0.1";
-    config.port = api_.port();
-    config.caPem = api_.caPem();
-    config.tokenFile = dir_.file("token");
-    config.source = "test";
+    const ApiServerConfig config = api_.config(dir_.file("token"));
     ApiClient client(config, ApiClientOptions{});
     return listWaitingSnapshot(client);
   }

@@ -90,12 +90,7 @@ class ClusterWatchErrors : public ::testing::Test {
   }
 
   std::unique_ptr<ClusterWatcher> start(const ClusterWatchOptions& chosen) {
-    ApiServerConfig config;
-    config.host = "127.0.0.1";
-    config.port = api_.port();
-    config.caPem = api_.caPem();
-    config.tokenFile = dir_.file("token");
-    config.source = "test";
+    const ApiServerConfig config = api_.config(dir_.file("token"));
     auto watcher = std::make_unique<ClusterWatcher>(config, chosen);
     std::string error;
     EXPECT_TRUE(watcher->start(&error)) << error;
@@ -371,11 +366,7 @@ TEST_F(ClusterWatchErrors, TheFirstListIsServedByTheWatchCacheWithOrWithoutPages
     api.serve(kNodes, "v1", "Node");
     for (int i = 0; i < 6; ++i) api.put(kNodes, gpuNode("node-" + std::to_string(i), 1));
     api.ignoreLimitAtVersionZero(ignoresLimit);
-    ApiServerConfig config;
-    config.host = "127.0.0.1";
-    config.port = api.port();
-    config.caPem = api.caPem();
-    config.tokenFile = dir_.file("token");
+    const ApiServerConfig config = api.config(dir_.file("token"));
     ClusterWatcher watcher(config, options({ClusterKind::Node}));
     std::string error;
     ASSERT_TRUE(watcher.start(&error)) << error;

@@ -115,12 +115,7 @@ class ClusterWatch : public ::testing::Test {
   }
 
   ApiServerConfig config() const {
-    ApiServerConfig config;
-    config.host = "127.0.0.1";
-    config.port = api_.port();
-    config.caPem = api_.caPem();
-    config.tokenFile = dir_.file("token");
-    config.source = "test";
+    const ApiServerConfig config = api_.config(dir_.file("token"));
     return config;
   }
 

@@ -102,6 +102,16 @@ std::string ApiStandIn::caPem() const {
   return readFile(devCertificates().file("ca.crt"));
 }
 
+ApiServerConfig ApiStandIn::config(const std::string& tokenFile) const {
+  ApiServerConfig config;
+  config.host = "127.0.0.1";
+  config.port = port_;
+  config.caPem = caPem();
+  config.tokenFile = tokenFile;
+  config.source = "test";
+  return config;
+}
+
 std::string standInKubeconfig(int port) {
   return "apiVersion: v1\nkind: Config\ncurrent-context: standin\nclusters:\n- name: standin\n"
          "  cluster:\n    server: https://127.0.0.1:" +

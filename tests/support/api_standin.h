@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "webhook/cluster/api_config.h"
 #include "webhook/codec/non_copyable.h"
 
 namespace httplib {
@@ -45,6 +46,8 @@ class ApiStandIn : NonCopyable {
 
   int port() const { return port_; }
   std::string caPem() const;
+  // How a client reaches it: this port, its CA, the bearer token in `tokenFile`.
+  ApiServerConfig config(const std::string& tokenFile) const;
 
   // Serves the collection at `path` ("/api/v1/nodes") of `kind` objects.
   void serve(const std::string& path, const std::string& apiVersion, const std::string& kind);
