@@ -9,6 +9,7 @@
 
 #include "webhook/cli/check_output.h"
 #include "webhook/codec/json_pointer.h"
+#include "webhook/codec/text.h"
 #include "webhook/codec/yaml_json.h"
 #include "webhook/codec/yaml_write.h"
 #include "webhook/model/annotations.h"
@@ -62,17 +63,10 @@ constexpr const char* kValidatingWebhook = "applied.validate.aiadmit.dev";
 
 // ----------------------------------------------------------------- output
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
 // "deployment/vllm", or "job/sample-job-*" for a generated name.
 std::string objectLabel(const InputObject& input) {
   const std::string_view name = nameOf(*input.json);
-  return lower(stringMember(input.json.get(), "kind")) + "/" +
+  return lowercase(stringMember(input.json.get(), "kind")) + "/" +
          (name.empty() ? std::string(generateNameOf(*input.json)) + "*" : std::string(name));
 }
 

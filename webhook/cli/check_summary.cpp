@@ -1,4 +1,5 @@
 #include "webhook/cli/check_summary.h"
+#include "webhook/codec/text.h"
 
 #include <rapidjson/prettywriter.h>
 #include <rapidjson/stringbuffer.h>
@@ -225,11 +226,6 @@ CheckReport summarize(const std::vector<ReportInput>& inputs) {
 }
 
 namespace {
-
-std::string lowercase(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
 
 std::string rulesText(const std::vector<Evaluation::RuleDecision>& rules) {
   std::string out;

@@ -11,6 +11,12 @@ char lower(char c) {
 }
 }  // namespace
 
+std::string lowercase(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = lower(c);
+  return out;
+}
+
 size_t editDistance(std::string_view a, std::string_view b) {
   if (a.size() < b.size()) std::swap(a, b);
   // One row of the table, as long as the shorter text; names are short, so it

@@ -30,6 +30,8 @@ std::string_view plausibleName(std::string_view text,
 
 // The text in double quotes, as messages name values: "nvidia.com/gpu".
 std::string inQuotes(std::string_view text);
+// The text with ASCII letters in lower case.
+std::string lowercase(std::string_view text);
 
 // The pieces one after another, made in one allocation: a chain of `+` makes
 // and frees a string at every step, on the request path for each message.

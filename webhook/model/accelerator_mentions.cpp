@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "webhook/codec/json_pointer.h"
+#include "webhook/codec/text.h"
 #include "webhook/model/quantity.h"
 #include "webhook/model/resources.h"
 
@@ -21,9 +22,7 @@ bool positive(const JsonValue& value) {
 // A field named for a count of GPUs or TPUs ("gpu", "numGpus"): names with
 // "gpu" inside that say something else ("gpuMemoryUtilization") are not.
 bool countField(std::string_view key) {
-  std::string name(key);
-  std::transform(name.begin(), name.end(), name.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string name = lowercase(key);
   static constexpr std::string_view kNames[] = {"gpu",      "gpus",      "numgpus", "num_gpus",
                                                 "gpucount", "gpu_count", "tpu",     "tpus"};
   return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);

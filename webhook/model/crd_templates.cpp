@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "webhook/codec/json_pointer.h"
+#include "webhook/codec/text.h"
 
 namespace aiadmit {
 
@@ -35,16 +36,9 @@ bool keepsUnknownFields(const JsonValue* schema) {
          !isObject(member(schema, "properties"));
 }
 
-std::string lowered(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
 // A field whose name says it may hold Pods.
 bool mayHoldPods(std::string_view field) {
-  const std::string name = lowered(field);
+  const std::string name = lowercase(field);
   return name.find("template") != std::string::npos || name.find("pod") != std::string::npos ||
          name == "spec";
 }
@@ -222,7 +216,7 @@ bool findTemplates(const JsonValue& crd, FoundKind& out, std::string& why) {
     out.opaque.push_back("/spec");
     return true;
   }
-  TemplateWalk(out, lowered(out.kind)).visit(specSchema, root);
+  TemplateWalk(out, lowercase(out.kind)).visit(specSchema, root);
   return true;
 }
 
