@@ -260,13 +260,21 @@ void Metrics::renderRules(std::string& out) const {
   }
 }
 
+namespace {
+
+// A counter family of successes and failures.
+void byResult(std::string& out, const std::string& name, std::string_view help, uint64_t success,
+              uint64_t failure) {
+  appendFamilyHeader(out, name, "counter", help);
+  out += name + "{result=\"success\"} " + std::to_string(success) + "\n";
+  out += name + "{result=\"failure\"} " + std::to_string(failure) + "\n";
+}
+
+}  // namespace
+
 void Metrics::renderProfiles(std::string& out) const {
-  appendFamilyHeader(out, "aiadmit_profile_reloads_total", "counter",
-                     "Profile set loads by result.");
-  out += "aiadmit_profile_reloads_total{result=\"success\"} " +
-         std::to_string(reloadSuccess_.load()) + "\n";
-  out += "aiadmit_profile_reloads_total{result=\"failure\"} " +
-         std::to_string(reloadFailure_.load()) + "\n";
+  byResult(out, "aiadmit_profile_reloads_total", "Profile set loads by result.",
+           reloadSuccess_.load(), reloadFailure_.load());
   appendFamilyHeader(out, "aiadmit_profile_last_success_timestamp_seconds", "gauge",
                      "When the profiles in force were loaded.");
   out += "aiadmit_profile_last_success_timestamp_seconds " +
@@ -292,12 +300,9 @@ void Metrics::renderCertificate(std::string& out) const {
                      "NotAfter of the serving certificate.");
   out += "aiadmit_certificate_expiry_timestamp_seconds " +
          prometheusNumber(certificateExpiry_.load()) + "\n";
-  appendFamilyHeader(out, "aiadmit_certificate_reloads_total", "counter",
-                     "Loads of the serving certificate and key, by result.");
-  out += "aiadmit_certificate_reloads_total{result=\"success\"} " +
-         std::to_string(certificateLoads_.load()) + "\n";
-  out += "aiadmit_certificate_reloads_total{result=\"failure\"} " +
-         std::to_string(certificateLoadFailures_.load()) + "\n";
+  byResult(out, "aiadmit_certificate_reloads_total",
+           "Loads of the serving certificate and key, by result.", certificateLoads_.load(),
+           certificateLoadFailures_.load());
   gauge(out, "aiadmit_certificate_last_reload_successful",
         "Whether the last load of the serving certificate succeeded (0: a changed pair was "
         "refused and the previous one is served).",
