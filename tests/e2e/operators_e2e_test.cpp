@@ -1,10 +1,13 @@
 // The operators themselves (scripts/e2e-cluster up --operators: JobSet,
 // LeaderWorkerSet, KubeRay and Kueue, each run with the CRDs, RBAC and
 // webhooks it ships) making the children of workloads applied in an
-// opted-in namespace: what the API server stored, what kubectl printed, who
-// created what, and where the scheduler put it.
+// opted-in namespace, the GPU examples each operator publishes among them:
+// what the API server stored, what kubectl printed, who created what, and
+// where the scheduler put it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <set>
 
 #include "tests/e2e/support/e2e_cluster.h"
@@ -231,8 +234,9 @@ TEST(E2eLeaderWorkerSet, GroupsAreAdmittedProbesOnlyWhereTheTableSaysAndAScaleRo
   Namespace ns("lws");
   std::vector<json> objects = corpusObjects(kLwsFile);
   ASSERT_EQ(objects.size(), 1u);
-  // The file's leaderServicePort is of a newer LeaderWorkerSet than the
-  // newest the module proxy serves (v0.9.0), whose CRD refuses it.
+  // The file's leaderServicePort is of a newer LeaderWorkerSet (v0.10) than
+  // the newest the module proxy hands out whole (v0.9.0), whose CRD refuses
+  // it.
   objects[0]["spec"].erase("networkConfig");
   const CommandResult applied = create(ns, objects[0]);
   ASSERT_EQ(applied.exitCode, 0) << applied.err;
@@ -369,6 +373,184 @@ TEST(E2eKubeRaySerial, ARayJobsClusterHasAHeadWithoutGpusWorkersOnGpuNodesAndSca
   for (const std::string& uid : before) {
     EXPECT_TRUE(after.count(uid)) << "the scale replaced a Ray Pod";
   }
+}
+
+// ------------------------------------------- the operators' own examples
+
+// A GPU example an operator publishes in its module (operator.conf's
+// `example=` lines; scripts/build-operators copies them, the path inside the
+// module as the file name), with the children the operator makes of it and
+// their Pods: LeaderWorkerSet a leaders' StatefulSet and one of workers per
+// group, replicas × size Pods; KubeRay the RayCluster of a RayJob or a
+// RayService, its head and each worker group's replicas (a RayJob's
+// submitter comes once its cluster is ready, which no Pod here ever is).
+struct PublishedExample {
+  std::string file;
+  size_t children;
+  size_t pods;
+};
+
+// An operator whose examples are applied: what it makes of them, who makes
+// their Pods, and whether its children reach aiadmit (a StatefulSet does; a
+// custom resource an operator makes does not, its templates were judged on
+// its parent).
+struct ExampleOperator {
+  std::string name;
+  std::string childResource;
+  std::string childCreator;
+  bool childrenReachAiadmit;
+  std::string podCreator;
+  std::vector<PublishedExample> examples;
+};
+
+std::string examplesDir(const std::string& name) {
+  return testing::sourceDir() + "/build/operators/" + name + "/examples";
+}
+
+std::set<std::string> filesIn(const std::string& dir) {
+  std::set<std::string> files;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+    files.insert(entry.path().filename().string());
+  }
+  return files;
+}
+
+// GPU nodes shaped as the machines the examples are written for, labelled
+// and tainted as the shipped profiles' pool (accelerator=nvidia,
+// accelerator=gpu:NoSchedule), beside the suite's: four GKE a3-highgpu-8g
+// (8 H100, 208 vCPUs, 1872 GiB: vLLM's groups ask for 125 CPUs and 1124 GiB
+// a Pod) and one n1 node of 4 T4s, which KubeRay's batch-inference sample
+// selects.
+std::vector<NodeShape> examplesPool() {
+  std::vector<NodeShape> nodes;
+  for (int i = 1; i <= 4; ++i) {
+    NodeShape node = gpuNode("gpu-node-examples-a3-" + std::to_string(i), 8);
+    node.labels["cloud.google.com/gke-accelerator"] = "nvidia-h100-80gb";
+    node.labels["node.kubernetes.io/instance-type"] = "a3-highgpu-8g";
+    node.allocatable["cpu"] = "208";
+    node.allocatable["memory"] = "1872Gi";
+    node.allocatable["ephemeral-storage"] = "6000Gi";
+    nodes.push_back(node);
+  }
+  NodeShape t4 = gpuNode("gpu-node-examples-t4", 4);
+  t4.labels["cloud.google.com/gke-accelerator"] = "nvidia-tesla-t4";
+  t4.labels["node.kubernetes.io/instance-type"] = "n1-standard-96";
+  t4.allocatable["memory"] = "360Gi";
+  nodes.push_back(t4);
+  return nodes;
+}
+
+// The ServiceAccounts that `value`'s Pod templates run as.
+void collectServiceAccounts(const json& value, std::set<std::string>& out) {
+  if (value.is_array()) {
+    for (const json& item : value) collectServiceAccounts(item, out);
+    return;
+  }
+  if (!value.is_object()) return;
+  for (const auto& [key, item] : value.items()) {
+    if (key == "serviceAccountName" && item.is_string()) {
+      out.insert(item.get<std::string>());
+    } else {
+      collectServiceAccounts(item, out);
+    }
+  }
+}
+
+// Creates each example of `op` (two of KubeRay's have a generateName, which
+// `kubectl apply` refuses) in an opted-in namespace of its own, after the
+// ServiceAccounts it names: it is admitted with aiadmit's placement, the
+// operator makes its children from that mutated parent and they reach
+// aiadmit unpatched, and the scheduler binds every Pod: those asking for
+// GPUs on GPU nodes with the pool's node selector, the others elsewhere.
+void applyEachExample(const ExampleOperator& op) {
+  std::set<std::string> listed;
+  for (const PublishedExample& example : op.examples) listed.insert(example.file);
+  ASSERT_EQ(filesIn(examplesDir(op.name)), listed)
+      << "the examples scripts/build-operators copied from " << op.name << "'s module";
+  const std::vector<NodeShape> pool = examplesPool();
+  NodesRemovedAtExit removeNodes(pool);
+  for (const NodeShape& node : pool) ASSERT_TRUE(applyNode(node));
+
+  for (const PublishedExample& example : op.examples) {
+    SCOPED_TRACE(example.file);
+    Namespace ns(op.name + "-example");
+    const std::string file = examplesDir(op.name) + "/" + example.file;
+    // The ServiceAccounts its Pods run as, which its guide has made first.
+    const CommandResult read = kubectl({"create", "--dry-run=client", "-o", "json", "-f", file});
+    ASSERT_EQ(read.exitCode, 0) << read.err;
+    std::set<std::string> accounts;
+    for (const json& object : jsonObjects(read.out)) collectServiceAccounts(object, accounts);
+    for (const std::string& account : accounts) {
+      const CommandResult made = kubectl({"create", "serviceaccount", account, "-n", ns.name()});
+      ASSERT_EQ(made.exitCode, 0) << made.err;
+    }
+    const CommandResult applied = kubectl({"create", "-n", ns.name(), "-f", file});
+    ASSERT_EQ(applied.exitCode, 0) << applied.err;
+    const std::vector<std::string> warnings = aiadmitWarnings(applied.err);
+    EXPECT_TRUE(std::any_of(warnings.begin(), warnings.end(), [](const std::string& warning) {
+      return warning.find("added toleration accelerator=gpu:NoSchedule") != std::string::npos;
+    })) << applied.err;
+    ASSERT_TRUE(podsBound(ns.name(), example.pods, "", std::chrono::seconds(120)))
+        << kubectl({"get", "statefulsets,rayclusters,pods,events", "-n", ns.name(), "-o", "wide"})
+               .out;
+
+    size_t gpuPods = 0;
+    for (const json& pod : podsOf(ns.name())) {
+      const std::string name = pod["metadata"]["name"];
+      const std::string node = pod["spec"]["nodeName"];
+      if (!asksForGpus(pod["spec"])) {
+        EXPECT_FALSE(isGpuNode(node)) << name << " asks for no GPU and is on " << node;
+        continue;
+      }
+      ++gpuPods;
+      EXPECT_TRUE(isGpuNode(node)) << name << " on " << node;
+      EXPECT_EQ(pod["spec"].value("nodeSelector", json::object()).value("accelerator", ""),
+                "nvidia")
+          << name << ": the pool's selector, from its parent's template";
+    }
+    EXPECT_GT(gpuPods, 0u);
+    if (op.childrenReachAiadmit) {
+      EXPECT_EQ(expectUnpatchedCreates(op.childResource, ns.name(), op.childCreator),
+                example.children);
+    } else {
+      const AllowedRequests children =
+          expectAllowed(op.childResource, ns.name(), op.childCreator, {"create"});
+      EXPECT_EQ(children.count, example.children);
+      EXPECT_EQ(children.reachedAiadmit, 0u);
+    }
+    EXPECT_EQ(expectUnpatchedCreates("pods", ns.name(), op.podCreator), example.pods);
+  }
+}
+
+TEST(E2eOperatorExamplesSerial, LeaderWorkerSetsGpuExamplesAreAdmittedAndTheirPodsPlaced) {
+  applyEachExample({"lws",
+                    "statefulsets",
+                    kLwsUser,
+                    true,
+                    controllerUser("statefulset-controller"),
+                    {{"docs__examples__vllm__GPU__lws.yaml", 3, 4},
+                     {"docs__examples__sglang__lws.yaml", 3, 4},
+                     {"docs__examples__tensorrt-llm__lws.yaml", 2, 2}}});
+}
+
+TEST(E2eOperatorExamplesSerial, KubeRaysGpuSamplesAreAdmittedAndTheirPodsPlaced) {
+  applyEachExample(
+      {"kuberay",
+       "rayclusters",
+       kKubeRayUser,
+       false,
+       kKubeRayUser,
+       {{"config__samples__ray-cluster.verl.yaml", 0, 1},
+        {"config__samples__ray-job.batch-inference.yaml", 1, 1},
+        {"config__samples__pytorch-resnet-image-classifier__ray-job.pytorch-image-classifier.yaml",
+         1, 5},
+        {"config__samples__pytorch-text-classifier__ray-job.pytorch-distributed-training.yaml", 1,
+         1},
+        {"config__samples__ray-service.deepseek.yaml", 1, 3},
+        {"config__samples__ray-service.llm-serve.yaml", 1, 2},
+        {"config__samples__ray-service.stable-diffusion.yaml", 1, 2},
+        {"config__samples__ray-service.text-summarizer.yaml", 1, 2}}});
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <tuple>
 
 #include "tests/e2e/support/e2e_cluster.h"
@@ -389,19 +390,29 @@ TwoApplies applyTwice(const ReapplyCase& param, const json& file, const std::str
 // What a refusal says, without what differs from one namespace or one
 // object to the next: the webhook or the manager that refused, and the
 // field and reason, not the value (an object with aiadmit's toleration has
-// another value than one without).
+// another value than one without). An admission webhook's refusal names it;
+// one it makes as a Kubernetes validation error (JobSet's since v0.12) reads
+// as the API server's own, `The KIND "NAME" is invalid: ...`, after the
+// warnings kubectl printed.
 std::string cause(const std::string& err) {
+  const auto lineAt = [&](size_t start) {
+    return err.substr(start, err.find('\n', start) - start);
+  };
+  std::string line;
   const size_t webhook = err.find("admission webhook \"");
-  if (webhook != std::string::npos) {
-    const std::string line = err.substr(webhook, err.find('\n', webhook) - webhook);
-    const size_t value = line.find(": Invalid value");
-    if (value == std::string::npos) return line;
-    return line.substr(0, value) + line.substr(line.rfind(": "));
-  }
   const size_t conflict = err.find("Apply failed with");
-  if (conflict != std::string::npos)
-    return err.substr(conflict, err.find('\n', conflict) - conflict);
-  return err.substr(0, err.find('\n'));
+  if (webhook != std::string::npos) {
+    line = lineAt(webhook);
+  } else if (conflict != std::string::npos) {
+    return lineAt(conflict);
+  } else {
+    std::istringstream lines(err);
+    while (std::getline(lines, line) && line.rfind("Warning: ", 0) == 0) {
+    }
+  }
+  const size_t value = line.find(": Invalid value");
+  if (value == std::string::npos) return line;
+  return line.substr(0, value) + line.substr(line.rfind(": "));
 }
 
 // ---------------------------------------------------- what must hold

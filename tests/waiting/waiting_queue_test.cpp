@@ -169,6 +169,39 @@ TEST(WaitingQueue, InadmissibleIsKueuesWordForAQueueThatIsNotThere) {
   EXPECT_EQ(report.waiting[0].scheduler.agrees, std::optional<bool>(true));
 }
 
+// Kueue 0.19 with UnadmittedWorkloadsObservability names the kind of wait in
+// QuotaReserved's reason (ExceedsMaxQuota, WaitingForQuota, Misconfigured,
+// ...) and sets Admitted False beside it: its words are still the
+// QuotaReserved condition, as written.
+TEST(WaitingQueue, KueuesTieredReasonsAreItsWords) {
+  json never = workload("team", 1, 12);
+  never["status"]["conditions"][0]["reason"] = "ExceedsMaxQuota";
+  never["status"]["conditions"][0]["message"] =
+      "couldn't assign flavors to pod set main: insufficient quota for nvidia.com/gpu in flavor "
+      "a100, previously considered podsets requests (0) + current podset request (12) > maximum "
+      "capacity (8)";
+  WaitingReport report = explainObjects({never, localQueue(), clusterQueue(8, 0)});
+  ASSERT_EQ(report.waiting.size(), 1u);
+  EXPECT_EQ(report.waiting[0].scheduler.condition, "QuotaReserved");
+  EXPECT_EQ(report.waiting[0].scheduler.reason, "ExceedsMaxQuota");
+  EXPECT_EQ(report.waiting[0].scheduler.agrees, std::optional<bool>(true));
+  EXPECT_NE(report.waiting[0].reason.find("so it can never be admitted there"), std::string::npos)
+      << report.waiting[0].reason;
+  EXPECT_NE(explainText(report, "2026-12-01T10:01:00Z")
+                .find("kueue: QuotaReserved=False (ExceedsMaxQuota): couldn't assign flavors"),
+            std::string::npos);
+
+  json lost = workload("tema", 1, 1);
+  lost["status"]["conditions"][0]["reason"] = "Misconfigured";
+  lost["status"]["conditions"][0]["message"] = "LocalQueue tema doesn't exist";
+  report = explainObjects({lost, localQueue(), clusterQueue(8, 0)});
+  ASSERT_EQ(report.waiting.size(), 1u);
+  EXPECT_EQ(report.waiting[0].scheduler.reason, "Misconfigured");
+  EXPECT_EQ(report.waiting[0].scheduler.agrees, std::optional<bool>(true));
+  EXPECT_NE(report.waiting[0].reason.find("does not exist in namespace ml"), std::string::npos)
+      << report.waiting[0].reason;
+}
+
 TEST(WaitingQueue, QuotaReservedButNotAdmittedShowsTheAdmittedCondition) {
   json checking = workload("team", 1, 4);
   checking["status"]["conditions"][0] = {{"type", "QuotaReserved"},
