@@ -2,9 +2,11 @@
 // are: RuntimeClasses listed and watched from node.k8s.io/v1, and a cluster
 // that does not serve them is an error (every supported cluster does), not
 // "none exist"; DeviceTaintRules, which a cluster before 1.37 does not serve
-// and then has none of. One binary beside the API servers a platform team
-// runs at once: each kind is read in the newest version the server serves
-// (DRA in resource.k8s.io/v1 on 1.34 and later, v1beta2 or v1beta1 before).
+// and then has none of; PodGroups, in the version of scheduling.k8s.io that
+// serves them, and unknown where the group serves none that aiadmit reads.
+// One binary beside the API servers a platform team runs at once: each kind
+// is read in the newest version the server serves (DRA in resource.k8s.io/v1
+// on 1.34 and later, v1beta2 or v1beta1 before).
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -175,6 +177,44 @@ INSTANTIATE_TEST_SUITE_P(Releases, VersionSkew,
                                            std::make_pair(std::string("v1beta2"), false),
                                            std::make_pair(std::string("v1"), false)),
                          [](const auto& info) { return info.param.first; });
+
+// serve --waiting-metrics watches PodGroups: from the first version the
+// group serves of v1beta1 (1.37), v1alpha3, v1alpha2 (1.36).
+TEST_F(ViewKindsWatch, PodGroupsAreListedAndWatchedInTheVersionServed) {
+  constexpr const char* kGroups = "/apis/scheduling.k8s.io/v1alpha2/podgroups";
+  const auto group = [](int minCount) {
+    return R"({"apiVersion":"scheduling.k8s.io/v1alpha2","kind":"PodGroup",)"
+           R"("metadata":{"name":"train","namespace":"ml"},)"
+           R"("spec":{"schedulingPolicy":{"gang":{"minCount":)" +
+           std::to_string(minCount) + "}}}}";
+  };
+  api_.serve(kGroups, "scheduling.k8s.io/v1alpha2", "PodGroup");
+  api_.put(kGroups, group(4));
+  auto watcher = start({ClusterKind::PodGroup});
+  ASSERT_TRUE(watcher->waitFor([](const ClusterWatchState& s) { return s.synced; }, kDeadline));
+  const PodGroupRecord* train = watcher->view()->podGroup("ml", "train");
+  ASSERT_NE(train, nullptr);
+  EXPECT_EQ(train->minCount, std::optional<int64_t>(4));
+  api_.put(kGroups, group(2));
+  EXPECT_TRUE(watcher->waitFor(
+      [&](const auto&) {
+        const PodGroupRecord* now = watcher->view()->podGroup("ml", "train");
+        return now != nullptr && now->minCount == std::optional<int64_t>(2);
+      },
+      kDeadline));
+}
+
+// 1.35 serves scheduling.k8s.io in v1 (and v1alpha1's Workloads) only: no
+// PodGroup can be read, so none is known, not "none exist".
+TEST_F(ViewKindsWatch, AGroupServedInNoVersionAiadmitReadsLeavesPodGroupsUnknown) {
+  api_.serve("/apis/scheduling.k8s.io/v1/priorityclasses", "scheduling.k8s.io/v1", "PriorityClass");
+  auto watcher = start({ClusterKind::PodGroup});
+  ASSERT_TRUE(watcher->waitFor([](const ClusterWatchState& s) { return s.synced; }, kDeadline));
+  EXPECT_FALSE(watcher->view()->knows(ClusterKind::PodGroup));
+  const ClusterWatchState state = watcher->state();
+  ASSERT_NE(state.resource(ClusterKind::PodGroup), nullptr);
+  EXPECT_TRUE(state.resource(ClusterKind::PodGroup)->unserved);
+}
 
 }  // namespace
 }  // namespace aiadmit

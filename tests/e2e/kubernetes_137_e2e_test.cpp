@@ -6,7 +6,8 @@
 // driver through a DeviceClass's extendedResourceName (KEP-5004) on a node
 // that lists no nvidia.com/gpu are admitted and placed there, the claim the
 // scheduler makes for them left to it. Serial: both
-// change what aiadmit or the scheduler sees cluster-wide.
+// change what aiadmit or the scheduler sees cluster-wide. And `explain` on a
+// native gang that waits whole, in a pool of the test's own (not Serial).
 #include <gtest/gtest.h>
 
 #include "tests/e2e/support/e2e_cluster.h"
@@ -176,6 +177,158 @@ TEST(E2eKubernetes137Serial, NvidiaGpusServedByDraOnANodeThatListsNoneArePlacedT
   ASSERT_EQ(claims["items"].size(), 1u);
   const json& results = claims["items"][0]["status"]["allocation"]["devices"]["results"];
   EXPECT_EQ(results.size(), 2u) << claims["items"][0]["status"];
+}
+
+// A pool of the test's own: two GKE-shaped nodes of 4 GPUs named after the
+// namespace, tainted so that only the test's Pods land there; deleted at exit.
+class GangPool {
+ public:
+  static constexpr int kNodes = 2;
+  static constexpr int kGpusPerNode = 4;
+  static constexpr const char* kLabel = "cloud.google.com/gke-nodepool";
+  static constexpr const char* kTaint = "aiadmit.dev/e2e-native-gang";
+
+  explicit GangPool(const Namespace& ns) : name_(ns.name() + "-pool") {
+    for (int i = 0; i < kNodes; ++i) {
+      NodeShape node = gpuNode(name_ + "-" + std::to_string(i), kGpusPerNode);
+      node.labels.erase("accelerator");
+      node.labels[kLabel] = name_;
+      node.taints = json::array({{{"key", kTaint}, {"value", name_}, {"effect", "NoSchedule"}}});
+      EXPECT_TRUE(applyNode(node));
+      nodes_.push_back(node.name);
+    }
+  }
+  ~GangPool() {
+    for (const std::string& node : nodes_) kubectl({"delete", "node", node, "--wait=false"});
+  }
+  GangPool(const GangPool&) = delete;
+  GangPool& operator=(const GangPool&) = delete;
+  const std::string& name() const { return name_; }
+
+  // A bare Pod of `gpus` on the pool, in PodGroup `group` when one is named.
+  json pod(const std::string& name, int gpus, const std::string& group = "") const {
+    json spec = {
+        {"restartPolicy", "Never"},
+        {"nodeSelector", {{kLabel, name_}}},
+        {"tolerations", json::array({{{"key", kTaint},
+                                      {"operator", "Equal"},
+                                      {"value", name_},
+                                      {"effect", "NoSchedule"}}})},
+        {"containers",
+         json::array({{{"name", "train"},
+                       {"image", "trainer:1"},
+                       {"resources", {{"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}}}}}})}};
+    if (!group.empty()) spec["schedulingGroup"] = {{"podGroupName", group}};
+    json labels = {{"e2e-member", group.empty() ? name : group}};
+    return {{"apiVersion", "v1"},
+            {"kind", "Pod"},
+            {"metadata", {{"name", name}, {"labels", labels}}},
+            {"spec", spec}};
+  }
+
+ private:
+  std::string name_;
+  std::vector<std::string> nodes_;
+};
+
+// PodGroup `name` of a gang of `minCount`, and its `pods` Pods of `gpus` each.
+bool createGang(const GangPool& pool, const Namespace& ns, const std::string& name, int minCount,
+                int pods, int gpus) {
+  bool made = kubectl({"create", "-n", ns.name(), "-f", "-"}, toText(gangPodGroup(name, minCount)))
+                  .exitCode == 0;
+  for (int i = 0; i < pods; ++i) {
+    const json member = pool.pod(name + "-" + std::to_string(i), gpus, name);
+    made = made && kubectl({"create", "-n", ns.name(), "-f", "-"}, toText(member)).exitCode == 0;
+  }
+  return made;
+}
+
+// `aiadmit explain` of the namespace, live, as JSON; null when it fails.
+json explained(const Namespace& ns) {
+  const CommandResult result =
+      testing::runCommand({testing::binaryPath(), "explain", "--kubeconfig", cluster().kubeconfig,
+                           "-n", ns.name(), "-o", "json"});
+  return result.exitCode <= 1 ? json::parse(result.out, nullptr, false) : json(nullptr);
+}
+
+json recordOf(const json& report, const std::string& name) {
+  if (!report.is_object()) return nullptr;
+  for (const json& record : report["waiting"]) {
+    if (record.value("name", "") == name) return record;
+  }
+  return nullptr;
+}
+
+TEST(E2eKubernetes137, ANativeGangThatCannotFitWaitsWholeAndExplainNamesItsGroupAndCause) {
+  Namespace ns("gang-explain", false);
+  GangPool pool(ns);
+  // 3 of the pool's 8 GPUs held: 5 idle, at least 4 of them on one node.
+  ASSERT_EQ(kubectl({"create", "-n", ns.name(), "-f", "-"}, toText(pool.pod("holder", 3))).exitCode,
+            0);
+  ASSERT_TRUE(podsBound(ns.name(), 1, "e2e-member=holder"))
+      << kubectl({"get", "pods,events", "-n", ns.name()}).out;
+
+  // minCount 3 of 2 GPUs: 6, more than the 5 idle, though each fits alone;
+  // and minCount 3 of 4 GPUs: 12, more than the pool could ever hold at once.
+  ASSERT_TRUE(createGang(pool, ns, "blocked", 3, 3, 2));
+  ASSERT_TRUE(createGang(pool, ns, "never", 3, 3, 4));
+  // The scheduler has tried the groups and said so on them.
+  json report;
+  ASSERT_TRUE(waitUntil(
+      [&] {
+        report = explained(ns);
+        const json blocked = recordOf(report, "blocked");
+        return blocked.is_object() && recordOf(report, "never").is_object() &&
+               blocked["scheduler"].value("condition", "") == "PodGroupInitiallyScheduled";
+      },
+      std::chrono::seconds(120)))
+      << report.dump(2) << kubectl({"get", "pods,podgroups,events", "-n", ns.name()}).out;
+
+  // The nearby gang that fits (minCount 2 of 1 GPU) is placed beside them:
+  // the gangs that wait hold no GPU.
+  ASSERT_TRUE(createGang(pool, ns, "fits", 2, 2, 1));
+  ASSERT_TRUE(podsBound(ns.name(), 2, "e2e-member=fits"))
+      << kubectl({"get", "pods,podgroups,events", "-n", ns.name()}).out;
+  for (const json& member : podsOf(ns.name(), "e2e-member in (blocked,never)")) {
+    EXPECT_EQ(member["spec"].value("nodeName", ""), "") << member["metadata"]["name"];
+  }
+
+  // Now 3 idle, and still a node with room for one Pod of 2: judged alone,
+  // a Pod of the blocked gang would look unknown, not GPUs.
+  report = explained(ns);
+  ASSERT_TRUE(report.is_object());
+  EXPECT_EQ(report["waiting"].size(), 2u) << report.dump(2);
+  const json blocked = recordOf(report, "blocked");
+  ASSERT_TRUE(blocked.is_object()) << report.dump(2);
+  EXPECT_EQ(blocked["kind"], "PodGroup");
+  EXPECT_EQ(blocked["cause"], "pool-full") << blocked.dump(2);
+  EXPECT_EQ(blocked["gpus"], 6);
+  EXPECT_EQ(blocked["pods"], 3);
+  EXPECT_EQ(blocked["pool"], pool.name());
+  const std::string reason = blocked.value("reason", "");
+  EXPECT_NE(reason.find("kube-scheduler places none of the Pods of PodGroup blocked until 3 of "
+                        "them (its minCount) fit at once: 3 Pods of 2 nvidia.com/gpu, 6 GPUs in "
+                        "all; 5 of the 8 GPUs of pool " +
+                        pool.name()),
+            std::string::npos)
+      << reason;
+  EXPECT_EQ(blocked["scheduler"]["condition"], "PodGroupInitiallyScheduled") << blocked.dump(2);
+  EXPECT_EQ(blocked["scheduler"]["status"], "False");
+  EXPECT_EQ(blocked["scheduler"]["agrees"], true) << blocked.dump(2);
+
+  const json never = recordOf(report, "never");
+  ASSERT_TRUE(never.is_object()) << report.dump(2);
+  EXPECT_EQ(never["cause"], "no-node-can-hold") << never.dump(2);
+  EXPECT_NE(never.value("reason", "").find("hold at most 2 such Pods, even with every GPU free"),
+            std::string::npos)
+      << never.dump(2);
+  EXPECT_EQ(
+      never["fix"].get<std::string>().rfind("lower the minCount of PodGroup never to at most 2", 0),
+      0u)
+      << never.dump(2);
+  std::cout << testing::runCommand({testing::binaryPath(), "explain", "--kubeconfig",
+                                    cluster().kubeconfig, "-n", ns.name()})
+                   .out;
 }
 
 }  // namespace

@@ -112,9 +112,7 @@ TEST(ClusterViewRbac, TheWaitingMetricsComponentGrantsWhatItWatchesAndTurnsTheFl
   for (const ManifestDocument& document : documents) objects.push_back(document.json);
   const JsonValue* role = find(objects, "ClusterRole", "aiadmit-waiting-metrics");
   ASSERT_NE(role, nullptr);
-  const ClusterKind waiting[] = {ClusterKind::Pod, ClusterKind::QueueWorkload,
-                                 ClusterKind::DeviceTaintRule};
-  EXPECT_EQ(grantedBy(role), watchedOf(waiting));
+  EXPECT_EQ(grantedBy(role), watchedOf(kWaitingClusterKinds));
   const JsonValue* binding = find(objects, "ClusterRoleBinding", "aiadmit-waiting-metrics");
   ASSERT_NE(binding, nullptr);
   EXPECT_EQ(stringMember(&(*member(binding, "subjects"))[0], "name"), "aiadmit");

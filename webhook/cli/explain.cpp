@@ -20,14 +20,17 @@ ranked by the GPUs that wait; beside them, the idle GPUs of each pool (a
 node group: GKE node pool, EKS node group, Karpenter NodePool, AKS agent
 pool, else the instance type). Causes: no-node-can-hold, claim-unallocatable,
 untolerated-taint, selector-excludes, device-tainted, quota, gang-partial,
-fragmented, pool-full, unknown. Kueue's own words (its QuotaReserved or
-Admitted condition, with reason) are shown beside a queued workload's cause.
+fragmented, pool-full, unknown. The Pods of a PodGroup of Kubernetes' own
+are judged together, as its gang is placed: minCount of them at once. Kueue's
+own words (its QuotaReserved or Admitted condition, with reason), and the
+scheduler's on a PodGroup (PodGroupInitiallyScheduled), are shown beside the
+cause.
 
 Options:
   --kubeconfig FILE   read the cluster with this kubeconfig's current context (list
                       and get on the kinds below; nothing is written)
   --cluster SNAPSHOT  read a snapshot file instead, as
-                      kubectl get pods,nodes,events,resourceslices,resourceclaims,deviceclasses,devicetaintrules,priorityclasses,localqueues,clusterqueues,workloads -A -o yaml
+                      kubectl get pods,nodes,events,resourceslices,resourceclaims,deviceclasses,devicetaintrules,podgroups.scheduling.k8s.io,priorityclasses,localqueues,clusterqueues,workloads.kueue.x-k8s.io -A -o yaml
                       prints it (kinds a cluster does not serve may be left out)
   -n, --namespace NS  the namespace of the work to explain (default: the context's, else
                       "default"); the pools are always the whole cluster's

@@ -38,6 +38,7 @@ const std::vector<Listed>& listedResources() {
     kind(ResourceClaim);
     kind(DeviceClass);
     kind(DeviceTaintRule);
+    kind(PodGroup);
     kind(PriorityClass);
     kind(LocalQueue);
     ResourceType clusterQueues = resourceType(LocalQueue);

@@ -23,8 +23,9 @@ struct ListedSnapshot {
 };
 
 // Non-terminal Pods, Nodes, FailedScheduling Events, ResourceSlices,
-// ResourceClaims, DeviceClasses, PriorityClasses, and Kueue's LocalQueues,
-// ClusterQueues and Workloads, each in the first version the API serves.
+// ResourceClaims, DeviceClasses, DeviceTaintRules, PodGroups, PriorityClasses,
+// and Kueue's LocalQueues, ClusterQueues and Workloads, each in the first
+// version the API serves.
 ListedSnapshot listWaitingSnapshot(ApiClient& client);
 // Nodes, ResourceSlices and DeviceClasses: the node groups `profiles init`
 // writes pools for.

@@ -49,6 +49,17 @@ const std::vector<ResourceType>& clusterResourceTypes() {
        {"v1", "v1beta2", "v1beta1", "v1alpha3"},
        "devicetaintrules",
        Absent::Empty},
+      // Kubernetes' own gang scheduling (GenericWorkload): v1beta1 and
+      // v1alpha3 in 1.37, v1alpha2 in 1.36, each with
+      // spec.schedulingPolicy.gang.minCount. 1.35 served none (its Pods name
+      // a pod group of a Workload), and a cluster with the gate off has none.
+      {PodGroup,
+       "PodGroup",
+       "scheduling.k8s.io",
+       {"v1beta1", "v1alpha3", "v1alpha2"},
+       "podgroups",
+       Absent::Empty,
+       true},
   };
   return types;
 }

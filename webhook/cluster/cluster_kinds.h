@@ -26,12 +26,14 @@ enum class ClusterKind {
   ResourceClaim,
   // What `explain` and serve's waiting gauges read (serve watches them only
   // with --waiting-metrics): Pods that ask for accelerators, Kueue Workloads,
-  // and the DeviceTaintRules that keep claims off devices for a while.
+  // the DeviceTaintRules that keep claims off devices for a while, and the
+  // PodGroups of Kubernetes' own gang scheduling.
   Pod,
   QueueWorkload,
   DeviceTaintRule,
+  PodGroup,
 };
-inline constexpr size_t kClusterKinds = static_cast<size_t>(ClusterKind::DeviceTaintRule) + 1;
+inline constexpr size_t kClusterKinds = static_cast<size_t>(ClusterKind::PodGroup) + 1;
 constexpr size_t indexOf(ClusterKind kind) {
   return static_cast<size_t>(kind);
 }
@@ -41,7 +43,8 @@ inline constexpr ClusterKind kAllClusterKinds[] = {
     ClusterKind::PriorityClass, ClusterKind::Namespace,
     ClusterKind::LocalQueue,    ClusterKind::RuntimeClass,
     ClusterKind::ResourceClaim, ClusterKind::Pod,
-    ClusterKind::QueueWorkload, ClusterKind::DeviceTaintRule};
+    ClusterKind::QueueWorkload, ClusterKind::DeviceTaintRule,
+    ClusterKind::PodGroup};
 // The kinds the admission rules read: what serve watches by default.
 inline constexpr ClusterKind kAdmissionClusterKinds[] = {
     ClusterKind::Node,          ClusterKind::ResourceSlice,
@@ -49,6 +52,11 @@ inline constexpr ClusterKind kAdmissionClusterKinds[] = {
     ClusterKind::PriorityClass, ClusterKind::Namespace,
     ClusterKind::LocalQueue,    ClusterKind::RuntimeClass,
     ClusterKind::ResourceClaim};
+// What serve watches besides with --waiting-metrics, for the gauges alone:
+// its ClusterRole (manifests/components/waiting-metrics) grants these.
+inline constexpr ClusterKind kWaitingClusterKinds[] = {ClusterKind::Pod, ClusterKind::QueueWorkload,
+                                                       ClusterKind::DeviceTaintRule,
+                                                       ClusterKind::PodGroup};
 
 struct ResourceType {
   ClusterKind kind;

@@ -313,6 +313,26 @@ void readDeviceTaintRule(const JsonValue& object, DeviceTaintRuleRecord& record)
   if (isObject(taint)) record.taint = deviceTaintFromJson(*taint);
 }
 
+// The condition of `type` in the object's status.conditions; an empty record
+// (type "") when it has none.
+ConditionRecord conditionOf(const JsonValue& object, std::string_view type) {
+  const JsonValue* condition =
+      elementWith(member(member(&object, "status"), "conditions"), "type", type);
+  if (condition == nullptr) return {};
+  return {std::string(type), std::string(stringMember(condition, "status")),
+          std::string(stringMember(condition, "reason")),
+          std::string(stringMember(condition, "message"))};
+}
+
+// Every version served (v1beta1, v1alpha3, v1alpha2) keeps the policy at
+// spec.schedulingPolicy; the condition was renamed in 1.37.
+void readPodGroup(const JsonValue& object, PodGroupRecord& record) {
+  const JsonValue* gang = member(member(member(&object, "spec"), "schedulingPolicy"), "gang");
+  if (isObject(gang)) record.minCount = intOf(member(gang, "minCount"), 1);
+  record.scheduled = conditionOf(object, "PodGroupInitiallyScheduled");
+  if (record.scheduled.type.empty()) record.scheduled = conditionOf(object, "PodGroupScheduled");
+}
+
 void readPriorityClass(const JsonValue& object, PriorityClassRecord& record) {
   record.value = intOf(member(&object, "value"), 0);
   record.globalDefault = boolOf(member(&object, "globalDefault"));
@@ -340,10 +360,7 @@ bool readClusterObject(ClusterKind kind, std::string_view apiVersion, const Json
     if (error) *error = "metadata.name is required";
     return false;
   }
-  const bool namespaced = kind == ClusterKind::ResourceClaimTemplate ||
-                          kind == ClusterKind::ResourceClaim || kind == ClusterKind::LocalQueue ||
-                          kind == ClusterKind::Pod || kind == ClusterKind::QueueWorkload;
-  if (namespaced && namespaceName.empty()) {
+  if (resourceType(kind).namespaced && namespaceName.empty()) {
     if (error) *error = "metadata.namespace is required";
     return false;
   }
@@ -408,6 +425,12 @@ bool readClusterObject(ClusterKind kind, std::string_view apiVersion, const Json
     case ClusterKind::DeviceTaintRule:
       out = namedRecord(name, object, readDeviceTaintRule);
       return true;
+    case ClusterKind::PodGroup: {
+      PodGroupRecord group{namespaceName, name, std::nullopt, {}};
+      readPodGroup(object, group);
+      out = std::move(group);
+      return true;
+    }
   }
   return false;
 }

@@ -1,8 +1,8 @@
 // The cluster objects a view keeps, each read into a record of only the
 // fields the rules and `explain` read: Nodes, ResourceSlices, DeviceClasses,
 // ResourceClaimTemplates, ResourceClaims, PriorityClasses, Namespaces, Kueue
-// LocalQueues, RuntimeClasses, and for `explain` GPU Pods, Kueue Workloads
-// and DeviceTaintRules.
+// LocalQueues, RuntimeClasses, and for `explain` GPU Pods, Kueue Workloads,
+// DeviceTaintRules and PodGroups.
 #pragma once
 
 #include <cstdint>
@@ -145,6 +145,28 @@ struct DeviceTaintRuleRecord {
                  std::string_view deviceName) const;
 };
 
+// A condition of an object's status, as metav1.Condition writes it.
+struct ConditionRecord {
+  std::string type;
+  std::string status;  // "True", "False", "Unknown"; "" when there is none
+  std::string reason;
+  std::string message;
+};
+
+// scheduling.k8s.io PodGroup (Kubernetes' own gang scheduling, 1.36+): the
+// Pods that name it in spec.schedulingGroup.podGroupName are placed as its
+// policy says, and the scheduler reports on placing them in its status.
+struct PodGroupRecord {
+  std::string namespaceName;
+  std::string name;
+  // spec.schedulingPolicy.gang.minCount: none of its Pods is placed until
+  // that many fit at once. nullopt for the basic policy: no gang.
+  std::optional<int64_t> minCount;
+  // The scheduler's word on placing it: PodGroupInitiallyScheduled (1.37),
+  // else PodGroupScheduled (1.36); its type is "" when it has neither.
+  ConditionRecord scheduled;
+};
+
 struct PriorityClassRecord {
   std::string name;
   int64_t value = 0;
@@ -172,10 +194,10 @@ struct RuntimeClassRecord {
   std::vector<Toleration> tolerations;              // scheduling.tolerations
 };
 
-using ClusterObject =
-    std::variant<ClusterNode, ResourceSliceRecord, DeviceClassRecord, ClaimTemplateRecord,
-                 PriorityClassRecord, NamespaceRecord, LocalQueueRecord, RuntimeClassRecord,
-                 ClaimRecord, PodRecord, QueueWorkloadRecord, DeviceTaintRuleRecord>;
+using ClusterObject = std::variant<ClusterNode, ResourceSliceRecord, DeviceClassRecord,
+                                   ClaimTemplateRecord, PriorityClassRecord, NamespaceRecord,
+                                   LocalQueueRecord, RuntimeClassRecord, ClaimRecord, PodRecord,
+                                   QueueWorkloadRecord, DeviceTaintRuleRecord, PodGroupRecord>;
 ClusterKind kindOf(const ClusterObject& object);
 // "NAMESPACE/NAME" or "NAME": the cache key of an object.
 std::string keyOf(const ClusterObject& object);
@@ -184,7 +206,7 @@ std::string keyOf(const ClusterObject& object);
 // (list items from the API carry none; pass the version that was asked for).
 // False with `error` when the object lacks what its kind requires; false
 // with `error` empty for an object the view does not keep (a Pod that asks
-// for no accelerator).
+// for no accelerator and is in no PodGroup).
 bool readClusterObject(ClusterKind kind, std::string_view apiVersion, const JsonValue& object,
                        ClusterObject& out, std::string* error);
 

@@ -11,29 +11,10 @@ namespace aiadmit {
 
 namespace {
 
-// The API group each kind the view reads is served from.
+// Whether `apiVersion` is of the group its kind's row names: a PodGroup of
+// Volcano or of the coscheduling plugin is not Kubernetes' own.
 bool servedFrom(ClusterKind kind, std::string_view apiVersion) {
-  const std::string_view group = splitApiVersion(apiVersion).group;
-  switch (kind) {
-    case ClusterKind::Node:
-    case ClusterKind::Namespace:
-    case ClusterKind::Pod:
-      return group.empty();
-    case ClusterKind::ResourceSlice:
-    case ClusterKind::DeviceClass:
-    case ClusterKind::ResourceClaimTemplate:
-    case ClusterKind::ResourceClaim:
-    case ClusterKind::DeviceTaintRule:
-      return group == "resource.k8s.io";
-    case ClusterKind::PriorityClass:
-      return group == "scheduling.k8s.io";
-    case ClusterKind::LocalQueue:
-    case ClusterKind::QueueWorkload:
-      return group == "kueue.x-k8s.io";
-    case ClusterKind::RuntimeClass:
-      return group == "node.k8s.io";
-  }
-  return false;
+  return splitApiVersion(apiVersion).group == resourceType(kind).group;
 }
 
 struct Reader {

@@ -262,6 +262,9 @@ const LocalQueueRecord* ClusterView::localQueue(std::string_view ns, std::string
 const RuntimeClassRecord* ClusterView::runtimeClass(std::string_view name) const {
   return find(part<ClusterKind::RuntimeClass>(), name);
 }
+const PodGroupRecord* ClusterView::podGroup(std::string_view ns, std::string_view name) const {
+  return find(part<ClusterKind::PodGroup>(), namespacedKey(ns, name));
+}
 
 Presence ClusterView::hasDeviceClass(std::string_view name) const {
   return presence(knows(ClusterKind::DeviceClass), deviceClass(name));

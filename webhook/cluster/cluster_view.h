@@ -1,7 +1,8 @@
 // An immutable picture of the cluster objects that decide whether a workload
 // can ever run: Nodes, ResourceSlices, DeviceClasses, ResourceClaimTemplates,
 // PriorityClasses, Namespaces, Kueue LocalQueues, RuntimeClasses and
-// ResourceClaims. The
+// ResourceClaims; and for `explain`, what decides whether it runs now (GPU
+// Pods, Kueue Workloads, DeviceTaintRules, PodGroups). The
 // same code reads a snapshot file (`aiadmit check --cluster FILE`) and the
 // API's watch caches, so both answer alike. Nothing here blocks or talks to
 // the network.
@@ -178,6 +179,7 @@ class ClusterView {
   const NamespaceRecord* namespaceNamed(std::string_view name) const;
   const LocalQueueRecord* localQueue(std::string_view ns, std::string_view name) const;
   const RuntimeClassRecord* runtimeClass(std::string_view name) const;
+  const PodGroupRecord* podGroup(std::string_view ns, std::string_view name) const;
   // By name.
   RecordList<DeviceClassRecord> deviceClasses() const;
   // By namespace and name.

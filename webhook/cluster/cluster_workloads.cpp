@@ -1,10 +1,12 @@
 // The Pods and Kueue Workloads of the view, as `explain` reads them: a copy
 // of the fields it reads and nothing else (no env, commands, volumes,
-// managedFields or images), and only for Pods that ask for accelerators, so
-// that a watch of all Pods keeps the GPU Pods' few fields alone.
+// managedFields or images), and only for Pods that ask for accelerators or
+// belong to a PodGroup of Kubernetes' own, so that a watch of all Pods keeps
+// the GPU Pods' few fields alone.
 #include "webhook/cluster/cluster_workloads.h"
 
 #include "webhook/model/pod_reader.h"
+#include "webhook/model/scheduling.h"
 
 namespace aiadmit {
 
@@ -60,7 +62,8 @@ JsonValue slimPodSpec(const JsonValue* spec, JsonAllocator& alloc) {
   copyContainers(*spec, copy, "containers", alloc);
   copyMembers(*spec, copy,
               {"nodeName", "nodeSelector", "tolerations", "priority", "priorityClassName",
-               "preemptionPolicy", "schedulingGates", "resourceClaims", "schedulerName"},
+               "preemptionPolicy", "schedulingGates", "resourceClaims", "schedulerName",
+               "schedulingGroup", "workloadRef"},
               alloc);
   const JsonValue* nodeAffinity = member(member(spec, "affinity"), "nodeAffinity");
   if (nodeAffinity != nullptr) {
@@ -143,7 +146,12 @@ bool readPodRecord(const JsonValue& pod, std::string namespaceName, std::string 
   const JsonValue* metadata = member(&pod, "metadata");
   const JsonValue* spec = member(&pod, "spec");
   const PodReader reader(metadata, metadata, spec);
-  if (!reader.asksForAccelerator() && !isArray(member(spec, "resourceClaims"))) return false;
+  // A PodGroup's Pods that ask for no GPU count toward its minCount all the
+  // same: `explain` needs them to tell what holds the group's GPU Pods.
+  if (!reader.asksForAccelerator() && !isArray(member(spec, "resourceClaims")) &&
+      podGroupOf(spec).empty()) {
+    return false;
+  }
   out = PodRecord{std::move(namespaceName), std::move(name), slimPod(pod)};
   return true;
 }

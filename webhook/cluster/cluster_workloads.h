@@ -10,8 +10,8 @@
 
 namespace aiadmit {
 
-// False for a Pod that asks for no accelerator and claims nothing: the view
-// does not keep it.
+// False for a Pod that asks for no accelerator, claims nothing and belongs
+// to no PodGroup: the view does not keep it.
 bool readPodRecord(const JsonValue& pod, std::string namespaceName, std::string name,
                    PodRecord& out);
 QueueWorkloadRecord readQueueWorkloadRecord(const JsonValue& workload, std::string_view apiVersion,

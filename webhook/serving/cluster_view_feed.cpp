@@ -104,8 +104,7 @@ ApiLookup::ServedVersion ClusterViewFeed::servedVersions(const ClusterWatcher& w
 ClusterWatchOptions ClusterViewFeed::wired(ClusterWatchOptions options, Engine& engine,
                                            WaitingGauges* waiting) {
   if (waiting != nullptr) {
-    for (const ClusterKind kind :
-         {ClusterKind::Pod, ClusterKind::QueueWorkload, ClusterKind::DeviceTaintRule}) {
+    for (const ClusterKind kind : kWaitingClusterKinds) {
       if (std::find(options.kinds.begin(), options.kinds.end(), kind) == options.kinds.end()) {
         options.kinds.push_back(kind);
       }

@@ -96,8 +96,9 @@ void writeWorkloadText(std::ostream& out, const WaitingWorkload& workload, const
   if (word.message.empty()) return;
   out << "    " << word.source << ": ";
   // Kueue's reason says more than its message alone (Pending, Inadmissible,
-  // AdmissionGated); the scheduler's is Unschedulable whatever the filter.
-  if (word.source == "kueue" && !word.condition.empty()) {
+  // AdmissionGated), and a PodGroup's condition is the group's, not the
+  // Pod's; a Pod's is Unschedulable whatever the filter.
+  if (!word.condition.empty() && word.condition != "PodScheduled") {
     out << word.condition << "=" << word.status << " (" << word.reason << "): ";
   }
   out << word.message << agreement(word) << "\n";

@@ -9,6 +9,7 @@
 #include "webhook/codec/json_pointer.h"
 #include "webhook/model/resources.h"
 #include "webhook/waiting/waiting_devices.h"
+#include "webhook/waiting/waiting_gang.h"
 #include "webhook/waiting/waiting_judge.h"
 #include "webhook/waiting/waiting_parts.h"
 #include "webhook/waiting/waiting_pods.h"
@@ -172,11 +173,39 @@ struct PodWorkload {
   std::vector<WaitingPod> pods;
 };
 
+// A native PodGroup's waiting Pods, judged together where the group decides
+// their cause; the scheduler's word on the group beside it.
+void judgeAsGroup(PodWorkload& entry, const waiting::Occupancy& occupancy,
+                  const ClusterView& view) {
+  WaitingWorkload& workload = entry.workload;
+  const waiting::WorkloadKey& group = entry.pods.front().pod->workload;
+  std::vector<const waiting::PodFacts*> pods;
+  for (const WaitingPod& waiting : entry.pods) pods.push_back(waiting.pod);
+  const waiting::PodVerdict current{workload.cause, workload.reason, workload.fix, workload.pool};
+  if (const std::optional<waiting::PodVerdict> verdict =
+          waiting::judgeNativeGroup(pods, current, occupancy, view)) {
+    workload.cause = verdict->cause;
+    workload.reason = verdict->reason;
+    workload.fix = verdict->fix;
+    workload.pool = verdict->pool;
+    for (WaitingPod& waiting : entry.pods) {
+      waiting.cause = verdict->cause;
+      waiting.pools = verdict->pool;
+    }
+    workload.scheduler.agrees =
+        waiting::gangMessageAgrees(workload.scheduler.message, workload.cause);
+  }
+  if (std::optional<SchedulerWord> word = waiting::podGroupWord(group, workload.cause)) {
+    workload.scheduler = std::move(*word);
+  }
+}
+
 // The Pods that wait, one workload each: the cause of its Pod whose cause
-// comes first (the most lasting), the GPUs and Pods of all of them.
+// comes first (the most lasting), the GPUs and Pods of all of them; a native
+// PodGroup's as the group decides.
 std::vector<PodWorkload> waitingPods(const WaitingInput& input, const WaitingScope& scope,
                                      const waiting::Occupancy& occupancy) {
-  std::map<std::tuple<std::string, std::string, std::string>, PodWorkload> byWorkload;
+  std::map<waiting::WorkloadId, PodWorkload> byWorkload;
   for (const waiting::PodFacts& pod : occupancy.pods) {
     if (!pod.nodeName.empty() || !waiting::inScope(scope, pod.namespaceName)) continue;
     if (std::find(pod.gates.begin(), pod.gates.end(), "kueue.x-k8s.io/admission") !=
@@ -184,7 +213,7 @@ std::vector<PodWorkload> waitingPods(const WaitingInput& input, const WaitingSco
       continue;  // its Workload speaks for it
     }
     const waiting::PodVerdict verdict = waiting::judgePod(pod, occupancy, *input.view);
-    PodWorkload& entry = byWorkload[{pod.namespaceName, pod.workload.kind, pod.workload.name}];
+    PodWorkload& entry = byWorkload[waiting::workloadIdOf(pod)];
     entry.pods.push_back({&pod, verdict.cause, verdict.pool});
     WaitingWorkload& workload = entry.workload;
     const bool first = workload.pods == 0;
@@ -206,6 +235,7 @@ std::vector<PodWorkload> waitingPods(const WaitingInput& input, const WaitingSco
   }
   std::vector<PodWorkload> out;
   for (auto& [key, entry] : byWorkload) {
+    if (entry.pods.front().pod->workload.native) judgeAsGroup(entry, occupancy, *input.view);
     std::sort(entry.workload.podNames.begin(), entry.workload.podNames.end());
     out.push_back(std::move(entry));
   }

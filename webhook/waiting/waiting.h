@@ -2,7 +2,7 @@
 // Pods that ask for accelerators and the Kueue Workloads not admitted, each
 // with one cause and one fix, and the idle GPUs of every pool beside them.
 // Read from the objects a snapshot or the API lists (Pods, Nodes, Events,
-// ResourceSlices, ResourceClaims, DeviceClasses, DeviceTaintRules,
+// ResourceSlices, ResourceClaims, DeviceClasses, DeviceTaintRules, PodGroups,
 // PriorityClasses, Kueue's LocalQueues, ClusterQueues and Workloads), with
 // the scheduler's filters redone for what decides GPU placement: a node's
 // allocatable count, its NoSchedule and NoExecute taints, the Pod's
@@ -48,8 +48,9 @@ struct SchedulerWord {
   // "scheduler", or "kueue" for a Workload Kueue holds.
   std::string source = "scheduler";
   // The condition the words are from, as the object writes it: PodScheduled
-  // (a Pod), QuotaReserved or Admitted (a Kueue Workload); all three empty
-  // when they are a FailedScheduling event's, or when nothing was said.
+  // (a Pod), PodGroupInitiallyScheduled or PodGroupScheduled (a PodGroup of
+  // Kubernetes' own), QuotaReserved or Admitted (a Kueue Workload); all three
+  // empty when they are a FailedScheduling event's, or when nothing was said.
   std::string condition;
   std::string status;  // "False"
   std::string reason;  // "Unschedulable"; Kueue's "Pending", "Inadmissible", ...
@@ -59,7 +60,7 @@ struct SchedulerWord {
 };
 
 struct WaitingWorkload {
-  std::string kind;  // "Pod", "Job", "JobSet", "LeaderWorkerSet", "Deployment", ...
+  std::string kind;  // "Pod", "Job", "JobSet", "PodGroup", "Deployment", ...
   std::string namespaceName;
   std::string name;
   int64_t gpus = 0;  // accelerators (devices included) its waiting Pods or queued pod sets ask for
@@ -113,8 +114,8 @@ struct WaitingInput {
 };
 // A stream of objects or Lists (YAML or JSON), as `kubectl get
 // pods,nodes,events,resourceslices,resourceclaims,deviceclasses,
-// devicetaintrules,priorityclasses,localqueues,clusterqueues,workloads -A
-// -o yaml` prints it.
+// devicetaintrules,podgroups.scheduling.k8s.io,priorityclasses,localqueues,
+// clusterqueues,workloads -A -o yaml` prints it.
 WaitingInput readWaitingInput(std::string_view text, const std::string& name);
 // The same from a live view that holds Pods and Workloads (serve's watch).
 WaitingInput waitingInputOf(std::shared_ptr<const ClusterView> view);

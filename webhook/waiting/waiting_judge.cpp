@@ -13,8 +13,6 @@
 
 namespace aiadmit::waiting {
 
-namespace {
-
 std::string poolsOf(const std::vector<const ClusterNode*>& nodes) {
   std::set<std::string> pools;
   for (const ClusterNode* node : nodes) pools.insert(poolOfNode(*node));
@@ -22,6 +20,8 @@ std::string poolsOf(const std::vector<const ClusterNode*>& nodes) {
   for (const std::string& pool : pools) out += (out.empty() ? "" : ", ") + pool;
   return out;
 }
+
+namespace {
 
 bool taintTolerated(const NodeTaint& taint, const JsonValue* tolerations) {
   Toleration wanted;
@@ -322,7 +322,8 @@ IdleBlocks idleBlocks(const PodFacts& pod, const std::string& resource, int64_t 
   return idle;
 }
 
-// "2,2,2,2,2,2": the blocks, the first dozen, then how many more nodes.
+}  // namespace
+
 std::string blockList(const std::vector<int64_t>& blocks) {
   constexpr size_t kShown = 12;
   std::string out;
@@ -332,6 +333,17 @@ std::string blockList(const std::vector<int64_t>& blocks) {
   if (blocks.size() > kShown) out += ",... (" + std::to_string(blocks.size() - kShown) + " more)";
   return out;
 }
+
+std::string packFix(const std::string& resource) {
+  return "pack the small work onto fewer nodes so that whole nodes stay free: score nodes with "
+         "kube-scheduler's NodeResourcesFit strategy MostAllocated or RequestedToCapacityRatio "
+         "for " +
+         resource +
+         ", let the descheduler's HighNodeUtilization move the small Pods, or run it with a "
+         "PriorityClass above theirs so that it preempts them";
+}
+
+namespace {
 
 // A node where the idle GPUs and those Pods of lower priority hold would
 // together hold it: where preemption can make room; null when none.
@@ -379,13 +391,7 @@ std::optional<PodVerdict> fragmented(const PodFacts& pod,
       " that it may use: " + blockList(idle.blocks) + "; together they would hold its " +
       std::to_string(idle.asked) + " " + idle.resource + ", but the largest free block is " +
       std::to_string(idle.blocks.front()) + ", and one Pod's GPUs must all be on one node";
-  const std::string pack =
-      "pack the small work onto fewer nodes so that whole nodes stay free: score nodes with "
-      "kube-scheduler's NodeResourcesFit strategy MostAllocated or RequestedToCapacityRatio "
-      "for " +
-      idle.resource +
-      ", let the descheduler's HighNodeUtilization move the small Pods, or run it with a "
-      "PriorityClass above theirs so that it preempts them";
+  const std::string pack = packFix(idle.resource);
   if (const ClusterNode* node = preemptibleNode(pod, idle, eligible, occupancy)) {
     verdict.reason += "; on node " + node->name + " Pods of lower priority than its " +
                       std::to_string(pod.priority) +
@@ -398,9 +404,38 @@ std::optional<PodVerdict> fragmented(const PodFacts& pod,
   return verdict;
 }
 
+// Pods of its gang are placed and hold GPUs while it waits for room.
+PodVerdict gangPartial(const PodFacts& pod, const std::pair<int, int64_t>& placed,
+                       const std::string& pool, const NodeSetUse& use) {
+  const WorkloadKey& gang = pod.workload;
+  PodVerdict verdict{WaitCause::GangPartial,
+                     std::to_string(placed.first) + " GPU Pods of " + gang.kind + " " + gang.name +
+                         " are placed and hold " + gpuCount(placed.second) +
+                         " while this one waits for pool " + pool + ", whose " +
+                         std::to_string(use.inUse) + " of " + gpuCount(use.total) + " are in use",
+                     "", pool};
+  const std::string freeIt = "free " + gpuCount(pod.gpus) + " in pool " + pool;
+  if (!gang.native) {
+    verdict.reason += "; the placed ones cannot start their work without it";
+    verdict.fix =
+        "admit the workload whole through a gang scheduler (Kueue, Volcano, or "
+        "kube-scheduler's gang scheduling) so that no part holds GPUs while the rest waits, "
+        "or " +
+        freeIt;
+    return verdict;
+  }
+  // Kubernetes' own gang places minCount of its Pods at once; the rest, or
+  // Pods made later, are placed one by one as room frees up.
+  verdict.reason += "; its minCount of " + std::to_string(*gang.podGroup->minCount) +
+                    " let the scheduler place them without this one";
+  verdict.fix = "raise the minCount of PodGroup " + gang.name +
+                " to the number of its Pods so that the scheduler places them all at once, or " +
+                freeIt;
+  return verdict;
+}
+
 PodVerdict judgeFull(const PodFacts& pod, const std::vector<const ClusterNode*>& eligible,
                      const Occupancy& occupancy) {
-  const std::string pool = poolsOf(eligible);
   for (const ClusterNode* node : eligible) {
     if (!roomNow(pod, *node, occupancy)) continue;
     return {WaitCause::Unknown,
@@ -409,33 +444,33 @@ PodVerdict judgeFull(const PodFacts& pod, const std::vector<const ClusterNode*>&
                 "or node selection",
             "read the scheduler's message: kubectl describe pod " + pod.name, poolOfNode(*node)};
   }
-  const NodeSetUse& use = useOf(eligible, occupancy);
-  const int64_t total = use.total;
-  const int64_t inUse = use.inUse;
-  const auto placedOfWorkload =
-      occupancy.placed.find({pod.namespaceName, pod.workload.kind, pod.workload.name});
-  const bool partial = pod.workload.gang && placedOfWorkload != occupancy.placed.end();
-  const int placed = partial ? placedOfWorkload->second.first : 0;
-  const int64_t placedGpus = partial ? placedOfWorkload->second.second : 0;
-  if (placed > 0) {
-    return {WaitCause::GangPartial,
-            std::to_string(placed) + " GPU Pods of " + pod.workload.kind + " " + pod.workload.name +
-                " are placed and hold " + gpuCount(placedGpus) + " while this one waits for pool " +
-                pool + ", whose " + std::to_string(inUse) + " of " + gpuCount(total) +
-                " are in use; the placed ones cannot start their "
-                "work without it",
-            "admit the workload whole through a gang scheduler (Kueue, Volcano, or "
-            "kube-scheduler's gang scheduling) so that no part holds GPUs while the rest "
-            "waits, or free " +
-                gpuCount(pod.gpus) + " in pool " + pool,
-            pool};
+  const auto placed = occupancy.placed.find(workloadIdOf(pod));
+  if (pod.workload.gang && placed != occupancy.placed.end()) {
+    return gangPartial(pod, placed->second, poolsOf(eligible), useOf(eligible, occupancy));
   }
-  if (std::optional<PodVerdict> spread = fragmented(pod, eligible, occupancy, pool)) {
+  if (std::optional<PodVerdict> spread = fragmented(pod, eligible, occupancy, poolsOf(eligible))) {
     return *spread;
   }
+  return poolFull(pod, eligible, occupancy);
+}
+
+}  // namespace
+
+std::vector<const ClusterNode*> nodesItMayUse(const PodFacts& pod, const ClusterView& view) {
+  return nodeSets(pod, view).eligible;
+}
+
+bool keptOffNow(const PodFacts& pod, const ClusterNode& node) {
+  return untoleratedTaint(node, pod.spec, true) != nullptr;
+}
+
+PodVerdict poolFull(const PodFacts& pod, const std::vector<const ClusterNode*>& eligible,
+                    const Occupancy& occupancy) {
+  const std::string pool = poolsOf(eligible);
+  const NodeSetUse& use = useOf(eligible, occupancy);
   PodVerdict verdict{WaitCause::PoolFull, "", "", pool};
-  verdict.reason = std::to_string(inUse) + " of the " + gpuCount(total) + " of pool " + pool +
-                   " that it may use are in use: " + use.holders;
+  verdict.reason = std::to_string(use.inUse) + " of the " + gpuCount(use.total) + " of pool " +
+                   pool + " that it may use are in use: " + use.holders;
   const int64_t below = heldBelow(pod, use);
   if (pod.preemptsNever) {
     verdict.reason += "; its preemptionPolicy is Never, so it preempts none of them";
@@ -453,8 +488,6 @@ PodVerdict judgeFull(const PodFacts& pod, const std::vector<const ClusterNode*>&
                           ", or run it with a PriorityClass above theirs";
   return verdict;
 }
-
-}  // namespace
 
 PodVerdict judgePod(const PodFacts& pod, const Occupancy& occupancy, const ClusterView& view) {
   if (std::optional<PodVerdict> claims = judgeClaims(pod, occupancy, view)) return *claims;

@@ -10,6 +10,10 @@ std::string gpuCount(int64_t gpus) {
   return std::to_string(gpus) + (gpus == 1 ? " GPU" : " GPUs");
 }
 
+WorkloadId workloadIdOf(const PodFacts& pod) {
+  return {pod.namespaceName, pod.workload.kind, pod.workload.name};
+}
+
 int64_t allocatableOf(const ClusterNode& node, const std::string& resource) {
   const auto entry = node.allocatable.find(resource);
   return entry == node.allocatable.end() ? 0 : entry->second;

@@ -17,13 +17,23 @@
 namespace aiadmit::waiting {
 
 // The workload a Pod is part of: the object a user made (a JobSet, not its
-// Jobs; a Deployment, not its ReplicaSet), and whether it needs all of its
-// Pods at once.
+// Jobs; a Deployment, not its ReplicaSet), or the PodGroup of Kubernetes' own
+// that it names, and whether it needs all of its Pods at once.
 struct WorkloadKey {
   std::string kind;
   std::string name;
   bool gang = false;
+  // A PodGroup of Kubernetes' own (kind "PodGroup"): the scheduler places
+  // its Pods as the group's policy says.
+  bool native = false;
+  // The group's record when the input holds it, and whether the input lists
+  // PodGroups at all (then a group it lacks does not exist). A 1.35 Pod
+  // names a pod group of a Workload (spec.workloadRef), which has none.
+  const PodGroupRecord* podGroup = nullptr;
+  bool podGroupsListed = false;
 };
+// (namespace, kind, name) of a workload.
+using WorkloadId = std::tuple<std::string, std::string, std::string>;
 
 struct PodFacts {
   const JsonValue* json = nullptr;
@@ -90,9 +100,11 @@ struct Occupancy {
   std::map<std::string, std::vector<NodeDevice>, std::less<>> devices;
   // "ns/name" of the ResourceClaims the view holds.
   std::map<std::string, const ClaimRecord*> claims;
-  // (namespace, kind, name) of a workload: its GPU Pods that are placed, and
-  // their GPUs.
-  std::map<std::tuple<std::string, std::string, std::string>, std::pair<int, int64_t>> placed;
+  // A workload's GPU Pods that are placed, and their GPUs.
+  std::map<WorkloadId, std::pair<int, int64_t>> placed;
+  // A native PodGroup's Pods that ask for no GPU, placed and waiting: the
+  // scheduler counts them toward its minCount all the same.
+  std::map<WorkloadId, std::pair<int, int>> withoutGpus;
   // Filled as the causes are judged (the one thing judging writes).
   mutable std::map<std::vector<const ClusterNode*>, NodeSetUse> nodeSetUse;
 };
@@ -115,6 +127,8 @@ int64_t usedOn(const Occupancy& occupancy, const ClusterNode& node, const std::s
 
 // "1 GPU", "4 GPUs".
 std::string gpuCount(int64_t gpus);
+// The workload `pod` is part of.
+WorkloadId workloadIdOf(const PodFacts& pod);
 // Whether the scope takes the namespace (names are matched by the caller).
 bool inScope(const WaitingScope& scope, std::string_view namespaceName);
 

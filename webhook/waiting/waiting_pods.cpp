@@ -47,7 +47,8 @@ WorkloadKey workloadOf(const JsonValue* metadata, std::string_view podName) {
       {"trainer.kubeflow.org/trainjob-name", "TrainJob", true},
       {"volcano.sh/job-name", "Job.batch.volcano.sh", true},
       {"ray.io/cluster", "RayCluster", false},
-      {"scheduling.x-k8s.io/pod-group", "PodGroup", true},
+      // The coscheduling plugin's; "PodGroup" alone is Kubernetes' own.
+      {"scheduling.x-k8s.io/pod-group", "PodGroup.scheduling.x-k8s.io", true},
   };
   for (const Marker& marker : kMarkers) {
     const std::string_view value = labelOf(metadata, marker.label);
@@ -87,6 +88,31 @@ WorkloadKey workloadOf(const JsonValue* metadata, std::string_view podName) {
     }
   }
   return {"Pod", std::string(podName), false};
+}
+
+// The PodGroup of Kubernetes' own that the Pod names, which decides before
+// any operator's label how the scheduler places it: spec.schedulingGroup's
+// (1.36+), whose policy the view holds; or, in 1.35, the pod group of the
+// Workload that spec.workloadRef names (one per replica key), whose policy
+// the view does not read.
+std::optional<WorkloadKey> nativeGroupOf(const JsonValue* spec, std::string_view ns,
+                                         const ClusterView& view) {
+  WorkloadKey group{"PodGroup", "", false, true};
+  const std::string_view named = stringMember(member(spec, "schedulingGroup"), "podGroupName");
+  if (!named.empty()) {
+    group.name = std::string(named);
+    group.podGroup = view.podGroup(ns, named);
+    group.podGroupsListed = view.knows(ClusterKind::PodGroup);
+    group.gang = group.podGroup != nullptr && group.podGroup->minCount.has_value();
+    return group;
+  }
+  const JsonValue* reference = member(spec, "workloadRef");
+  const std::string_view workload = stringMember(reference, "name");
+  if (workload.empty()) return std::nullopt;
+  group.name = std::string(workload) + "/" + std::string(stringMember(reference, "podGroup"));
+  const std::string_view replica = stringMember(reference, "podGroupReplicaKey");
+  if (!replica.empty()) group.name += "/" + std::string(replica);
+  return group;
 }
 
 const JsonValue* podScheduledCondition(const JsonValue* status) {
@@ -178,6 +204,56 @@ int64_t claimDevices(const ClaimRecord& claim, const ClusterView& view) {
   return devices;
 }
 
+namespace {
+
+// What the Pod asks for: its extended accelerator resources, as the
+// scheduler sums them, and the accelerator devices of its claims.
+void readAsks(const JsonValue* metadata, const JsonValue* status, const WaitingInput& input,
+              const Occupancy& occupancy, PodFacts& pod) {
+  const PodReader reader(metadata, metadata, pod.spec);
+  reader.forEachAccelerator([&](const ResourceEntry& entry) {
+    pod.accelerators.emplace(std::string(entry.name), reader.podRequest(entry.name));
+  });
+  std::erase_if(pod.accelerators, [](const auto& entry) { return entry.second <= 0; });
+  readClaimsOf(pod.spec, status, pod);
+  for (const std::string& claimKey : pod.claimKeys) {
+    const auto claim = occupancy.claims.find(claimKey);
+    if (claim != occupancy.claims.end()) {
+      pod.claimedDevices += claimDevices(*claim->second, *input.view);
+    }
+  }
+  pod.gpus = pod.claimedDevices;
+  for (const auto& [resource, count] : pod.accelerators) pod.gpus += count;
+}
+
+// Its priority, scheduling gates, and since when it waits.
+void readScheduling(const JsonValue* metadata, PodFacts& pod) {
+  const JsonValue* priority = member(pod.spec, "priority");
+  pod.priority = priority != nullptr && priority->IsInt64() ? priority->GetInt64() : 0;
+  pod.preemptsNever = stringMember(pod.spec, "preemptionPolicy") == "Never";
+  pod.priorityClassName = std::string(stringMember(pod.spec, "priorityClassName"));
+  const JsonValue* gates = member(pod.spec, "schedulingGates");
+  if (isArray(gates)) {
+    for (const JsonValue& gate : gates->GetArray()) {
+      pod.gates.emplace_back(stringMember(&gate, "name"));
+    }
+  }
+  pod.since = std::string(stringMember(metadata, "creationTimestamp"));
+}
+
+// A bound Pod's GPUs: in use on its node, and placed for its workload.
+void addPlaced(const PodFacts& pod, Occupancy& occupancy) {
+  for (const auto& [resource, count] : pod.accelerators) {
+    occupancy.used[pod.nodeName][resource] += count;
+  }
+  occupancy.holders[pod.nodeName].push_back(occupancy.pods.size());
+  auto& placed = occupancy.placed[workloadIdOf(pod)];
+  ++placed.first;
+  placed.second += pod.gpus;
+}
+
+}  // namespace
+
 Occupancy readOccupancy(const WaitingInput& input) {
   Occupancy occupancy;
   for (const ClaimRecord& claim : input.view->claims()) {
@@ -198,43 +274,19 @@ Occupancy readOccupancy(const WaitingInput& input) {
     const std::string_view phase = stringMember(status, "phase");
     pod.terminal = phase == "Succeeded" || phase == "Failed";
     if (pod.terminal) continue;
-    const PodReader reader(metadata, metadata, pod.spec);
-    reader.forEachAccelerator([&](const ResourceEntry& entry) {
-      pod.accelerators.emplace(std::string(entry.name), reader.podRequest(entry.name));
-    });
-    std::erase_if(pod.accelerators, [](const auto& entry) { return entry.second <= 0; });
-    readClaimsOf(pod.spec, status, pod);
-    for (const std::string& claimKey : pod.claimKeys) {
-      const auto claim = occupancy.claims.find(claimKey);
-      if (claim != occupancy.claims.end()) {
-        pod.claimedDevices += claimDevices(*claim->second, *input.view);
+    readAsks(metadata, status, input, occupancy, pod);
+    std::optional<WorkloadKey> group = nativeGroupOf(pod.spec, pod.namespaceName, *input.view);
+    pod.workload = group ? std::move(*group) : workloadOf(metadata, pod.name);
+    if (pod.gpus == 0) {
+      if (pod.workload.native) {
+        auto& members = occupancy.withoutGpus[workloadIdOf(pod)];
+        ++(pod.nodeName.empty() ? members.second : members.first);
       }
+      continue;
     }
-    pod.gpus = pod.claimedDevices;
-    for (const auto& [resource, count] : pod.accelerators) pod.gpus += count;
-    if (pod.gpus == 0) continue;
-    const JsonValue* priority = member(pod.spec, "priority");
-    pod.priority = priority != nullptr && priority->IsInt64() ? priority->GetInt64() : 0;
-    pod.preemptsNever = stringMember(pod.spec, "preemptionPolicy") == "Never";
-    pod.priorityClassName = std::string(stringMember(pod.spec, "priorityClassName"));
-    pod.workload = workloadOf(metadata, pod.name);
-    const JsonValue* gates = member(pod.spec, "schedulingGates");
-    if (isArray(gates)) {
-      for (const JsonValue& gate : gates->GetArray()) {
-        pod.gates.emplace_back(stringMember(&gate, "name"));
-      }
-    }
-    pod.since = std::string(stringMember(metadata, "creationTimestamp"));
+    readScheduling(metadata, pod);
     readSchedulerWord(status, events, pod);
-    if (!pod.nodeName.empty()) {
-      for (const auto& [resource, count] : pod.accelerators) {
-        occupancy.used[pod.nodeName][resource] += count;
-      }
-      occupancy.holders[pod.nodeName].push_back(occupancy.pods.size());
-      auto& placed = occupancy.placed[{pod.namespaceName, pod.workload.kind, pod.workload.name}];
-      ++placed.first;
-      placed.second += pod.gpus;
-    }
+    if (!pod.nodeName.empty()) addPlaced(pod, occupancy);
     occupancy.pods.push_back(std::move(pod));
   }
   return occupancy;
