@@ -1,0 +1,170 @@
+// The serving and training stacks whose CRDs come from their projects' Go
+// modules (scripts/build-stacks, tests/e2e/stacks): each project's published
+// example, with the GPUs a GPU platform runs it with where it asks for none,
+// is mutated by `aiadmit check`, stored by the real API server against the
+// project's real CRD where aiadmit is not called (valid), and `check` of what
+// was stored changes nothing (idempotent); applied where aiadmit is called,
+// it is stored as check said and a second apply leaves it as it was. A
+// TrainJob's runtimePatches are then merged as Kubeflow Trainer v2.3 merges
+// them (trainermerge), and the trainer's Pods keep the tolerations the
+// project's example gives them beside the pool's.
+#include <gtest/gtest.h>
+
+#include "tests/e2e/support/e2e_cluster.h"
+
+namespace aiadmit::e2e {
+namespace {
+
+// A published example of build/stacks/examples, as kubectl reads it (its
+// first object), without the namespace it names.
+json example(const std::string& name) {
+  const CommandResult read = kubectl({"create", "--dry-run=client", "-o", "json", "-f",
+                                      testing::stacksDir() + "/examples/" + name});
+  EXPECT_EQ(read.exitCode, 0) << read.err;
+  const std::vector<json> objects = jsonObjects(read.out);
+  if (objects.empty()) return json::object();
+  json object = objects.front();
+  object["metadata"].erase("namespace");
+  return object;
+}
+
+// `aiadmit check -o FORMAT` of `object` in namespace `ns`, with the shipped
+// profiles.
+CommandResult check(const json& object, const std::string& ns, const std::string& format) {
+  return testing::runCommand({testing::binaryPath(), "check", "-n", ns, "-o", format, "-"},
+                             toText(object));
+}
+
+// The one record `check -o json` prints of `object`.
+json checkRecord(const json& object, const std::string& ns) {
+  const CommandResult decided = check(object, ns, "json");
+  EXPECT_NE(decided.exitCode, 2) << decided.err;
+  const json report = json::parse(decided.out, nullptr, false);
+  if (report.is_discarded() || report["objects"].empty()) return json();
+  return report["objects"][0];
+}
+
+// What the stacks' tests keep of one example's round.
+struct Round {
+  json mutated;  // what check made of it, as the API server stores it
+  json stored;   // what the API server stored where aiadmit is called
+};
+
+// The example mutated by check, stored where aiadmit is not called (its CRD
+// accepts it), judged again by check (nothing more to do), then applied
+// where aiadmit is called, twice: stored as check said, and left as it was.
+Round expectMutatedValidAndIdempotent(const json& object) {
+  Round round;
+  Namespace plain("stacks-plain", /*optedIn=*/false);
+  Namespace optedIn("stacks");
+  const json record = checkRecord(object, optedIn.name());
+  EXPECT_TRUE(record.value("admitted", false)) << record.dump(1);
+  const CommandResult mutated = check(object, optedIn.name(), "yaml");
+  const CommandResult valid =
+      kubectl({"apply", "-n", plain.name(), "-o", "json", "-f", "-"}, mutated.out);
+  EXPECT_EQ(valid.exitCode, 0) << valid.err << "\n" << mutated.out;
+  if (valid.exitCode != 0) return round;
+  round.mutated = withoutServerFields(json::parse(valid.out));
+  const json again = checkRecord(round.mutated, optedIn.name());
+  EXPECT_TRUE(again.value("injected", json::array()).empty()) << "check changes what it made:\n"
+                                                              << again.dump(1);
+
+  const CommandResult applied =
+      kubectl({"apply", "-n", optedIn.name(), "-o", "json", "-f", "-"}, toText(object));
+  EXPECT_EQ(applied.exitCode, 0) << applied.err;
+  if (applied.exitCode != 0) return round;
+  round.stored = withoutServerFields(json::parse(applied.out));
+  EXPECT_EQ(round.stored["spec"], round.mutated["spec"]) << "the webhook and check disagree";
+  const CommandResult reapplied =
+      kubectl({"apply", "-n", optedIn.name(), "-o", "json", "-f", "-"}, toText(object));
+  EXPECT_EQ(reapplied.exitCode, 0) << reapplied.err;
+  if (reapplied.exitCode == 0) {
+    EXPECT_EQ(withoutServerFields(json::parse(reapplied.out)), round.stored)
+        << "a second apply changed it";
+  }
+  return round;
+}
+
+bool hasToleration(const json& tolerations, const std::string& key) {
+  if (!tolerations.is_array()) return false;
+  for (const json& toleration : tolerations) {
+    if (toleration.value("key", "") == key) return true;
+  }
+  return false;
+}
+
+TEST(E2eStacks, AKnativeServiceGetsWhatKnativeTakesAsShipped) {
+  json service = example("knative-helloworld.yaml");
+  service["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] =
+      "1";
+  const Round round = expectMutatedValidAndIdempotent(service);
+  const json& revision = round.stored["spec"]["template"];
+  EXPECT_EQ(revision["metadata"]["annotations"].value("aiadmit.dev/class", ""), "realtime")
+      << revision.dump(1);
+  // Knative's webhook refuses these unless config-features enables them.
+  for (const char* gated :
+       {"tolerations", "nodeSelector", "affinity", "priorityClassName", "schedulerName"}) {
+    EXPECT_FALSE(revision["spec"].contains(gated)) << gated;
+  }
+}
+
+TEST(E2eStacks, AnLlmServiceWithManagedDraIsAimedAtThePoolOfItsDeviceClass) {
+  for (const char* name :
+       {"llmisvc-managed-dra-minimal.yaml", "llmisvc-managed-dra-multi-device.yaml"}) {
+    SCOPED_TRACE(name);
+    const json service = example(name);
+    ASSERT_EQ(service.value("apiVersion", ""), "serving.kserve.io/v1alpha2");
+    const Round round = expectMutatedValidAndIdempotent(service);
+    const json& pod = round.stored["spec"]["template"];
+    EXPECT_TRUE(hasToleration(pod["tolerations"], "accelerator")) << pod.dump(1);
+    EXPECT_EQ(pod["nodeSelector"].value("accelerator", ""), "nvidia") << pod.dump(1);
+    EXPECT_FALSE(pod["containers"][0]["resources"]["limits"].contains("nvidia.com/gpu"))
+        << "the claimed GPUs get no nvidia.com/gpu beside them";
+  }
+}
+
+// The trainer's Pods as Trainer v2.3 makes them from the runtime and the
+// stored TrainJob's runtimePatches.
+json trainerPodSpec(const json& trainJob) {
+  testing::TempDir dir;
+  testing::writeFile(dir.file("trainjob.json"), trainJob.dump());
+  const CommandResult merged =
+      testing::runCommand({testing::stacksDir() + "/trainermerge",
+                           testing::stacksDir() + "/examples/trainer-torch-distributed.yaml",
+                           dir.file("trainjob.json")});
+  EXPECT_EQ(merged.exitCode, 0) << merged.err;
+  const json spec = json::parse(merged.out, nullptr, false);
+  if (spec.is_discarded()) return json();
+  for (const json& job : spec["replicatedJobs"]) {
+    if (job.value("name", "") == "node") return job["template"]["spec"]["template"]["spec"];
+  }
+  return json();
+}
+
+TEST(E2eStacks, ATrainJobsRuntimePatchKeepsThePatchesBeforeItAsTrainerMergesThem) {
+  json trainJob = example("trainjob-runtime-patches.yaml");
+  trainJob["spec"]["trainer"]["resourcesPerNode"]["limits"]["nvidia.com/gpu"] = "4";
+  const Round round = expectMutatedValidAndIdempotent(trainJob);
+  const json& patches = round.stored["spec"]["runtimePatches"];
+  ASSERT_EQ(patches.size(), 2u) << patches.dump(1);
+  EXPECT_EQ(patches[1].value("manager", ""), "aiadmit.dev/webhook");
+
+  const json pod = trainerPodSpec(round.stored);
+  EXPECT_TRUE(hasToleration(pod["tolerations"], "training-workload"))
+      << "the platform team's entry's toleration: " << pod.dump(1);
+  EXPECT_TRUE(hasToleration(pod["tolerations"], "accelerator")) << pod.dump(1);
+  EXPECT_EQ(pod["nodeSelector"].value("node-type", ""), "training") << pod.dump(1);
+  EXPECT_EQ(pod["nodeSelector"].value("accelerator", ""), "nvidia") << pod.dump(1);
+}
+
+TEST(E2eStacks, ATrainJobWithoutPatchesGetsThePoolThroughItsOwnEntry) {
+  json trainJob = example("trainjob-multi-node.yaml");
+  trainJob["spec"]["trainer"]["resourcesPerNode"]["limits"]["nvidia.com/gpu"] = "8";
+  const Round round = expectMutatedValidAndIdempotent(trainJob);
+  const json pod = trainerPodSpec(round.stored);
+  EXPECT_TRUE(hasToleration(pod["tolerations"], "accelerator")) << pod.dump(1);
+  EXPECT_EQ(pod["nodeSelector"].value("accelerator", ""), "nvidia") << pod.dump(1);
+}
+
+}  // namespace
+}  // namespace aiadmit::e2e
