@@ -175,6 +175,13 @@ std::vector<KindManifest> kindManifests() {
        "{tolerations: [" +
            std::string(kOwnToleration) + "], containers: [" + kServer + "]}}\n",
        ""},
+      // As a cluster that enables Knative's kubernetes.podspec-tolerations
+      // writes a GPU Service.
+      {"KnativeService",
+       "apiVersion: serving.knative.dev/v1\nkind: Service\nmetadata: {name: llm}\n"
+       "spec: {template: {spec: {tolerations: [" +
+           std::string(kOwnToleration) + "], containers: [" + kServer + "]}}}\n",
+       ""},
   };
   for (const char* kind : {"Deployment", "StatefulSet", "ReplicaSet"}) {
     kinds.push_back({kind,
