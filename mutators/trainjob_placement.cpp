@@ -2,13 +2,21 @@
 // profile's pool. A TrainJob has no pod template: Trainer builds its JobSet
 // from the runtime it names and applies spec.runtimePatches to it, so the
 // pool's tolerations and node selector go into one runtimePatches entry of
-// aiadmit's own, for the `node` replicated job. What another manager's patch
-// already gives that job (a toleration that covers the pool's taint, a node
-// selector key) is left out, and the entry is removed when nothing is
-// missing. A pool known only by required node affinity is left to the
-// runtime, with a notice. A TrainJob written for a Trainer release whose CRD
-// has no runtimePatches (it uses podSpecOverrides or podTemplateOverrides) is
-// left alone: that CRD's schema would drop the entry.
+// aiadmit's own, for the `node` replicated job.
+//
+// Trainer v2.3 merges the entries in list order, each as a strategic merge
+// patch of the runtime's JobSet spec with JobSet's Go type
+// (TrainingRuntime.mergeRuntimePatches): replicated jobs merge by name and a
+// node selector key by key, but a PodSpec's tolerations have no merge key,
+// so an entry that sets them replaces the list the runtime and the entries
+// before it gave the job. So aiadmit's entry carries the tolerations of the
+// last entry before it that sets any, followed by the pool's that those do
+// not cover; an entry after it that sets tolerations decides alone, and a
+// node selector key another entry sets is that entry's. The entry is removed
+// when nothing is missing. A pool known only by required node affinity is
+// left to the runtime, with a notice. A TrainJob written for a Trainer
+// release whose CRD has no runtimePatches (it uses podSpecOverrides or
+// podTemplateOverrides) is left alone: that CRD's schema would drop the entry.
 #include "mutators/mutator.h"
 
 #include <string>
@@ -57,42 +65,88 @@ const JsonValue* trainerPodSpec(const JsonValue& patch) {
   return nullptr;
 }
 
-// What the pool needs that no other manager's patch gives the trainer's job.
+// What aiadmit's entry gives the trainer's job: the tolerations an earlier
+// entry set (which Trainer would replace with the entry's own list) and the
+// pool's that no entry gives.
 struct Missing {
+  const JsonValue* keptTolerations = nullptr;  // the earlier entry's list, or null
   std::vector<Toleration> tolerations;
   std::vector<std::pair<std::string, std::string>> nodeSelector;
   bool empty() const { return tolerations.empty() && nodeSelector.empty(); }
 };
 
-Missing missingPlacement(const MutationContext& context, const JsonValue* patches) {
-  std::vector<const JsonValue*> others;
-  if (isArray(patches)) {
-    for (const JsonValue& patch : patches->GetArray()) {
-      if (stringMember(&patch, "manager") == kRuntimePatchManager) continue;
-      if (const JsonValue* spec = trainerPodSpec(patch)) others.push_back(spec);
+// The index of aiadmit's entry in `patches`, or -1.
+int ownEntry(const JsonValue* patches) {
+  if (!isArray(patches)) return -1;
+  for (rapidjson::SizeType i = 0; i < patches->Size(); ++i) {
+    if (stringMember(&(*patches)[i], "manager") == kRuntimePatchManager) {
+      return static_cast<int>(i);
     }
   }
-  const Profile& profile = context.profile;
-  Missing missing;
-  if (profile.mutations.on(kTolerationsSwitch.key)) {
-    for (const Toleration& wanted : profile.placement.tolerations) {
-      bool covered = false;
-      for (const JsonValue* spec : others) {
-        covered = covered || anyTolerationCovers(member(spec, "tolerations"), wanted);
-      }
-      if (!covered) missing.tolerations.push_back(wanted);
+  return -1;
+}
+
+// The other managers' PodSpecs for the trainer's job, before aiadmit's entry
+// (or all of them, when it has none yet: it is appended) and after it.
+struct OtherPatches {
+  std::vector<const JsonValue*> before;
+  std::vector<const JsonValue*> after;
+};
+
+OtherPatches otherPatches(const JsonValue* patches) {
+  OtherPatches others;
+  if (!isArray(patches)) return others;
+  const int own = ownEntry(patches);
+  for (rapidjson::SizeType i = 0; i < patches->Size(); ++i) {
+    if (static_cast<int>(i) == own) continue;
+    const JsonValue* spec = trainerPodSpec((*patches)[i]);
+    if (spec == nullptr) continue;
+    (own >= 0 && static_cast<int>(i) > own ? others.after : others.before).push_back(spec);
+  }
+  return others;
+}
+
+// The tolerations the job has from the entries before aiadmit's: the last
+// list one of them sets, since each replaces the one before.
+const JsonValue* lastTolerations(const std::vector<const JsonValue*>& specs) {
+  const JsonValue* last = nullptr;
+  for (const JsonValue* spec : specs) {
+    if (const JsonValue* tolerations = member(spec, "tolerations"); isArray(tolerations)) {
+      last = tolerations;
     }
   }
-  if (profile.mutations.on(kPlacementSwitch.key)) {
-    for (const auto& [key, value] : profile.placement.nodeSelector) {
-      bool set = false;
-      for (const JsonValue* spec : others) {
+  return last;
+}
+
+void addMissingTolerations(const Profile& profile, const OtherPatches& others, Missing& missing) {
+  // A later entry's list replaces whatever aiadmit's would give.
+  if (lastTolerations(others.after) != nullptr) return;
+  const JsonValue* kept = lastTolerations(others.before);
+  for (const Toleration& wanted : profile.placement.tolerations) {
+    if (!anyTolerationCovers(kept, wanted)) missing.tolerations.push_back(wanted);
+  }
+  if (!missing.tolerations.empty()) missing.keptTolerations = kept;
+}
+
+void addMissingNodeSelector(const Profile& profile, const OtherPatches& others, Missing& missing) {
+  for (const auto& [key, value] : profile.placement.nodeSelector) {
+    bool set = false;
+    for (const auto* specs : {&others.before, &others.after}) {
+      for (const JsonValue* spec : *specs) {
         // A key another patch sets, to any value, is that patch's to decide.
         set = set || member(member(spec, "nodeSelector"), key) != nullptr;
       }
-      if (!set) missing.nodeSelector.emplace_back(key, value);
     }
+    if (!set) missing.nodeSelector.emplace_back(key, value);
   }
+}
+
+Missing missingPlacement(const MutationContext& context, const JsonValue* patches) {
+  const OtherPatches others = otherPatches(patches);
+  const Profile& profile = context.profile;
+  Missing missing;
+  if (profile.mutations.on(kTolerationsSwitch.key)) addMissingTolerations(profile, others, missing);
+  if (profile.mutations.on(kPlacementSwitch.key)) addMissingNodeSelector(profile, others, missing);
   return missing;
 }
 
@@ -101,6 +155,11 @@ JsonValue patchEntry(const Missing& missing, JsonAllocator& alloc) {
   JsonValue podSpec(rapidjson::kObjectType);
   if (!missing.tolerations.empty()) {
     JsonValue tolerations(rapidjson::kArrayType);
+    if (missing.keptTolerations != nullptr) {
+      for (const JsonValue& kept : missing.keptTolerations->GetArray()) {
+        tolerations.PushBack(JsonValue(kept, alloc), alloc);
+      }
+    }
     for (const Toleration& toleration : missing.tolerations) {
       tolerations.PushBack(tolerationToJson(toleration, alloc), alloc);
     }
@@ -123,17 +182,6 @@ JsonValue patchEntry(const Missing& missing, JsonAllocator& alloc) {
   return entry;
 }
 
-// The index of aiadmit's entry in `patches`, or -1.
-int ownEntry(const JsonValue* patches) {
-  if (!isArray(patches)) return -1;
-  for (rapidjson::SizeType i = 0; i < patches->Size(); ++i) {
-    if (stringMember(&(*patches)[i], "manager") == kRuntimePatchManager) {
-      return static_cast<int>(i);
-    }
-  }
-  return -1;
-}
-
 void reportAdded(MutationContext& context, const Missing& missing) {
   const std::string where =
       " to replicated job " + std::string(kTrainerReplicatedJob) + " through runtimePatches";
@@ -143,6 +191,22 @@ void reportAdded(MutationContext& context, const Missing& missing) {
   for (const auto& [key, value] : missing.nodeSelector) {
     context.report("added node selector " + key + "=" + value + where);
   }
+}
+
+// Trainer replaces the job's tolerations with those of the entry: said on
+// every pass while aiadmit's entry sets them, as its other notices are.
+void noticeReplacedTolerations(MutationContext& context, const Missing& missing) {
+  if (missing.tolerations.empty()) return;
+  const std::string job = "replicated job " + std::string(kTrainerReplicatedJob);
+  context.notice(missing.keptTolerations != nullptr
+                     ? "runtimePatches entry " + std::string(kRuntimePatchManager) +
+                           " repeats the tolerations an earlier entry gives " + job +
+                           ": Trainer replaces a job's tolerations with each entry's list"
+                     : "Trainer replaces the tolerations the runtime gives " + job +
+                           " with those of runtimePatches entry " +
+                           std::string(kRuntimePatchManager) +
+                           ": a toleration the runtime needs there belongs in a "
+                           "runtimePatches entry of the TrainJob too");
 }
 
 // Sets, replaces or removes aiadmit's entry; whether the object changed.
@@ -199,7 +263,9 @@ bool placeTrainer(MutationContext& context) {
         "the pool's required node affinity is not set through runtimePatches; "
         "the runtime's template must carry it");
   }
-  return writeEntry(context, *spec, missingPlacement(context, member(spec, "runtimePatches")));
+  const Missing missing = missingPlacement(context, member(spec, "runtimePatches"));
+  noticeReplacedTolerations(context, missing);
+  return writeEntry(context, *spec, missing);
 }
 
 }  // namespace

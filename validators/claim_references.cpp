@@ -60,9 +60,14 @@ void checkClaimReferences(const ValidationContext& context, std::vector<Violatio
   }
   for (const ContainerDeviceClassRequest& request : claims.deviceClassRequests) {
     if (cluster->hasDeviceClass(request.deviceClassName) != Presence::No) continue;
-    out.push_back(missingDeviceClass(
-        podSpec + "." + request.fieldPath, request.deviceClassName,
-        " (named by " + std::string(kDeviceClassResourcePrefix) + request.deviceClassName + ")"));
+    // An operator's annotation names the class for the Pods it makes.
+    out.push_back(request.byAnnotation
+                      ? missingDeviceClass(request.fieldPath, request.deviceClassName,
+                                           " (the operator claims it for the Pods)")
+                      : missingDeviceClass(podSpec + "." + request.fieldPath,
+                                           request.deviceClassName,
+                                           " (named by " + std::string(kDeviceClassResourcePrefix) +
+                                               request.deviceClassName + ")"));
   }
 }
 

@@ -51,8 +51,11 @@ std::map<std::string, DeviceClassNeed> deviceClassNeeds(const ValidationContext&
   std::set<std::string, std::less<>> counted;
   for (const ContainerDeviceClassRequest& request : claims.deviceClassRequests) {
     if (!counted.insert(request.deviceClassName).second) continue;
-    const int64_t devices =
-        context.pod.podRequest(std::string(kDeviceClassResourcePrefix) + request.deviceClassName);
+    // An operator's annotation (AnnotatedClaim) gives its count itself.
+    const int64_t devices = request.byAnnotation
+                                ? request.count.value_or(0)
+                                : context.pod.podRequest(std::string(kDeviceClassResourcePrefix) +
+                                                         request.deviceClassName);
     if (devices > 0) addNeed(needs, request.deviceClassName, devices, request.fieldPath);
   }
   return needs;

@@ -26,6 +26,18 @@ void checkTermsWithinPool(const ValidationContext& context, const Profile& profi
                  own + " reaches beyond the GPU pool; match " + expected});
 }
 
+// Whether the row lets the pool's placement be written into the template. A
+// template whose operator refuses it there (a Knative Service's, unless a
+// feature flag of Knative's allows tolerations) gets no toleration from
+// aiadmit, and its Pods get the pool's when the operator makes what runs
+// them (Knative's Deployment: controlled.mutate places a controller's
+// object): a missing toleration there is no sign that they never run.
+bool placementWritable(const ValidationContext& context) {
+  const ResolvedTemplate* place = context.view.place;
+  return place == nullptr || place->slot == nullptr ||
+         (place->slot->injectable & kInjectPlacement) != 0;
+}
+
 // AIA008: a node selection that excludes the profile's pool, or a GPU Pod
 // that does not tolerate the pool's taints, can never be scheduled there.
 void checkPoolConflict(const ValidationContext& context, std::vector<Violation>& out) {
@@ -73,7 +85,7 @@ void checkPoolConflict(const ValidationContext& context, std::vector<Violation>&
   const bool aimed = usesProfilePool(context.pod, *profile, context.cluster);
   if (verdict.relation != PoolRelation::Excludes)
     checkTermsWithinPool(context, *profile, aimed, out);
-  if (!aimed) return;
+  if (!aimed || !placementWritable(context)) return;
   if (const Toleration* taint = firstUntoleratedPoolTaint(member(spec, "tolerations"), pool)) {
     const std::string described = describeToleration(*taint);
     const bool exists = taint->op == "Exists";

@@ -1,7 +1,9 @@
 // A kind added as a WorkloadType document whose row says what a built-in
 // row says gets what the built-in kind gets: a CronJob-like custom kind
 // with the Jobs' metadata between the object and its Pods is stamped,
-// placed and given its Job settings at the same places as a CronJob.
+// placed and given its Job settings at the same places as a CronJob; a
+// model server whose operator claims devices by annotation is classified
+// and placed as an LLMInferenceService with KServe's managed DRA is.
 #include <gtest/gtest.h>
 
 #include "tests/support/golden_files.h"
@@ -71,6 +73,70 @@ std::string patchOf(const std::string& yaml) {
       engine.mutate(AdmissionSubject::ofObject(*object, "ml"), {.mutated = &mutated});
   EXPECT_EQ(decided.record.profile, "batch") << decided.record.profileError;
   return decided.outcome.patch();
+}
+
+// A kind shaped like an LLMInferenceService's main template, with KServe's
+// managed DRA annotations.
+const std::string kModelServer = R"(apiVersion: aiadmit.dev/v1
+kind: WorkloadType
+metadata:
+  name: model-servers
+spec:
+  group: example.com
+  kind: ModelServer
+  versions: [v1alpha2]
+  resource: modelservers
+  class: realtime
+  lifecycle: LongRunning
+  templates:
+  - role: main
+    podSpec: /spec/template
+    metadata: /spec
+    annotatedClaim:
+      deviceClass: serving.kserve.io/exp-dra-device-class
+      count: serving.kserve.io/exp-dra-device-count
+      container: serving.kserve.io/exp-dra-container-name
+    replicas:
+    - path: /spec/replicas
+      default: 1
+    inject: [gpuLimits, placement, priority, scheduler, stamps, sharedMemory]
+)";
+
+std::string managedDra(const std::string& apiVersion, const std::string& kind) {
+  return "apiVersion: " + apiVersion + "\nkind: " + kind + R"(
+metadata:
+  name: qwen
+  namespace: ml
+  annotations:
+    serving.kserve.io/exp-dra-device-class: gpu.nvidia.com
+    serving.kserve.io/exp-dra-device-count: "2"
+spec:
+  replicas: 1
+  template:
+    containers: [{name: main, image: vllm}]
+)";
+}
+
+TEST(CustomKindRows, AKindWhoseOperatorClaimsDevicesByAnnotationIsPlacedAsAnLlmService) {
+  const ProfileLoadResult loaded =
+      loadProfileText(readFile(sourceDir() + "/profiles/realtime.yaml") + "---\n" + kModelServer,
+                      "profiles.yaml", mutationSwitches());
+  ASSERT_TRUE(loaded.ok()) << formatLoadErrors(loaded.errors);
+  const WorkloadType* type = loaded.workloadTypes->find("example.com", "v1alpha2", "ModelServer");
+  ASSERT_NE(type, nullptr);
+  EXPECT_EQ(type->templates.at(0).annotatedClaim.container,
+            "serving.kserve.io/exp-dra-container-name");
+  const Engine engine(loaded.set);
+  auto patch = [&](const std::string& yaml) {
+    const auto object = yamlObject(yaml);
+    const Decided decided = engine.mutate(AdmissionSubject::ofObject(*object, "ml"), {});
+    EXPECT_EQ(decided.record.profile, "realtime") << decided.record.profileError;
+    return decided.outcome.patch();
+  };
+  const std::string llm = patch(managedDra("serving.kserve.io/v1alpha2", "LLMInferenceService"));
+  ASSERT_NE(llm.find("/spec/template/tolerations"), std::string::npos)
+      << "the claimed GPUs aim the Pods at the pool: " << llm;
+  EXPECT_EQ(patch(managedDra("example.com/v1alpha2", "ModelServer")), llm);
 }
 
 TEST(CustomKindRows, ACronJobLikeKindIsMutatedWhereACronJobIs) {

@@ -139,10 +139,14 @@ bool isKubernetesGroup(const std::string& group) {
   return group.empty() || group == "apps" || group == "batch";
 }
 
-// The scope of a custom resource, from its CRD in ../shared/crds, which must
-// serve every version the row reads.
+// The scope of a custom resource, from its CRD (in ../shared/crds, else its
+// project's module: testing::crdFiles), which must serve every version the
+// row reads.
 std::string crdScope(const WorkloadType& type) {
-  const std::string file = corpusDir() + "/../crds/" + type.group + "_" + type.resource + ".yaml";
+  const std::vector<std::string> files = testing::crdFiles(type.group, type.resource);
+  EXPECT_FALSE(files.empty()) << "no CRD of " << type.qualifiedKind();
+  if (files.empty()) return "";
+  const std::string& file = files.front();
   std::vector<ManifestDocument> documents;
   std::string error;
   EXPECT_TRUE(parseManifests(readFile(file), documents, &error)) << file << ": " << error;

@@ -12,7 +12,6 @@
 namespace aiadmit {
 namespace {
 
-using aiadmit::testing::corpusDir;
 using aiadmit::testing::readFile;
 using aiadmit::testing::yamlObject;
 
@@ -30,8 +29,9 @@ TEST(WorkloadScheduling, EveryOperatorFieldIsInEachServedVersionsSchema) {
       continue;
     }
     SCOPED_TRACE(type.qualifiedKind());
-    const auto crd = yamlObject(
-        readFile(corpusDir() + "/../crds/" + type.group + "_" + type.resource + ".yaml"));
+    const std::vector<std::string> files = testing::crdFiles(type.group, type.resource);
+    ASSERT_FALSE(files.empty()) << "no CRD";
+    const auto crd = yamlObject(readFile(files.front()));
     for (const JsonValue& version : member(member(crd.get(), "spec"), "versions")->GetArray()) {
       const std::string name(stringMember(&version, "name"));
       if (!type.servesVersion(name)) continue;

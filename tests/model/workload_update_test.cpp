@@ -16,7 +16,6 @@
 namespace aiadmit {
 namespace {
 
-using aiadmit::testing::corpusDir;
 using aiadmit::testing::readFile;
 using aiadmit::testing::yamlObject;
 
@@ -452,18 +451,21 @@ TEST(WorkloadUpdateCrds, EveryUpdatePointerOfACustomResourceRowIsInEachServedVer
   for (const WorkloadType& type : WorkloadTypeTable::builtIn()->types()) {
     if (type.group.find('.') == std::string::npos) continue;
     SCOPED_TRACE(type.qualifiedKind());
-    const auto crd = yamlObject(
-        readFile(corpusDir() + "/../crds/" + type.group + "_" + type.resource + ".yaml"));
     std::vector<std::string> pointers = type.updates.scale;
     pointers.insert(pointers.end(), type.updates.immutable.begin(), type.updates.immutable.end());
     if (!type.updates.suspend.empty()) pointers.push_back(type.updates.suspend);
-    for (const JsonValue& version : member(member(crd.get(), "spec"), "versions")->GetArray()) {
-      const std::string name(stringMember(&version, "name"));
-      if (!type.servesVersion(name)) continue;
-      const JsonValue* schema = member(member(&version, "schema"), "openAPIV3Schema");
-      for (const std::string& pointer : pointers) {
-        EXPECT_NE(testing::crdSchemaAt(schema, pointer), nullptr) << pointer << " in " << name;
-        ++checked;
+    const std::vector<std::string> files = testing::crdFiles(type.group, type.resource);
+    EXPECT_FALSE(files.empty()) << "no CRD";
+    for (const std::string& file : files) {
+      const auto crd = yamlObject(readFile(file));
+      for (const JsonValue& version : member(member(crd.get(), "spec"), "versions")->GetArray()) {
+        const std::string name(stringMember(&version, "name"));
+        if (!type.servesVersion(name)) continue;
+        const JsonValue* schema = member(member(&version, "schema"), "openAPIV3Schema");
+        for (const std::string& pointer : pointers) {
+          EXPECT_NE(testing::crdSchemaAt(schema, pointer), nullptr) << pointer << " in " << file;
+          ++checked;
+        }
       }
     }
   }

@@ -126,6 +126,84 @@ TEST(TrainJobPlacement, WhatAnotherManagersPatchGivesTheNodeJobIsNotRepeated) {
   expectAppliedAndIdempotentOnTrainJob({&kMutator}, run, training());
 }
 
+// Trainer v2.3 merges each entry as a strategic merge patch, in which a
+// PodSpec's tolerations replace the list before them: aiadmit's entry, after
+// the platform team's (Trainer's examples/yaml/02-runtime-patches.yaml),
+// carries the team's toleration beside the pool's.
+TEST(TrainJobPlacement, TheTolerationsOfAnEarlierEntryAreCarriedSinceTrainerReplacesThem) {
+  const std::string withPatch = grpo(R"(  runtimePatches:
+  - manager: example.io/platform-team
+    trainingRuntimeSpec:
+      template:
+        spec:
+          replicatedJobs:
+          - name: node
+            template:
+              spec:
+                template:
+                  spec:
+                    nodeSelector: {node-type: training}
+                    tolerations:
+                    - {key: training-workload, operator: Equal, value: "true", effect: NoSchedule}
+)");
+  const MutationRun run = runOnTrainJob({&kMutator}, *manifest(withPatch), training());
+  ASSERT_TRUE(run.changed);
+  const JsonValue* own = at(*run.after,
+                            "/spec/runtimePatches/1/trainingRuntimeSpec/template/spec/"
+                            "replicatedJobs/0/template/spec/template/spec");
+  ASSERT_NE(own, nullptr);
+  EXPECT_EQ(
+      toJson(*member(own, "tolerations")),
+      R"([{"key":"training-workload","operator":"Equal","value":"true","effect":"NoSchedule"},)"
+      R"({"key":"accelerator","operator":"Equal","value":"gpu","effect":"NoSchedule"}])");
+  EXPECT_EQ(toJson(*member(own, "nodeSelector")), R"({"accelerator":"nvidia"})");
+  EXPECT_EQ(run.changes,
+            (std::vector<std::string>{
+                "added toleration accelerator=gpu:NoSchedule to replicated job node through "
+                "runtimePatches",
+                "added node selector accelerator=nvidia to replicated job node through "
+                "runtimePatches"}));
+  ASSERT_EQ(run.notices.size(), 1u);
+  EXPECT_NE(run.notices[0].find("repeats the tolerations an earlier entry gives"),
+            std::string::npos)
+      << run.notices[0];
+  expectAppliedAndIdempotentOnTrainJob({&kMutator}, run, training());
+}
+
+// An entry after aiadmit's that sets tolerations decides them alone.
+TEST(TrainJobPlacement, ALaterEntrysTolerationsAreLeftToIt) {
+  const std::string later = grpo(R"(  runtimePatches:
+  - manager: aiadmit.dev/webhook
+    trainingRuntimeSpec:
+      template:
+        spec:
+          replicatedJobs:
+          - name: node
+            template:
+              spec:
+                template:
+                  spec:
+                    tolerations: [{key: accelerator, operator: Equal, value: gpu, effect: NoSchedule}]
+                    nodeSelector: {accelerator: nvidia}
+  - manager: kueue.x-k8s.io/manager
+    trainingRuntimeSpec:
+      template:
+        spec:
+          replicatedJobs:
+          - name: node
+            template: {spec: {template: {spec: {tolerations: [{key: flavor, operator: Exists}]}}}}
+)");
+  const MutationRun run = runOnTrainJob({&kMutator}, *manifest(later), training());
+  ASSERT_TRUE(run.changed);
+  const JsonValue* own = at(*run.after,
+                            "/spec/runtimePatches/0/trainingRuntimeSpec/template/spec/"
+                            "replicatedJobs/0/template/spec/template/spec");
+  ASSERT_NE(own, nullptr);
+  EXPECT_EQ(member(own, "tolerations"), nullptr);
+  EXPECT_EQ(toJson(*member(own, "nodeSelector")), R"({"accelerator":"nvidia"})");
+  expectAppliedAndIdempotentOnTrainJob({&kMutator}, run, training());
+}
+
 TEST(TrainJobPlacement, ItsOwnEntryIsRemovedOnceAnotherPatchPlacesTheNode) {
   const std::string placedTwice = grpo(R"(  runtimePatches:
   - manager: aiadmit.dev/webhook

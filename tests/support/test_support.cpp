@@ -35,6 +35,25 @@ std::string corpusDir() {
   return std::string(AIADMIT_SOURCE_DIR) + "/../shared/corpus";
 }
 
+const std::string& stacksDir() {
+  static const std::string dir = [] {
+    const std::string out = std::filesystem::path(binaryPath()).parent_path().string() + "/stacks";
+    const CommandResult built = runCommand({sourceDir() + "/scripts/build-stacks", out});
+    EXPECT_EQ(built.exitCode, 0) << built.out << built.err;
+    return out;
+  }();
+  return dir;
+}
+
+std::vector<std::string> crdFiles(const std::string& group, const std::string& resource) {
+  const std::string name = group + "_" + resource + ".yaml";
+  std::vector<std::string> files;
+  for (const std::string& dir : {corpusDir() + "/../crds", stacksDir() + "/crds"}) {
+    if (std::filesystem::exists(dir + "/" + name)) files.push_back(dir + "/" + name);
+  }
+  return files;
+}
+
 std::string readFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream buffer;

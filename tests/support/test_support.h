@@ -24,6 +24,13 @@ namespace aiadmit::testing {
 std::string sourceDir();
 std::string binaryPath();
 std::string corpusDir();  // ../shared/corpus beside the repository
+// build/stacks: the CRDs and published examples of the serving and training
+// stacks' Go modules, and Trainer's runtimePatches merge (scripts/build-stacks,
+// run on first use, once per pin; a failure is recorded in the current test).
+const std::string& stacksDir();
+// The CRD files of a group and plural: ../shared/crds's, and the one its
+// project's Go module ships at the release tests/e2e/stacks pins.
+std::vector<std::string> crdFiles(const std::string& group, const std::string& resource);
 
 // The first document of a YAML text, as kubectl reads it; an empty document
 // with the failure recorded in the current test when it does not parse.

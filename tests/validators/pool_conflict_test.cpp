@@ -43,7 +43,34 @@ const std::vector<RuleCase> kCases = {
     {"NarrowerSelectorInsideThePool", "default",
      replaced(realtimeDeployment("", kServingContainer), "nodeSelector: {accelerator: nvidia}",
               "nodeSelector: {accelerator: nvidia, nvidia.com/gpu.product: H100}"),
-     ""}};
+     ""},
+    // Knative refuses tolerations in a Service as it ships; its Deployment
+    // gets the pool's from controlled.mutate.
+    {"KnativeServiceWithoutTheTolerationKnativeRefuses", "default", R"(
+apiVersion: serving.knative.dev/v1
+kind: Service
+metadata: {name: llm, namespace: default}
+spec:
+  template:
+    spec:
+      containers:
+      - image: vllm
+        resources: {limits: {nvidia.com/gpu: 1, memory: 16Gi}}
+)",
+     ""},
+    {"KnativeServiceSelectingAnotherAccelerator", "default", R"(
+apiVersion: serving.knative.dev/v1
+kind: Service
+metadata: {name: llm, namespace: default}
+spec:
+  template:
+    spec:
+      nodeSelector: {accelerator: amd}
+      containers:
+      - image: vllm
+        resources: {limits: {nvidia.com/gpu: 1, memory: 16Gi}}
+)",
+     "spec.template.spec.nodeSelector"}};
 
 AIADMIT_RULE_ACTIONS_TEST(AIA008, kCases);
 

@@ -113,13 +113,16 @@ ClaimedDevices resolveClaims(const PodClaims& podClaims, const ClusterView* clus
   }
   for (const ContainerDeviceClassRequest& request : podClaims.deviceClassRequests) {
     if (!isGpuDeviceClass(request.deviceClassName, cluster)) continue;
-    out.gpus.push_back({"", std::string(kDeviceClassResourcePrefix) + request.deviceClassName,
-                        request.container, request.initContainer, request.deviceClassName,
-                        // An init container runs before the others and its devices
-                        // may be theirs afterwards: leaving them out keeps the count
-                        // one the Pod certainly needs.
-                        request.initContainer ? 0 : request.count.value_or(0), false,
-                        request.fieldPath});
+    // Asked for by an operator's annotation: named by that annotation.
+    out.gpus.push_back(
+        {"",
+         request.byAnnotation ? request.fieldPath
+                              : std::string(kDeviceClassResourcePrefix) + request.deviceClassName,
+         request.container, request.initContainer, request.deviceClassName,
+         // An init container runs before the others and its devices
+         // may be theirs afterwards: leaving them out keeps the count
+         // one the Pod certainly needs.
+         request.initContainer ? 0 : request.count.value_or(0), false, request.fieldPath});
   }
   return out;
 }

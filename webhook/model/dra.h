@@ -146,6 +146,10 @@ struct ContainerDeviceClassRequest {
   std::string quantity;          // as written
   std::optional<int64_t> count;  // when a positive whole number
   std::string fieldPath;         // "containers[0].resources.limits"
+  // Asked for by an annotation of the object (AnnotatedClaim, KServe's
+  // exp-dra-*) rather than by the container's resources: `fieldPath` is then
+  // from the object's root, "metadata.annotations[...]".
+  bool byAnnotation = false;
 };
 
 struct PodClaims {

@@ -1,6 +1,7 @@
 #include "webhook/model/pod_reader.h"
 
 #include <algorithm>
+#include <charconv>
 #include <limits>
 #include <string>
 
@@ -13,6 +14,24 @@
 namespace aiadmit {
 
 namespace {
+
+// `text` without the spaces and line breaks around it, as Go's
+// strings.TrimSpace leaves an annotation's value.
+std::string_view trimmed(std::string_view text) {
+  constexpr std::string_view kSpace = " \t\n\r\f\v";
+  const size_t first = text.find_first_not_of(kSpace);
+  if (first == std::string_view::npos) return {};
+  return text.substr(first, text.find_last_not_of(kSpace) - first + 1);
+}
+
+// A count written as a positive decimal integer (what Go's strconv.Atoi
+// reads and an operator then holds to at least 1); nullopt otherwise.
+std::optional<int64_t> positiveWholeNumber(std::string_view text) {
+  int64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || value < 1) return std::nullopt;
+  return value;
+}
 
 // KServe makes a predictor's model-format object (`model`, or a legacy
 // framework field such as `pytorch`) its main container and names it so
@@ -113,7 +132,36 @@ PodReader PodReader::of(const PodTemplateView& view, const AcceleratorNames& acc
   } else if (!place->containerObjects.empty()) {
     reader.readContainers(view.object, place->specPointer, place->containerObjects);
   }
+  if (place->slot->annotatedClaim.any()) reader.readAnnotatedClaim(place->slot->annotatedClaim);
   return reader;
+}
+
+// The devices of `claim`, as the operator asks for them: the DeviceClass the
+// object's annotation names, for the container it names (the first one when
+// it names none), the count it gives (1 when it gives none).
+void PodReader::readAnnotatedClaim(const AnnotatedClaim& claim) {
+  const std::optional<std::string_view> deviceClass = objectAnnotation(claim.deviceClass);
+  if (!deviceClass || trimmed(*deviceClass).empty()) return;
+  ContainerDeviceClassRequest request;
+  request.deviceClassName = std::string(trimmed(*deviceClass));
+  request.byAnnotation = true;
+  request.fieldPath = "metadata.annotations[" + claim.deviceClass + "]";
+  const std::optional<std::string_view> count =
+      claim.count.empty() ? std::nullopt : objectAnnotation(claim.count);
+  request.quantity = count && !trimmed(*count).empty() ? std::string(trimmed(*count)) : "1";
+  request.count = positiveWholeNumber(request.quantity);
+  const std::optional<std::string_view> container =
+      claim.container.empty() ? std::nullopt : objectAnnotation(claim.container);
+  if (container && !trimmed(*container).empty()) {
+    if (named(trimmed(*container)) != nullptr) request.container = std::string(trimmed(*container));
+  } else {
+    for (const PodContainer& each : containers_) {
+      if (each.list != ContainerList::Containers || each.name.empty()) continue;
+      request.container = std::string(each.name);
+      break;
+    }
+  }
+  annotatedRequest_ = std::move(request);
 }
 
 PodReader PodReader::judgingBy(const AcceleratorNames& accelerators) const {
@@ -196,12 +244,17 @@ bool PodReader::asksForAccelerator() const {
 }
 
 bool PodReader::claimsDevices() const {
+  // The operator adds the claim of its annotations to the Pods it makes.
+  if (annotatedRequest_) return true;
   const JsonValue* claims = member(spec_, "resourceClaims");
   return isArray(claims) && !claims->Empty();
 }
 
 const PodClaims& PodReader::claims() const {
-  if (!claims_) claims_ = readPodClaims(spec_);
+  if (!claims_) {
+    claims_ = readPodClaims(spec_);
+    if (annotatedRequest_) claims_->deviceClassRequests.push_back(*annotatedRequest_);
+  }
   return *claims_;
 }
 

@@ -20,6 +20,7 @@
 #include "webhook/model/quantity.h"
 #include "webhook/model/scheduling.h"
 #include "webhook/model/workload.h"
+#include "webhook/model/workload_type.h"
 
 namespace aiadmit {
 
@@ -185,7 +186,8 @@ class PodReader {
   // Whether a container asks for a positive amount of an accelerator.
   bool asksForAccelerator(const PodContainer& container) const;
   bool asksForAccelerator() const;
-  // Whether the Pod claims devices through dynamic resource allocation.
+  // Whether the Pod claims devices through dynamic resource allocation (its
+  // resourceClaims, or those its operator adds by the row's AnnotatedClaim).
   bool claimsDevices() const;
   // What the Pod asks of dynamic resource allocation (webhook/model/dra.h):
   // spec.resourceClaims, containers' resources.claims and KEP-5004
@@ -260,6 +262,7 @@ class PodReader {
 
  private:
   const PodContainer* named(std::string_view name) const;
+  void readAnnotatedClaim(const AnnotatedClaim& claim);
   // The containers of the PodSpec, with `objects` (absolute pointers into
   // `root`, each below `specPointer`) first among the regular ones.
   void readContainers(const JsonValue* root, std::string_view specPointer,
@@ -271,6 +274,8 @@ class PodReader {
   const AcceleratorNames* accelerators_;
   std::vector<PodContainer> containers_;
   mutable std::optional<PodClaims> claims_;
+  // The devices the row's AnnotatedClaim asks for by the object's annotations.
+  std::optional<ContainerDeviceClassRequest> annotatedRequest_;
   std::optional<ClaimedDevices> claimedDevices_;
   // Each container's limits and requests (null where absent), read on first
   // use: rules and mutators go through them many times.

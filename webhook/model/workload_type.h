@@ -104,6 +104,18 @@ enum class TemplateShape {
   Resources,
 };
 
+// Devices the operator claims for a template's Pods from annotations on the
+// object, where the template itself names no claim: KServe's
+// serving.kserve.io/exp-dra-* make it create a ResourceClaimTemplate of that
+// DeviceClass and count and give its claim to one container of each Pod.
+// Keys of the object's annotations.
+struct AnnotatedClaim {
+  std::string deviceClass{};  // the DeviceClass; no claim unless it is set
+  std::string count{};        // a whole number of devices; absent or blank: 1
+  std::string container{};    // the container that uses it; absent: the first
+  bool any() const { return !deviceClass.empty(); }
+};
+
 struct TemplateSlot {
   // Role of the Pods: literal text in which `{key}` stands for the map key
   // or array index the last wildcard matched and `{.FIELD}` for the string
@@ -120,6 +132,7 @@ struct TemplateSlot {
   // Container-shaped objects outside spec.containers that become a
   // container of the Pod, relative to `spec` (KServe's predictor.model).
   std::vector<std::string> containerObjects{};
+  AnnotatedClaim annotatedClaim{};
   // Pod count: the product of the factors; none: not knowable from the object.
   std::optional<std::vector<ReplicaFactor>> replicas{};
   JobSettingPointers jobSettings{};

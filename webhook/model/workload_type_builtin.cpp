@@ -524,11 +524,19 @@ void addKServe(std::vector<WorkloadType>& out) {
   // LLMInferenceService: PodSpecs directly (spec.template, not
   // spec.template.spec), labels and annotations on the workload spec. A
   // worker's group size follows spec.parallelism, so its count is unknown.
-  auto llm = [](std::string role, std::string spec, std::string metadata,
-                std::optional<Factors> replicas) {
+  // Managed DRA (v1alpha2, the version KServe stores and reconciles, so an
+  // object applied as v1alpha1 gets it too): the exp-dra-* annotations make
+  // KServe claim devices of a DeviceClass for the model server's Pods (the
+  // template, the worker and the prefill's), never the router's.
+  const AnnotatedClaim managedDra{.deviceClass = "serving.kserve.io/exp-dra-device-class",
+                                  .count = "serving.kserve.io/exp-dra-device-count",
+                                  .container = "serving.kserve.io/exp-dra-container-name"};
+  auto llm = [&managedDra](std::string role, std::string spec, std::string metadata,
+                           std::optional<Factors> replicas, bool servesModel = true) {
     return TemplateSlot{.role = std::move(role),
                         .spec = std::move(spec),
                         .metadata = std::move(metadata),
+                        .annotatedClaim = servesModel ? managedDra : AnnotatedClaim{},
                         .replicas = std::move(replicas)};
   };
   out.push_back(withUpdates(
@@ -542,11 +550,32 @@ void addKServe(std::vector<WorkloadType>& out) {
                    Factors{count("/spec/prefill/replicas", 1)}),
                llm("prefill-worker", "/spec/prefill/worker", "/spec/prefill", std::nullopt),
                llm("scheduler", "/spec/router/scheduler/template", "/spec/router/scheduler",
-                   Factors{count("/spec/router/scheduler/replicas", 1)}),
-               llm("tokenizer", "/spec/router/scheduler/tokenizer/template", "", std::nullopt)})),
+                   Factors{count("/spec/router/scheduler/replicas", 1)}, false),
+               llm("tokenizer", "/spec/router/scheduler/tokenizer/template", "", std::nullopt,
+                   false)})),
       {"/spec/replicas", "/spec/scaling", "/spec/prefill/replicas", "/spec/prefill/scaling",
        "/spec/router/scheduler/replicas"},
       ""));
+}
+
+// Knative Serving's Service: a RevisionTemplateSpec at spec.template, whose
+// Pods Knative's autoscaler counts from the requests (to zero by default), so
+// the object cannot tell how many. Knative's own webhook refuses a template
+// with tolerations, a node selector, affinity, a priority class or a
+// scheduler unless the cluster's config-features enables each
+// (kubernetes.podspec-*, all disabled as Knative ships), and aiadmit cannot
+// see that ConfigMap: it injects only what Knative takes as shipped (GPU
+// limits, labels and annotations, an emptyDir /dev/shm). Knative gives the
+// serving container a readiness probe of its own.
+void addKnative(std::vector<WorkloadType>& out) {
+  TemplateSlot revision = podTemplate("revision", "/spec/template", std::nullopt);
+  revision.injectable = kInjectGpuLimits | kInjectStamps | kInjectSharedMemory;
+  revision.note =
+      "Pods autoscaled by Knative; placement, priority and scheduler are Knative feature flags "
+      "(kubernetes.podspec-*), disabled as Knative ships";
+  out.push_back(row("serving.knative.dev", "Service", {"v1"}, "services", WorkloadClass::Realtime,
+                    "a Knative Service is a long-running server scaled by its requests",
+                    Lifecycle::LongRunning, {std::move(revision)}));
 }
 
 }  // namespace
@@ -560,6 +589,7 @@ std::vector<WorkloadType> builtInWorkloadTypes() {
   addLeaderWorkerSets(types);
   addJobSetAndVolcano(types);
   addKServe(types);
+  addKnative(types);
   return types;
 }
 

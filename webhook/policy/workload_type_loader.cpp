@@ -172,12 +172,32 @@ uint32_t readInjections(Reader& r, const YAML::Node& node, const std::string& fi
   return injections;
 }
 
+// `annotatedClaim`: the keys of the object's annotations by which the
+// operator claims devices for the template's Pods (AnnotatedClaim).
+void readAnnotatedClaim(Reader& r, const YAML::Node& node, const std::string& field,
+                        AnnotatedClaim& out) {
+  if (!r.mapping(node, field, {"deviceClass", "count", "container"})) return;
+  auto key = [&](std::string_view name, std::string& target) {
+    r.optional(node, name, field, [&](auto& n, auto& f) {
+      target = r.string(n, f).value_or("");
+      if (target.empty()) r.error(n, f, "must be an annotation key");
+    });
+  };
+  key("deviceClass", out.deviceClass);
+  key("count", out.count);
+  key("container", out.container);
+  if (out.deviceClass.empty()) {
+    r.error(node, field + ".deviceClass", "is required (the annotation naming the DeviceClass)");
+  }
+}
+
 void readTemplate(Reader& r, const YAML::Node& node, const std::string& field,
                   const JobSettingPointers& typeSettings, std::vector<TemplateSlot>& out) {
   const int before = r.errorCount();
-  if (!r.mapping(node, field,
-                 {"role", "template", "podSpec", "metadata", "intermediateMetadata", "resources",
-                  "containerObjects", "replicas", "jobSettings", "inject", "note"})) {
+  if (!r.mapping(
+          node, field,
+          {"role", "template", "podSpec", "metadata", "intermediateMetadata", "resources",
+           "containerObjects", "annotatedClaim", "replicas", "jobSettings", "inject", "note"})) {
     return;
   }
   TemplateSlot slot;
@@ -238,6 +258,8 @@ void readTemplate(Reader& r, const YAML::Node& node, const std::string& field,
       return "";
     });
   });
+  r.optional(node, "annotatedClaim", field,
+             [&](auto& n, auto& f) { readAnnotatedClaim(r, n, f, slot.annotatedClaim); });
   r.optional(node, "replicas", field,
              [&](auto& n, auto& f) { readReplicas(r, n, f, slot.replicas); });
   r.optional(node, "jobSettings", field,
