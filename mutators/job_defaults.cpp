@@ -2,6 +2,13 @@
 // the Jobs a CronJob creates (its jobTemplate): backoffLimit,
 // activeDeadlineSeconds and ttlSecondsAfterFinished, each when absent.
 //
+// activeDeadlineSeconds only on a class the developer declared
+// (aiadmit.dev/workload, or a profile named by aiadmit.dev/profile): a
+// deadline ends the run when it passes, and on a class aiadmit inferred it
+// would end a training run that the kind took for batch, or that a sign of
+// training only guessed. A notice says it was left out and how to get it.
+// backoffLimit and the TTL end nothing that still runs: they apply to any class.
+//
 // The API server sets a Job's backoffLimit to 6 before admission when the
 // manifest leaves it out, so on a Job that value counts as absent (unless
 // backoffLimitPerIndex is set, which makes backoffLimit mean something else):
@@ -64,6 +71,18 @@ bool setWhenUnset(MutationContext& context, const std::string& pointer,
   return setField(context, pointer, *wanted);
 }
 
+// The profile's deadline on a declared class; on an inferred one, a notice
+// that it was left out and why.
+bool setDeadline(MutationContext& context, const std::string& pointer,
+                 const std::optional<int64_t>& deadline) {
+  if (!deadline || pointer.empty() || !isUnset(valueAt(context.object, pointer))) return false;
+  if (context.classification.declared()) return setField(context, pointer, *deadline);
+  const std::string field = pointerTokens(pointer).back();
+  context.noticeForWorkload("left out " + field + "=" + std::to_string(*deadline) +
+                            ": class inferred; declare it in " + std::string(kWorkloadAnnotation));
+  return false;
+}
+
 bool setJobDefaults(MutationContext& context) {
   const WorkloadClass workloadClass = context.classification.workloadClass;
   if (workloadClass != WorkloadClass::Training && workloadClass != WorkloadClass::Batch) {
@@ -81,7 +100,7 @@ bool setJobDefaults(MutationContext& context) {
       changed = setField(context, settings.backoffLimit, *defaults.backoffLimit);
     }
   }
-  changed = setWhenUnset(context, settings.activeDeadlineSeconds, defaults.activeDeadlineSeconds) ||
+  changed = setDeadline(context, settings.activeDeadlineSeconds, defaults.activeDeadlineSeconds) ||
             changed;
   changed =
       setWhenUnset(context, settings.ttlSecondsAfterFinished, defaults.ttlSecondsAfterFinished) ||

@@ -54,6 +54,13 @@ void MutationContext::notice(std::string text) {
   notices.push_back(fitted(profile, forTemplate(*this, std::move(text))));
 }
 
+void MutationContext::noticeForWorkload(std::string text) {
+  std::string line = fitted(profile, text);
+  if (std::find(notices.begin(), notices.end(), line) == notices.end()) {
+    notices.push_back(std::move(line));
+  }
+}
+
 bool MutatorDeclaration::runsOn(const MutationContext& context) const {
   if (context.templateUnchanged && runs != Runs::AlsoOnUnchangedTemplates) return false;
   if (context.madeByController && runs != Runs::AlsoOnControllersObjects) return false;

@@ -97,6 +97,9 @@ struct MutationContext {
   void reportForWorkload(std::string change);
   // Records one notice, named and shortened as report() does a change.
   void notice(std::string text);
+  // The same for a notice about the workload as a whole (its Job settings),
+  // which names no template: recorded once, however many templates find it.
+  void noticeForWorkload(std::string text);
 };
 
 // The requests a mutator runs on besides a workload's own object whose

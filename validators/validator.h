@@ -55,6 +55,10 @@ struct Violation {
   // The answer may become yes on its own (a node that matches may be added
   // by an autoscaler or an admin): the violation warns at most.
   bool mayChange = false;
+  // It denies only under the profile of a class aiadmit guessed beyond the
+  // kind, not as the kind's class (set by the engine,
+  // webhook/engine/guessed_class.h): it warns at most.
+  bool restsOnGuess = false;
 
   // "[AIA004] spec.containers[0].resources.limits: <problem>; <fix>"
   std::string format() const;

@@ -48,28 +48,28 @@ TEST(CheckCrds, RayJobIsNotGivenTheJobSettingsItsCrdDefaults) {
   const CommandResult raw = check({"-o", "json", kRayJob});
   ASSERT_EQ(raw.exitCode, 0) << raw.err;
   const std::vector<std::string> asWritten = injected(raw);
-  EXPECT_TRUE(has(asWritten, "set spec.backoffLimit=6"));
-  EXPECT_TRUE(has(asWritten, "set spec.ttlSecondsAfterFinished=3600"));
+  // Training by its entrypoint (fine-tune-...py), inferred: no deadline.
+  EXPECT_TRUE(has(asWritten, "set spec.backoffLimit=3"));
+  EXPECT_TRUE(has(asWritten, "set spec.ttlSecondsAfterFinished=86400"));
 
   const CommandResult defaulted = check({"--crds", kSharedCrds, "-o", "json", kRayJob});
   ASSERT_EQ(defaulted.exitCode, 0) << defaulted.err;
   const std::vector<std::string> asServed = injected(defaulted);
   // KubeRay's CRD defaults backoffLimit and ttlSecondsAfterFinished to 0, so
-  // the webhook finds them set; activeDeadlineSeconds has no default.
-  EXPECT_FALSE(has(asServed, "set spec.backoffLimit=6"));
-  EXPECT_FALSE(has(asServed, "set spec.ttlSecondsAfterFinished=3600"));
-  EXPECT_TRUE(has(asServed, "set spec.activeDeadlineSeconds=86400"));
+  // the webhook finds them set.
+  EXPECT_FALSE(has(asServed, "set spec.backoffLimit=3"));
+  EXPECT_FALSE(has(asServed, "set spec.ttlSecondsAfterFinished=86400"));
   EXPECT_TRUE(has(asServed, "added toleration accelerator=gpu:NoSchedule"));
   EXPECT_EQ(asServed.size() + 2, asWritten.size());
 }
 
 TEST(CheckCrds, VolcanoJobIsNotGivenTheMaxRetryItsCrdDefaults) {
-  EXPECT_TRUE(has(injected(check({"-o", "json", kVolcanoJob})), "set spec.maxRetry=6"));
+  EXPECT_TRUE(has(injected(check({"-o", "json", kVolcanoJob})), "set spec.maxRetry=3"));
   const CommandResult defaulted = check({"--crds", kSharedCrds, "-o", "json", kVolcanoJob});
   ASSERT_EQ(defaulted.exitCode, 0) << defaulted.err;
   const std::vector<std::string> lines = injected(defaulted);
-  EXPECT_FALSE(has(lines, "set spec.maxRetry=6"));
-  EXPECT_TRUE(has(lines, "set spec.ttlSecondsAfterFinished=3600"));
+  EXPECT_FALSE(has(lines, "set spec.maxRetry=3"));
+  EXPECT_TRUE(has(lines, "set spec.ttlSecondsAfterFinished=86400"));
 }
 
 TEST(CheckCrds, YamlOutputHoldsTheDefaultsAsTheApiServerStoresThem) {
@@ -78,7 +78,7 @@ TEST(CheckCrds, YamlOutputHoldsTheDefaultsAsTheApiServerStoresThem) {
   ASSERT_EQ(result.exitCode, 0) << result.err;
   EXPECT_NE(result.out.find("\n  backoffLimit: 0\n"), std::string::npos) << result.out;
   EXPECT_NE(result.out.find("\n  submissionMode: K8sJobMode\n"), std::string::npos);
-  EXPECT_NE(result.out.find("\n  activeDeadlineSeconds: 86400\n"), std::string::npos);
+  EXPECT_NE(result.out.find("\n  ttlSecondsAfterFinished: 0\n"), std::string::npos);
 }
 
 TEST(CheckCrds, ACrdInTheInputIsUsedForItsCustomResources) {
@@ -88,8 +88,8 @@ TEST(CheckCrds, ACrdInTheInputIsUsedForItsCustomResources) {
   const CommandResult result = check({"-o", "json", dir.file("input.yaml")});
   ASSERT_EQ(result.exitCode, 0) << result.err;
   const std::vector<std::string> lines = injected(result);
-  EXPECT_FALSE(has(lines, "set spec.backoffLimit=6"));
-  EXPECT_TRUE(has(lines, "set spec.activeDeadlineSeconds=86400"));
+  EXPECT_FALSE(has(lines, "set spec.backoffLimit=3"));
+  EXPECT_TRUE(has(lines, "set priorityClassName ai-training"));
   // The CRD itself runs no Pods: skipped and counted.
   EXPECT_EQ(parseJson(result.out)->operator[]("summary")["skipped"].GetInt(), 1);
 }
@@ -105,8 +105,8 @@ TEST(CheckCrds, TheCrdsOfTheClusterSnapshotAreUsed) {
       check({"--cluster", dir.file("cluster.yaml"), "-o", "json", kRayJob});
   ASSERT_EQ(result.exitCode, 0) << result.err;
   const std::vector<std::string> lines = injected(result);
-  EXPECT_FALSE(has(lines, "set spec.backoffLimit=6"));
-  EXPECT_TRUE(has(lines, "set spec.activeDeadlineSeconds=86400"));
+  EXPECT_FALSE(has(lines, "set spec.backoffLimit=3"));
+  EXPECT_TRUE(has(lines, "set priorityClassName ai-training"));
   // Read for their defaults, so not named among the kinds the view skips.
   EXPECT_EQ(result.err.find("CustomResourceDefinition"), std::string::npos) << result.err;
 }

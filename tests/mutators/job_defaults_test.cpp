@@ -1,5 +1,6 @@
 // Job defaults: backoffLimit, activeDeadlineSeconds and ttlSecondsAfterFinished
-// for training and batch Jobs and CronJob job templates, when absent.
+// for training and batch Jobs and CronJob job templates, when absent; the
+// deadline only on a declared class.
 #include "tests/support/mutator_harness.h"
 
 namespace aiadmit {
@@ -9,11 +10,16 @@ using namespace testing;
 
 const MutatorDeclaration& kMutator = registeredMutator("job-defaults");
 
-std::string job(const std::string& jobSpecFields) {
+constexpr std::string_view kTraining = "{aiadmit.dev/workload: training}";
+
+// A GPU Job with `jobSpecFields` and the object's `annotations`: with none,
+// its class is inferred from its kind.
+std::string job(const std::string& jobSpecFields, std::string_view annotations = "{}") {
   return R"(
 apiVersion: batch/v1
 kind: Job
-metadata: {name: train}
+metadata: {name: train, annotations: )" +
+         std::string(annotations) + R"(}
 spec:
 )" + jobSpecFields +
          R"(
@@ -25,14 +31,41 @@ spec:
 }
 
 TEST(JobDefaultsMutator, TrainingJobGetsAllThreeAsSmallAdds) {
-  const MutationRun run = runMutator(kMutator, job("  completions: 1"), training());
+  const MutationRun run = runMutator(kMutator, job("  completions: 1", kTraining), training());
   EXPECT_EQ(run.patch(), R"([{"op":"add","path":"/spec/backoffLimit","value":3},)"
                          R"({"op":"add","path":"/spec/activeDeadlineSeconds","value":604800},)"
                          R"({"op":"add","path":"/spec/ttlSecondsAfterFinished","value":86400}])");
   EXPECT_EQ(run.changes, (std::vector<std::string>{"set Job backoffLimit=3",
                                                    "set Job activeDeadlineSeconds=604800",
                                                    "set Job ttlSecondsAfterFinished=86400"}));
+  EXPECT_TRUE(run.notices.empty());
   expectAppliedAndIdempotent(kMutator, run, training());
+}
+
+TEST(JobDefaultsMutator, AnInferredClassGetsNoDeadline) {
+  // A Job of a GPU is batch by its kind: it may be a training run that the
+  // kind cannot tell, and a deadline would end it. The other two end nothing
+  // that runs.
+  for (const Profile* profile : {&batch(), &training()}) {
+    SCOPED_TRACE(profile->name);
+    const MutationRun run = runMutator(kMutator, job("  completions: 1"), *profile);
+    EXPECT_EQ(at(*run.after, "/spec/activeDeadlineSeconds"), nullptr) << run.patch();
+    EXPECT_NE(at(*run.after, "/spec/backoffLimit"), nullptr) << run.patch();
+    EXPECT_NE(at(*run.after, "/spec/ttlSecondsAfterFinished"), nullptr) << run.patch();
+    EXPECT_EQ(
+        run.notices,
+        (std::vector<std::string>{"left out activeDeadlineSeconds=" +
+                                  std::to_string(*profile->jobDefaults.activeDeadlineSeconds) +
+                                  ": class inferred; declare it in aiadmit.dev/workload"}));
+    // Run again, it changes nothing and says the same.
+    expectAppliedAndIdempotent(kMutator, run, *profile);
+  }
+}
+
+TEST(JobDefaultsMutator, ADeadlineTheJobSetsIsNoNotice) {
+  const MutationRun run = runMutator(kMutator, job("  activeDeadlineSeconds: 60"), batch());
+  EXPECT_EQ(at(*run.after, "/spec/activeDeadlineSeconds")->GetInt(), 60);
+  EXPECT_TRUE(run.notices.empty()) << ::testing::PrintToString(run.notices);
 }
 
 TEST(JobDefaultsMutator, ValuesTheJobSetsAreKept) {
@@ -62,7 +95,7 @@ TEST(JobDefaultsMutator, TheApiServersDefaultBackoffLimitCountsAsAbsent) {
 const char* kCronJob = R"(
 apiVersion: batch/v1
 kind: CronJob
-metadata: {name: nightly-eval}
+metadata: {name: nightly-eval, annotations: {aiadmit.dev/workload: training}}
 spec:
   schedule: "0 3 * * *"
   jobTemplate:
@@ -85,7 +118,8 @@ TEST(JobDefaultsMutator, CronJobJobTemplateGetsThemAndKeepsWhatItSays) {
 }
 
 TEST(JobDefaultsMutator, BatchProfileValuesAreUsedForBatch) {
-  const MutationRun run = runMutator(kMutator, job("  parallelism: 2"), batch());
+  const MutationRun run =
+      runMutator(kMutator, job("  parallelism: 2", "{aiadmit.dev/workload: batch}"), batch());
   EXPECT_EQ(at(*run.after, "/spec/backoffLimit")->GetInt(), 6);
   EXPECT_EQ(at(*run.after, "/spec/activeDeadlineSeconds")->GetInt(), 86400);
   EXPECT_EQ(at(*run.after, "/spec/ttlSecondsAfterFinished")->GetInt(), 3600);

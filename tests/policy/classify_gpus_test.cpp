@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/classify_harness.h"
 #include "tests/support/test_support.h"
 #include "webhook/codec/yaml_json.h"
 #include "webhook/policy/classify.h"
@@ -14,37 +15,8 @@
 namespace aiadmit {
 namespace {
 
-struct Classified {
-  std::shared_ptr<JsonDocument> object;
-  Resolution resolution;
-  WorkloadClassification workload;
-  const Classification& classification() const { return workload.classification; }
-};
-
-// `yaml` classified as the engine does, template by template.
-Classified classifyYaml(const std::string& yaml, bool madeByController = false) {
-  std::vector<ManifestDocument> documents;
-  std::string error;
-  EXPECT_TRUE(parseManifests(yaml, documents, &error)) << error;
-  Classified out;
-  if (documents.empty()) return out;
-  out.object = documents[0].json;
-  const WorkloadType* type = WorkloadTypeTable::builtIn()->findForObject(*out.object);
-  EXPECT_NE(type, nullptr);
-  if (type == nullptr) return out;
-  out.resolution = resolveTemplates(*type, *out.object);
-  std::vector<PodTemplateView> views;
-  for (const ResolvedTemplate& place : out.resolution.templates) {
-    views.push_back(PodTemplateView::at(*out.object, *type, place));
-  }
-  if (views.empty() && !type->customResource) {
-    views.push_back(PodTemplateView::ofFirstSlot(*out.object, *type));
-  }
-  std::vector<PodReader> pods;
-  for (const PodTemplateView& view : views) pods.push_back(PodReader::of(view));
-  out.workload = classifyWorkload(views, pods, madeByController);
-  return out;
-}
+using testing::Classified;
+using testing::classifyYaml;
 
 TEST(ClassifyGpus, KServesGpuBertSampleIsARealtimeServer) {
   // docs/samples/v1beta1/torchserve/v2/bert/bert_gpu.yaml

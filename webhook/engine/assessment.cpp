@@ -85,7 +85,8 @@ std::string unknownControllerOf(const JsonValue& object, const WorkloadTypeTable
 }  // namespace
 
 Assessment assess(const JsonValue& object, const AdmissionSubject& subject,
-                  const ProfileSet& profiles, const ClusterView* cluster) {
+                  const ProfileSet& profiles, const ClusterView* cluster,
+                  std::optional<WorkloadClass> asClass) {
   Assessment assessment;
   assessment.madeByController = subject.ownerTrusted && madeByController(object);
   assessment.type = workloadTypeOf(subject, profiles.workloadTypes());
@@ -117,6 +118,10 @@ Assessment assess(const JsonValue& object, const AdmissionSubject& subject,
                                       madeByTableKind(object, profiles.workloadTypes());
   assessment.workload =
       classifyWorkload(assessment.views, assessment.pods, assessment.madeByController, &profiles);
+  if (asClass && assessment.workload.classification.isAiWorkload()) {
+    assessment.workload.classification.workloadClass = *asClass;
+    assessment.workload.classification.basis = ClassBasis::Kind;
+  }
   const Classification& classification = assessment.workload.classification;
   if (classification.isAiWorkload()) {
     const size_t primary = assessment.workload.primaryTemplate();

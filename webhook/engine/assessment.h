@@ -3,6 +3,7 @@
 // it, each template's view and pod, the workload's class and its profile.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -63,8 +64,12 @@ const WorkloadType* workloadTypeOf(const AdmissionSubject& subject, const Worklo
 
 // `cluster`, when given, resolves the templates' DRA claims (their claim
 // templates and DeviceClasses) for classification; it is read, never waited on.
+// `asClass`, when given, is the class an AI workload is judged as instead of
+// its own, with the profile that class selects: its kind's, which a guess's
+// verdicts are held against (webhook/engine/guessed_class.h).
 Assessment assess(const JsonValue& object, const AdmissionSubject& subject,
-                  const ProfileSet& profiles, const ClusterView* cluster = nullptr);
+                  const ProfileSet& profiles, const ClusterView* cluster = nullptr,
+                  std::optional<WorkloadClass> asClass = std::nullopt);
 
 // "Worker ×8", "head ×1", "worker ×?" (a count the object does not say).
 std::string describeTemplate(const PodTemplateView& view);

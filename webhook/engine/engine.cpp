@@ -10,6 +10,7 @@
 #include "webhook/engine/assessment.h"
 #include "webhook/engine/audit_annotations.h"
 #include "webhook/engine/claim_objects.h"
+#include "webhook/engine/guessed_class.h"
 #include "webhook/engine/updates.h"
 #include "webhook/engine/violation_bounds.h"
 #include "webhook/model/workload_update.h"
@@ -201,6 +202,28 @@ void collectViolations(const JsonValue& object, const Assessment& assessment,
   eraseRepeatedViolations(out);
 }
 
+// A training class guessed over the kind's batch refuses nothing the kind's
+// class would admit (webhook/engine/guessed_class.h): when a violation would
+// deny, the object is judged again as its kind's class, and what denies only
+// under the guess is marked to warn.
+void holdGuessToKind(const JsonValue& object, const Assessment& assessment,
+                     const AdmissionSubject& subject, const ProfileSet& profiles,
+                     const ClusterView* cluster, RuleTarget target,
+                     std::vector<Violation>& violations) {
+  const std::optional<WorkloadClass> kindClass =
+      guessedOverKind(assessment, object, profiles.workloadTypes());
+  if (!kindClass) return;
+  const Profile* profile = assessment.selection.actionsFrom();
+  const bool anyDenial = std::any_of(violations.begin(), violations.end(), [&](const auto& v) {
+    return configuredAction(v, profile, target) == RuleAction::Deny;
+  });
+  if (!anyDenial) return;
+  const Assessment asKind = assess(object, subject, profiles, cluster, kindClass);
+  std::vector<Violation> reference;
+  collectViolations(object, asKind, subject, profiles, cluster, target, reference);
+  markDenialsOfTheGuess(violations, profile, reference, asKind.selection.actionsFrom(), target);
+}
+
 // The view the request decides with: the engine's, with what the API, asked
 // directly, had and the view did not yet.
 std::shared_ptr<const ClusterView> viewWith(std::shared_ptr<const ClusterView> cluster,
@@ -301,18 +324,15 @@ std::string inferredClassNotice(const Classification& classification,
 void sortByAction(std::vector<Violation>& violations, const Profile* profile, RuleTarget target,
                   RuleAction enforcement, const Classification* classification, Evaluation& eval) {
   std::vector<RuleId> onInferredClass;
-  const RuleActions defaults;
-  const RuleActions& actions = profile != nullptr ? profile->rules : defaults;
   for (Violation& violation : violations) {
     // An object without a profile of its own answers to the profile the
     // validator judged it by (AIA007 on objects that are not AI workloads).
-    const RuleActions& ruleActions =
-        violation.profile != nullptr ? violation.profile->rules : actions;
-    RuleAction configured = ruleActions.of(violation.rule, target);
+    RuleAction configured = configuredAction(violation, profile, target);
     // On a class aiadmit guessed, the rule is the profile's at most as a
     // warning: that is its action for this workload, whatever the cap.
-    if (restsOnInferredClass(violation, classification,
-                             violation.profile != nullptr ? violation.profile : profile) &&
+    if ((violation.restsOnGuess ||
+         restsOnInferredClass(violation, classification,
+                              violation.profile != nullptr ? violation.profile : profile)) &&
         actionSeverity(configured) > actionSeverity(RuleAction::Warn)) {
       configured = RuleAction::Warn;
       if (std::find(onInferredClass.begin(), onInferredClass.end(), violation.rule) ==
@@ -645,6 +665,8 @@ AdmissionOutcome Engine::judgeObject(const AdmissionSubject& subject, const Clus
     eraseViolationsIn(violations, existing);
   }
 
+  holdGuessToKind(*subject.object, assessment, subject, *profiles, cluster.get(), target,
+                  violations);
   applyAnswers(violations, answers);
   capViolationsPerRule(violations);
   // What a controller changes without a rollout (a scale, Kueue's suspend

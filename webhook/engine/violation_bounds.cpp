@@ -61,6 +61,7 @@ void capViolationsPerRule(std::vector<Violation>& violations) {
     size_t count = 0;
     size_t at = 0;  // where the rule's last listed violation is
     bool mayChange = false;
+    bool restsOnGuess = true;  // every one left out denies only on a guessed class
   };
   std::map<RuleId, LeftOut> leftOut;
   std::map<RuleId, size_t> listed;
@@ -77,6 +78,7 @@ void capViolationsPerRule(std::vector<Violation>& violations) {
     ++out.count;
     out.mayChange =
         out.mayChange || violation.absent || violation.unconfirmed || violation.mayChange;
+    out.restsOnGuess = out.restsOnGuess && violation.restsOnGuess;
   }
   violations.resize(kept);
   // Each rule's line after its last listed violation, the last place first
@@ -87,6 +89,7 @@ void capViolationsPerRule(std::vector<Violation>& violations) {
     Violation more{"", moreLine(out.count), "", moreLine(out.count), rule};
     more.profile = violations[out.at].profile;
     more.mayChange = out.mayChange;
+    more.restsOnGuess = out.restsOnGuess;
     lines.emplace(out.at, std::move(more));
   }
   for (auto& [at, more] : lines) {

@@ -25,7 +25,8 @@ void eraseViolationsIn(std::vector<Violation>& violations, const std::vector<Vio
 // Keeps the first kMaxViolationsPerRule violations of each rule, in their
 // order, and puts in place of the rest one violation of the rule that says
 // how many were left out. What it stands for may rest on the cluster's
-// answers: then it warns at most, as they would.
+// answers, or all of it on a guessed class: then it warns at most, as they
+// would.
 void capViolationsPerRule(std::vector<Violation>& violations);
 
 }  // namespace aiadmit

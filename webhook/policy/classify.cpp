@@ -6,6 +6,7 @@
 #include "webhook/codec/enum_table.h"
 #include "webhook/codec/text.h"
 #include "webhook/policy/profile_set.h"
+#include "webhook/policy/training_evidence.h"
 
 namespace aiadmit {
 
@@ -236,10 +237,32 @@ namespace {
 constexpr EnumEntry<ClassBasis, int> kBasisRanks[] = {{ClassBasis::WorkloadAnnotation, 4},
                                                       {ClassBasis::ProfileAnnotation, 3},
                                                       {ClassBasis::ClassStamp, 2},
-                                                      {ClassBasis::Kind, 1}};
+                                                      {ClassBasis::Kind, 1},
+                                                      {ClassBasis::Evidence, 1}};
 
 int basisRank(ClassBasis basis) {
   return valueIn(kBasisRanks, basis, 0);
+}
+
+// A workload its kind makes batch that shows a sign of training is
+// training: the kind cannot tell a training run from batch inference, and
+// batch would give it batch priority. Still a guess, reported as inferred.
+// An unknown aiadmit.dev/workload value keeps the kind's class: AIA001 asks
+// the developer to state it. A controller's object is its workload's role.
+void inferTrainingFromWhatItRuns(WorkloadClassification& workload,
+                                 std::span<const PodTemplateView> templates,
+                                 std::span<const PodReader> pods, bool madeByController) {
+  Classification& classification = workload.classification;
+  if (madeByController || classification.basis != ClassBasis::Kind ||
+      classification.workloadClass != WorkloadClass::Batch || classification.unknownWorkloadValue) {
+    return;
+  }
+  const std::optional<std::string> sign = trainingSign(templates, pods);
+  if (!sign) return;
+  classification.workloadClass = WorkloadClass::Training;
+  classification.basis = ClassBasis::Evidence;
+  classification.reason =
+      "inferred from what it runs: " + *sign + "; by its kind alone it would be batch";
 }
 
 }  // namespace
@@ -267,6 +290,7 @@ WorkloadClassification classifyWorkload(std::span<const PodTemplateView> templat
       result.classification.reason = std::move(one.reason);
     }
   }
+  inferTrainingFromWhatItRuns(result, templates, pods, madeByController);
   // The template that asks for an accelerator is the workload's main one:
   // profile selection reads its labels and annotations. Failing that, the
   // first that names one, even as 0: it has said what it wants, whatever

@@ -15,7 +15,10 @@
 //     kind and what it shows: Deployment, StatefulSet, ReplicaSet are
 //     realtime; Job, CronJob batch; a bare Pod realtime when its
 //     restartPolicy is Always (the default) and a container declares a port,
-//     else batch;
+//     else batch; and a workload its kind makes batch is training when it
+//     shows a sign of training (a launcher, a training program: the signs of
+//     webhook/policy/training_evidence.h), since the kind cannot tell a
+//     training run from batch inference and the object often can;
 //  5. else it is not an AI workload.
 // 1 and 2 are declared; 3 and 4 are inferred, and the rules whose premise is
 // the class only warn on an inferred one (webhook/policy/rules.h).
@@ -42,6 +45,7 @@ enum class ClassBasis {
   ProfileAnnotation,   // aiadmit.dev/profile naming a profile of the class: declared
   ClassStamp,          // aiadmit.dev/class, stamped by aiadmit: inferred
   Kind,                // kind and accelerator request (or an unknown annotation value): inferred
+  Evidence,            // a sign of training over the kind's batch (training_evidence.h): inferred
 };
 
 class ProfileSet;
@@ -75,7 +79,9 @@ Classification classify(const PodTemplateView& view, const PodReader& pod,
 // basis any template has (the developer's annotation, then the profile the
 // developer named, then aiadmit's stamp, then the kind with an accelerator
 // request), the first template among equals. A workload whose templates all
-// ask for nothing is not an AI workload.
+// ask for nothing is not an AI workload. One that its kind makes batch and
+// that shows a sign of training is training (ClassBasis::Evidence), unless a
+// controller made it: what it shows was read on its controller's workload.
 struct WorkloadClassification {
   Classification classification;
   std::optional<size_t> decidingTemplate;  // the template the class came from
