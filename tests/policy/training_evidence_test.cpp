@@ -8,7 +8,10 @@
 
 #include <string>
 
+#include "mutators/mutator.h"
 #include "tests/support/classify_harness.h"
+#include "tests/support/golden_files.h"
+#include "webhook/policy/workload_type_loader.h"
 
 namespace aiadmit {
 namespace {
@@ -307,6 +310,41 @@ TEST(TrainingEvidence, ARayJobsEntrypointIsReadLikeACommand) {
                  "its entrypoint runs fine-tune-pytorch-text-classifier.py (a training program)");
   expectBatch(classifyYaml(rayJob("python batch_inference.py --model llama")));
   expectBatch(classifyYaml(rayJob("python ray_data_pipeline.py")));
+}
+
+// A kind added in the profiles directory names its entrypoint in its row.
+TEST(TrainingEvidence, AnAddedKindsEntrypointIsReadFromItsRow) {
+  const ProfileLoadResult loaded = loadProfileText(R"(apiVersion: aiadmit.dev/v1
+kind: Profile
+metadata: {name: batch}
+spec: {class: batch}
+---
+apiVersion: aiadmit.dev/v1
+kind: WorkloadType
+metadata: {name: runs}
+spec:
+  group: example.com
+  kind: Run
+  resource: runs
+  class: batch
+  entrypoint: /spec/command
+  templates:
+  - {role: worker, template: /spec/template}
+)",
+                                                   "runs.yaml", mutationSwitches());
+  ASSERT_TRUE(loaded.ok()) << testing::formatLoadErrors(loaded.errors);
+  const auto run = [&](const std::string& command) {
+    return classifyYaml(
+        "apiVersion: example.com/v1\nkind: Run\nmetadata: {name: r}\n"
+        "spec:\n  command: " +
+            command +
+            "\n  template:\n    spec:\n      containers:\n"
+            "      - {name: w, image: x, resources: {limits: {nvidia.com/gpu: 1}}}\n",
+        false, *loaded.workloadTypes);
+  };
+  expectTraining(run("python train.py --epochs 3"),
+                 "its entrypoint runs train.py (a training program)");
+  expectBatch(run("python score.py"));
 }
 
 TEST(TrainingEvidence, OnlyTheKindsBatchIsTakenForTraining) {

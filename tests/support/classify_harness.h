@@ -21,14 +21,16 @@ struct Classified {
 };
 
 // `yaml` classified as the engine does, template by template.
-inline Classified classifyYaml(const std::string& yaml, bool madeByController = false) {
+// `types` is the table that finds its row (the built-in one by default).
+inline Classified classifyYaml(const std::string& yaml, bool madeByController = false,
+                               const WorkloadTypeTable& types = *WorkloadTypeTable::builtIn()) {
   std::vector<ManifestDocument> documents;
   std::string error;
   EXPECT_TRUE(parseManifests(yaml, documents, &error)) << error;
   Classified out;
   if (documents.empty()) return out;
   out.object = documents[0].json;
-  const WorkloadType* type = WorkloadTypeTable::builtIn()->findForObject(*out.object);
+  const WorkloadType* type = types.findForObject(*out.object);
   EXPECT_NE(type, nullptr);
   if (type == nullptr) return out;
   out.resolution = resolveTemplates(*type, *out.object);

@@ -227,6 +227,10 @@ struct WorkloadType {
   std::vector<TemplateSlot> templates;
   UpdateRules updates;
   SchedulingFields scheduling;
+  // A command line the kind runs beside its templates, whose Pods only start
+  // a runtime for it (a RayJob's /spec/entrypoint); "" when it has none.
+  // Read for signs of what the workload runs, never edited.
+  std::string entrypoint;
   // A kind of an operator; false for Kubernetes' own (a Pod and its
   // controllers), whose paths messages name without a role.
   bool customResource = true;

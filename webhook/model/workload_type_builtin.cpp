@@ -381,20 +381,22 @@ void addKubeRay(std::vector<WorkloadType>& out) {
             "a RayCluster runs the Ray jobs submitted to it", Lifecycle::Either,
             rayCluster("/spec", {}, v1)),
         "/spec", "/spec/suspend");
-    add(row("ray.io", "RayJob", versions, "rayjobs", WorkloadClass::Batch,
-            "a RayJob runs one Ray entrypoint to completion", Lifecycle::RunsToCompletion,
-            rayJob("/spec", v1)),
-        "/spec/rayClusterSpec", "/spec/suspend");
+    WorkloadType job = row("ray.io", "RayJob", versions, "rayjobs", WorkloadClass::Batch,
+                           "a RayJob runs one Ray entrypoint to completion",
+                           Lifecycle::RunsToCompletion, rayJob("/spec", v1));
+    job.entrypoint = "/spec/entrypoint";
+    add(std::move(job), "/spec/rayClusterSpec", "/spec/suspend");
     add(row("ray.io", "RayService", versions, "rayservices", WorkloadClass::Realtime,
             "a RayService is a long-running Ray Serve server", Lifecycle::LongRunning,
             rayCluster("/spec/rayClusterConfig", {}, v1)),
         "/spec/rayClusterConfig", "");
   }
-  out.push_back(withUpdates(row("ray.io", "RayCronJob", {"v1"}, "raycronjobs", WorkloadClass::Batch,
-                                "a RayCronJob runs RayJobs to completion",
-                                Lifecycle::RunsToCompletion, rayJob("/spec/jobTemplate", true)),
-                            rayWorkerScale("/spec/jobTemplate/rayClusterSpec", true),
-                            "/spec/suspend"));
+  WorkloadType cron = row("ray.io", "RayCronJob", {"v1"}, "raycronjobs", WorkloadClass::Batch,
+                          "a RayCronJob runs RayJobs to completion", Lifecycle::RunsToCompletion,
+                          rayJob("/spec/jobTemplate", true));
+  cron.entrypoint = "/spec/jobTemplate/entrypoint";
+  out.push_back(withUpdates(
+      std::move(cron), rayWorkerScale("/spec/jobTemplate/rayClusterSpec", true), "/spec/suspend"));
 }
 
 // A LeaderWorkerSetSpec at `prefix`: `groups` leader-worker groups of

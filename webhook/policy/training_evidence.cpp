@@ -419,26 +419,14 @@ std::optional<std::string> containerSign(const PodContainer& container, bool gpu
 
 // ---- Signs of the workload as a whole.
 
-// Where a kind runs one command line of its own beside its templates: a
-// RayJob's entrypoint runs on its cluster, whose templates only start Ray.
-// (A field of the kind's row once the workload-type table has room for it.)
-struct EntrypointField {
-  std::string_view group;
-  std::string_view kind;
-  std::string_view pointer;
-};
-constexpr EntrypointField kEntrypoints[] = {
-    {"ray.io", "RayJob", "/spec/entrypoint"},
-    {"ray.io", "RayCronJob", "/spec/jobTemplate/entrypoint"},
-};
-
+// The command line a kind runs beside its templates (a RayJob's entrypoint
+// runs on its cluster, whose templates only start Ray), from the kind's row.
 std::optional<std::string> entrypointSign(const PodTemplateView& view) {
-  if (view.type == nullptr || view.object == nullptr) return std::nullopt;
-  for (const EntrypointField& field : kEntrypoints) {
-    if (view.type->group != field.group || view.type->kind != field.kind) continue;
-    const CommandLine line = readCommandLine(stringOf(valueAt(*view.object, field.pointer)));
-    if (auto sign = commandSign(line, true, true)) return "its entrypoint " + *sign;
+  if (view.type == nullptr || view.object == nullptr || view.type->entrypoint.empty()) {
+    return std::nullopt;
   }
+  const CommandLine line = readCommandLine(stringOf(valueAt(*view.object, view.type->entrypoint)));
+  if (auto sign = commandSign(line, true, true)) return "its entrypoint " + *sign;
   return std::nullopt;
 }
 

@@ -302,7 +302,7 @@ void readSpec(Reader& r, const YAML::Node& spec, WorkloadTypeDocument& doc) {
   WorkloadType& type = doc.type;
   if (!r.mapping(spec, "spec",
                  {"group", "kind", "versions", "resource", "class", "classReason", "lifecycle",
-                  "jobSettings", "updates", "scheduling", "templates"})) {
+                  "jobSettings", "updates", "scheduling", "entrypoint", "templates"})) {
     return;
   }
   requiredString(r, spec, "group", "spec.group", "an API group such as kubeflow.org", type.group,
@@ -339,6 +339,11 @@ void readSpec(Reader& r, const YAML::Node& spec, WorkloadTypeDocument& doc) {
              [&](auto& n, auto& f) { readUpdates(r, n, f, type.updates); });
   r.optional(spec, "scheduling", "spec",
              [&](auto& n, auto& f) { readScheduling(r, n, f, type.scheduling); });
+  r.optional(spec, "entrypoint", "spec", [&](auto& n, auto& f) {
+    const auto pointer = readPointer(r, n, f, false, false);
+    if (pointer && pointer->empty()) r.error(n, f, "must not be empty");
+    type.entrypoint = pointer.value_or("");
+  });
   JobSettingPointers typeSettings;
   r.optional(spec, "jobSettings", "spec",
              [&](auto& n, auto& f) { readJobSettings(r, n, f, typeSettings); });
