@@ -99,6 +99,32 @@ spec:
             image: rayproject/ray:2.41.0
 )";
 
+// A CRD file is one definition, or kubectl's List of them (`kubectl get crd
+// -o yaml`), which may hold other kinds and Lists of its own.
+TEST(CrdDefaults, DefinitionsAreReadAloneAndFromLists) {
+  const std::string crd =
+      "{apiVersion: apiextensions.k8s.io/v1, kind: CustomResourceDefinition, "
+      "metadata: {name: NAME}}";
+  const auto named = [&](const char* name) {
+    std::string text = crd;
+    return text.replace(text.find("NAME"), 4, name);
+  };
+  const auto alone = yamlObject("definition: " + named("a.example.com") + "\n");
+  ASSERT_EQ(CrdDefaults::definitionsIn((*alone)["definition"]).size(), 1u);
+  const auto list = yamlObject("apiVersion: v1\nkind: List\nitems:\n- " + named("a.example.com") +
+                               "\n- {apiVersion: v1, kind: Pod}\n- {kind: "
+                               "CustomResourceDefinitionList, items: [" +
+                               named("b.example.com") + "]}\n");
+  std::vector<std::string> names;
+  for (const JsonValue* found : CrdDefaults::definitionsIn(*list)) {
+    names.emplace_back(stringOf(valueAt(*found, "/metadata/name")));
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"a.example.com", "b.example.com"}));
+  EXPECT_TRUE(CrdDefaults::definitionsIn(*yamlObject("apiVersion: v1\nkind: Pod\n")).empty());
+  // A List whose items are no list is no list of definitions.
+  EXPECT_TRUE(CrdDefaults::definitionsIn(*yamlObject("kind: List\nitems: {}\n")).empty());
+}
+
 TEST(CrdDefaults, RayJobGetsTheDefaultsOfItsCrd) {
   const auto crds = sharedCrds({"ray.io_rayjobs.yaml"});
   const auto rayJob = yamlObject(kRayJob);

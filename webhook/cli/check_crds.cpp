@@ -10,26 +10,16 @@ namespace aiadmit::check_cli {
 
 namespace {
 
-bool isList(const JsonValue& document) {
-  const std::string_view kind = stringMember(&document, "kind");
-  return kind.size() >= 4 && kind.substr(kind.size() - 4) == "List" &&
-         isArray(member(&document, "items"));
-}
-
 bool addDocument(const JsonValue& document, const std::string& where, CrdDefaults::Builder& builder,
                  std::string& error) {
-  if (!document.IsObject()) return true;
-  if (isList(document)) {
-    for (const JsonValue& item : document["items"].GetArray()) {
-      if (!addDocument(item, where, builder, error)) return false;
+  for (const JsonValue* crd : CrdDefaults::definitionsIn(document)) {
+    std::string why;
+    if (!builder.add(*crd, &why)) {
+      error = where + ": " + why;
+      return false;
     }
-    return true;
   }
-  if (!CrdDefaults::isCustomResourceDefinition(document)) return true;
-  std::string why;
-  if (builder.add(document, &why)) return true;
-  error = where + ": " + why;
-  return false;
+  return true;
 }
 
 bool addCrdsFromFile(const std::string& file, CrdDefaults::Builder& builder, std::string& error) {

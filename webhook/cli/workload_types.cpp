@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "webhook/codec/yaml_json.h"
+#include "webhook/model/crd_defaults.h"
 #include "webhook/model/crd_templates.h"
 
 namespace aiadmit {
@@ -94,18 +95,6 @@ std::string commented(const std::string& text) {
   return out;
 }
 
-void collectCrds(const JsonValue& document, std::vector<const JsonValue*>& out) {
-  if (!document.IsObject()) return;
-  const std::string_view kind = stringMember(&document, "kind");
-  if (kind.size() > 4 && kind.substr(kind.size() - 4) == "List") {
-    const JsonValue* items = member(&document, "items");
-    if (!isArray(items)) return;
-    for (const JsonValue& item : items->GetArray()) collectCrds(item, out);
-    return;
-  }
-  if (kind == "CustomResourceDefinition") out.push_back(&document);
-}
-
 // The kinds of one file; false when it cannot be read.
 bool readFile(const std::string& file, std::vector<FoundKind>& kinds, int& status) {
   std::string text;
@@ -116,9 +105,7 @@ bool readFile(const std::string& file, std::vector<FoundKind>& kinds, int& statu
     return false;
   }
   for (const ManifestDocument& document : documents) {
-    std::vector<const JsonValue*> crds;
-    collectCrds(*document.json, crds);
-    for (const JsonValue* crd : crds) {
+    for (const JsonValue* crd : CrdDefaults::definitionsIn(*document.json)) {
       FoundKind kind;
       std::string why;
       if (!findTemplates(*crd, kind, why)) {

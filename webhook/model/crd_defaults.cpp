@@ -286,6 +286,19 @@ bool CrdDefaults::isCustomResourceDefinition(const JsonValue& document) {
          splitApiVersion(stringMember(&document, "apiVersion")).group == "apiextensions.k8s.io";
 }
 
+std::vector<const JsonValue*> CrdDefaults::definitionsIn(const JsonValue& document) {
+  std::vector<const JsonValue*> out;
+  if (isCustomResourceDefinition(document)) out.push_back(&document);
+  const std::string_view kind = stringMember(&document, "kind");
+  const JsonValue* items = member(&document, "items");
+  if (kind.size() >= 4 && kind.substr(kind.size() - 4) == "List" && isArray(items)) {
+    for (const JsonValue& item : items->GetArray()) {
+      for (const JsonValue* crd : definitionsIn(item)) out.push_back(crd);
+    }
+  }
+  return out;
+}
+
 bool CrdDefaults::Builder::add(const JsonValue& crd, std::string* error) {
   const auto refuse = [&](const std::string& text) {
     if (error != nullptr) *error = documentName(crd) + ": " + text;

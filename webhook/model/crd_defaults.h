@@ -27,6 +27,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <vector>
 
 #include "webhook/codec/json.h"
 
@@ -88,6 +89,9 @@ class CrdDefaults {
   // Whether `document` is a CustomResourceDefinition of any apiextensions
   // version (what `add` refuses when it is not v1).
   static bool isCustomResourceDefinition(const JsonValue& document);
+  // The CustomResourceDefinitions of a manifest document: the document
+  // itself, or the items of a List (kubectl's `get crd -o yaml`), in order.
+  static std::vector<const JsonValue*> definitionsIn(const JsonValue& document);
 
   // Applies to `object` the defaults of its apiVersion and kind, with
   // `allocator` (the object's document's) for the values it adds.
