@@ -183,6 +183,14 @@ std::vector<KindManifest> kindManifests() {
        "spec: {template: {spec: {tolerations: [" +
            std::string(kOwnToleration) + "], containers: [" + kServer + "]}}}\n",
        ""},
+      {"NIMService",
+       "apiVersion: apps.nvidia.com/v1alpha1\nkind: NIMService\nmetadata: {name: llm}\n"
+       "spec: {image: {repository: nvcr.io/nim/meta/llama-3.2-1b-instruct, tag: '1.12.0'}, "
+       "authSecret: ngc-api-secret, replicas: 1, tolerations: [" +
+           std::string(kOwnToleration) +
+           "], resources: {limits: {nvidia.com/gpu: 1, memory: 16Gi}}, "
+           "expose: {service: {type: ClusterIP, port: 8000}}}\n",
+       ""},
   };
   for (const char* kind : {"Deployment", "StatefulSet", "ReplicaSet"}) {
     kinds.push_back({kind,
@@ -493,11 +501,13 @@ void expectNoOtherChange(const TwoApplies& optedIn, const TwoApplies& plain) {
 
 // Whether aiadmit writes the pool's placement for the row's kind: into a
 // template, or for a TrainJob's resources through runtimePatches. A Knative
-// Service's row keeps it out (Knative refuses it as it ships).
+// Service's row keeps it out (Knative refuses it as it ships), and a
+// NIMService's resources have no placement beside them.
 bool rowPlaces(const WorkloadType* row) {
   if (row == nullptr) return true;
-  return std::any_of(row->templates.begin(), row->templates.end(), [](const TemplateSlot& slot) {
-    return (slot.injectable & kInjectPlacement) != 0 || slot.shape == TemplateShape::Resources;
+  return std::any_of(row->templates.begin(), row->templates.end(), [row](const TemplateSlot& slot) {
+    return (slot.injectable & kInjectPlacement) != 0 ||
+           (slot.shape == TemplateShape::Resources && row->kind == "TrainJob");
   });
 }
 

@@ -18,16 +18,17 @@ namespace aiadmit::e2e {
 namespace {
 
 // A published example of build/stacks/examples, as kubectl reads it (its
-// first object), without the namespace it names.
-json example(const std::string& name) {
+// first object, or its first of `kind`), without the namespace it names.
+json example(const std::string& name, const std::string& kind = "") {
   const CommandResult read = kubectl({"create", "--dry-run=client", "-o", "json", "-f",
                                       testing::stacksDir() + "/examples/" + name});
   EXPECT_EQ(read.exitCode, 0) << read.err;
-  const std::vector<json> objects = jsonObjects(read.out);
-  if (objects.empty()) return json::object();
-  json object = objects.front();
-  object["metadata"].erase("namespace");
-  return object;
+  for (json object : jsonObjects(read.out)) {
+    if (!kind.empty() && object.value("kind", "") != kind) continue;
+    object["metadata"].erase("namespace");
+    return object;
+  }
+  return json::object();
 }
 
 // `aiadmit check -o FORMAT` of `object` in namespace `ns`, with the shipped
@@ -165,6 +166,27 @@ TEST(E2eStacks, AnLlmServiceWithManagedDraIsAimedAtThePoolOfItsDeviceClass) {
     EXPECT_EQ(pod["nodeSelector"].value("accelerator", ""), "nvidia") << pod.dump(1);
     EXPECT_FALSE(pod["containers"][0]["resources"]["limits"].contains("nvidia.com/gpu"))
         << "the claimed GPUs get no nvidia.com/gpu beside them";
+  }
+}
+
+// The NIM operator's examples (its repository's, each beside the NIMCache it
+// serves from, whose CRD is applied so that kubectl reads the file): the NIM
+// container's GPUs are spec.resources, and the operator gives every Pod
+// spec.priorityClassName. Placement is not injected: a resources slot has
+// none.
+TEST(E2eStacks, ANimServiceGetsThePriorityClassTheOperatorGivesItsPods) {
+  for (const char* name : {"nim-standalone-basic-llm.yaml", "nim-multi-node.yaml"}) {
+    SCOPED_TRACE(name);
+    const json service = example(name, "NIMService");
+    ASSERT_EQ(service.value("kind", ""), "NIMService");
+    const Round round = expectMutatedValidAndIdempotent(service);
+    ASSERT_TRUE(round.stored.is_object());
+    const json& spec = round.stored["spec"];
+    EXPECT_EQ(spec.value("priorityClassName", ""), "ai-realtime") << spec.dump(1);
+    EXPECT_EQ(spec["resources"], service["spec"]["resources"]) << "its GPUs had their limits";
+    for (const char* placement : {"tolerations", "nodeSelector", "affinity"}) {
+      EXPECT_FALSE(spec.contains(placement)) << placement;
+    }
   }
 }
 

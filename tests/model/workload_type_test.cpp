@@ -59,7 +59,7 @@ TEST(WorkloadTypeTable, EveryBuiltInRowIsWellFormedAndUnique) {
     EXPECT_FALSE(type.resource.empty()) << type.qualifiedKind();
     EXPECT_FALSE(type.classReason.empty()) << type.qualifiedKind();
   }
-  EXPECT_EQ(kinds.size(), 26u);
+  EXPECT_EQ(kinds.size(), 27u);
 }
 
 TEST(WorkloadTypeTable, FindsRowsByGroupVersionAndKind) {
@@ -319,6 +319,12 @@ const std::map<std::string, Sample>& samples() {
         "    spec: {containers: [{image: x}]}}\n",
         // Knative's autoscaler decides how many Pods; the object cannot tell.
         {"revision x? spec.template.spec"}}},
+      {"NIMService.apps.nvidia.com",
+       {"apiVersion: apps.nvidia.com/v1alpha1\nkind: NIMService\nspec:\n  replicas: 2\n"
+        "  resources: {limits: {nvidia.com/gpu: 8}}\n"
+        // A multi-node replica is a group of pipeline-parallelism Pods.
+        "  multiNode: {parallelism: {pipeline: 2, tensor: 8}}\n",
+        {"nim x4 spec.resources"}}},
   };
   return all;
 }
@@ -478,6 +484,7 @@ TEST(WorkloadTypeResolve, DefaultClassFollowsTheKindAndAPodsRestartPolicy) {
       {"InferenceService.serving.kserve.io", "realtime"},
       {"LLMInferenceService.serving.kserve.io", "realtime"},
       {"LeaderWorkerSet.leaderworkerset.x-k8s.io", "realtime"},
+      {"NIMService.apps.nvidia.com", "realtime"},
   };
   for (const auto& [kind, workloadClass] : expected) {
     const auto object = yamlObject(samples().at(kind).yaml);
@@ -594,7 +601,7 @@ TEST(WorkloadTypeCrds, EveryPointerOfACustomResourceRowIsInEachServedVersionsSch
     EXPECT_FALSE(files.empty()) << "no CRD of " << first.qualifiedKind();
     for (const std::string& path : files) expectRowsMatchCrd(first, path);
   }
-  EXPECT_EQ(kindsChecked.size(), 20u);
+  EXPECT_EQ(kindsChecked.size(), 21u);
 }
 
 }  // namespace

@@ -580,6 +580,37 @@ void addKnative(std::vector<WorkloadType>& out) {
                     Lifecycle::LongRunning, {std::move(revision)}));
 }
 
+// NVIDIA's NIM operator (apps.nvidia.com): no pod template. A NIMService
+// gives its NIM container spec.resources and its Pods spec.nodeSelector,
+// tolerations, affinity, schedulerName and priorityClassName; its webhook
+// refuses only resources.claims there (DRA goes in spec.draResources, which
+// aiadmit does not read). aiadmit reads the GPUs of spec.resources as the
+// main container's, adds their limits, and writes the profile's scheduler
+// and priority class at spec.schedulerName and spec.priorityClassName, which
+// the operator gives every Pod. The pool's placement is not injected: the
+// slot is a ResourceRequirements. The operator probes its NIM container
+// itself (a default readiness probe when spec.readinessProbe has none).
+// With spec.multiNode a replica is a LeaderWorkerSet group of
+// multiNode.parallelism.pipeline Pods (GetLWSSize).
+void addNim(std::vector<WorkloadType>& out) {
+  TemplateSlot nim;
+  nim.role = "nim";
+  nim.shape = TemplateShape::Resources;
+  nim.spec = "/spec/resources";
+  nim.replicas =
+      Factors{count("/spec/replicas", 1), count("/spec/multiNode/parallelism/pipeline", 1)};
+  nim.injectable = kInjectGpuLimits | kInjectPriority | kInjectScheduler;
+  nim.note =
+      "no pod template: the NIM container's GPUs are spec.resources; spec.nodeSelector, "
+      "tolerations and affinity are neither read nor injected";
+  out.push_back(withScheduling(
+      withUpdates(row("apps.nvidia.com", "NIMService", {"v1alpha1"}, "nimservices",
+                      WorkloadClass::Realtime, "a NIMService is a long-running model server",
+                      Lifecycle::LongRunning, {std::move(nim)}),
+                  {"/spec/replicas", "/spec/scale"}, ""),
+      {.schedulerName = "/spec/schedulerName", .priorityClassName = "/spec/priorityClassName"}));
+}
+
 }  // namespace
 
 std::vector<WorkloadType> builtInWorkloadTypes() {
@@ -592,6 +623,7 @@ std::vector<WorkloadType> builtInWorkloadTypes() {
   addJobSetAndVolcano(types);
   addKServe(types);
   addKnative(types);
+  addNim(types);
   return types;
 }
 
