@@ -73,6 +73,19 @@ json trainingPod() {
                       container("sidecar", json::object())});
 }
 
+// A realtime Pod serving on port 8000 with both probes, `limits` on its
+// one container.
+json realtimeServer(const json& limits) {
+  json server = declaredPod("server", "realtime", {container("vllm", limits)});
+  server["spec"]["restartPolicy"] = "Always";
+  json& vllm = server["spec"]["containers"][0];
+  for (const char* probe : {"readinessProbe", "startupProbe"}) {
+    vllm[probe] = {{"tcpSocket", {{"port", 8000}}}};
+  }
+  vllm["ports"] = {{{"containerPort", 8000}}};
+  return server;
+}
+
 // What the API server answers to a create of `object` in `namespaceName`:
 // the object it stores (`create`) or would store (`dryRun`).
 CommandResult create(const json& object, const std::string& namespaceName, bool dryRun = true) {
@@ -166,46 +179,44 @@ TEST(E2eAdmissionPolicyExport, DeclaredPodsStoredAsTheWebhookStoresThem) {
   tolerated["spec"]["nodeSelector"] = {{"team", "vision"}};
   expectStoredAlike(sides, tolerated);
 
-  json server = declaredPod("server", "realtime",
-                            {container("vllm", {{"nvidia.com/gpu", "2"}, {"memory", "20Gi"}})});
-  server["spec"]["restartPolicy"] = "Always";
-  for (const char* probe : {"readinessProbe", "startupProbe"}) {
-    server["spec"]["containers"][0][probe] = {{"tcpSocket", {{"port", 8000}}}};
-  }
-  server["spec"]["containers"][0]["ports"] = {{{"containerPort", 8000}}};
+  const json server = realtimeServer({{"nvidia.com/gpu", "2"}, {"memory", "20Gi"}});
   expectStoredAlike(sides, server);
+}
+
+// A training Pod with `value` at spec.`field`.
+json trainingPodWith(const std::string& field, const json& value) {
+  json pod = trainingPod();
+  pod["spec"][field] = value;
+  return pod;
 }
 
 TEST(E2eAdmissionPolicyExport, RefusalsCarryTheWebhooksRuleBesideTheirNearMiss) {
   const Sides sides;
-  json restarts = trainingPod();
-  restarts["spec"]["restartPolicy"] = "Always";
-  expectRefusedAlike(sides, restarts, "AIA014");
-  json onFailure = trainingPod();
-  onFailure["spec"]["restartPolicy"] = "OnFailure";
-  expectStoredAlike(sides, onFailure);
-
   const auto batchOf = [](const std::string& gpus) {
     return declaredPod("wide", "batch", {container("work", {{"nvidia.com/gpu", gpus}})});
   };
-  expectRefusedAlike(sides, batchOf("9"), "AIA006");
-  expectStoredAlike(sides, batchOf("8"));
-
-  json critical = trainingPod();
-  critical["spec"]["priorityClassName"] = "system-cluster-critical";
-  expectRefusedAlike(sides, critical, "AIA011");
-  json yielding = trainingPod();
-  yielding["spec"]["priorityClassName"] = "ai-batch";
-  expectStoredAlike(sides, yielding);
+  struct NearMiss {
+    std::string rule;
+    json refused;
+    json admitted;
+  };
+  const std::vector<NearMiss> cases = {
+      {"AIA014", trainingPodWith("restartPolicy", "Always"),
+       trainingPodWith("restartPolicy", "OnFailure")},
+      {"AIA006", batchOf("9"), batchOf("8")},
+      {"AIA011", trainingPodWith("priorityClassName", "system-cluster-critical"),
+       trainingPodWith("priorityClassName", "ai-batch")},
+  };
+  for (const NearMiss& near : cases) {
+    SCOPED_TRACE(near.rule);
+    expectRefusedAlike(sides, near.refused, near.rule);
+    expectStoredAlike(sides, near.admitted);
+  }
 }
 
 TEST(E2eAdmissionPolicyExport, WarningsCarryTheWebhooksRule) {
   const Sides sides;
-  json server = declaredPod("server", "realtime", {container("vllm", {{"nvidia.com/gpu", "1"}})});
-  server["spec"]["restartPolicy"] = "Always";
-  for (const char* probe : {"readinessProbe", "startupProbe"}) {
-    server["spec"]["containers"][0][probe] = {{"tcpSocket", {{"port", 8000}}}};
-  }
+  json server = realtimeServer({{"nvidia.com/gpu", "1"}});
   const CommandResult byWebhook = create(server, sides.webhook.name());
   const CommandResult byPolicies = create(server, sides.policies.name());
   ASSERT_EQ(byPolicies.exitCode, 0) << byPolicies.err;
