@@ -540,6 +540,8 @@ void reportStaying(std::vector<std::string>& report) {
       "note: priorityClassName is set as the webhook sets it when its cluster view cannot tell; "
       "keep the PriorityClasses installed (manifests/components/priority-classes)",
       "note: failurePolicy Ignore: a policy that cannot evaluate admits the Pod unchanged",
+      "note: each rule takes the profile's action; serve --enforcement does not cap the "
+      "policies: export a profile set whose rules warn for a staged rollout",
   };
   report.insert(report.end(), staying.begin(), staying.end());
 }
