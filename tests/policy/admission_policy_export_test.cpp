@@ -9,6 +9,7 @@
 
 #include <algorithm>
 
+#include "mutators/mutator.h"
 #include "tests/support/golden_files.h"
 #include "tests/support/test_support.h"
 
@@ -117,6 +118,14 @@ TEST(AdmissionPolicyExport, SwitchedOffMutationsAreNotExported) {
   EXPECT_EQ(documents.find("/spec/tolerations"), std::string::npos);
   EXPECT_EQ(documents.find("/spec/nodeSelector"), std::string::npos);
   EXPECT_NE(documents.find("/spec/priorityClassName"), std::string::npos);
+  // With every switch off there is nothing to mutate: no mutating policy,
+  // which the API server would refuse without a mutation.
+  Profile injectsNothing = trainingProfile();
+  for (const MutationSwitch& key : mutationSwitches())
+    injectsNothing.mutations.off.emplace(key.key);
+  const std::string validatesOnly = allDocuments(exportOne(injectsNothing));
+  EXPECT_EQ(validatesOnly.find("kind: MutatingAdmissionPolicy"), std::string::npos);
+  EXPECT_NE(validatesOnly.find("kind: ValidatingAdmissionPolicy"), std::string::npos);
   const std::string placed = allDocuments(exportOne(trainingProfile()));
   EXPECT_NE(placed.find("/spec/tolerations"), std::string::npos);
   EXPECT_NE(placed.find("/spec/nodeSelector"), std::string::npos);

@@ -460,6 +460,8 @@ std::string mutatingPolicy(const Profile& profile, const std::string& name) {
     patches.push_back(
         "{\"patchType\": \"JSONPatch\", \"jsonPatch\": {\"expression\": " + json(patch) + "}}");
   }
+  // The API server takes no mutating policy without a mutation.
+  if (patches.empty()) return "";
   return "{\"apiVersion\": \"admissionregistration.k8s.io/v1\", \"kind\": "
          "\"MutatingAdmissionPolicy\", \"metadata\": " +
          metadataJson(name) +
@@ -556,8 +558,10 @@ AdmissionPolicyExport exportAdmissionPolicies(const ProfileSet& profiles) {
       continue;
     }
     const std::string name = "aiadmit-" + profile.name;
-    out.documents.push_back(yamlOf(mutatingPolicy(profile, name)));
-    out.documents.push_back(yamlOf(bindingJson("MutatingAdmissionPolicy", name, "")));
+    if (const std::string policy = mutatingPolicy(profile, name); !policy.empty()) {
+      out.documents.push_back(yamlOf(policy));
+      out.documents.push_back(yamlOf(bindingJson("MutatingAdmissionPolicy", name, "")));
+    }
     std::vector<std::string> rules;
     for (const RuleAction action : {RuleAction::Deny, RuleAction::Warn, RuleAction::Audit}) {
       const std::string policyName = name + "-" + std::string(actionName(action));
