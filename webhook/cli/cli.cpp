@@ -12,6 +12,7 @@
 #include "webhook/cli/profiles_init.h"
 #include "webhook/cluster/cluster_snapshot.h"
 #include "webhook/engine/engine.h"
+#include "webhook/policy/admission_policy_export.h"
 #include "webhook/policy/profile_loader.h"
 #include "webhook/serving/logging.h"
 #include "webhook/serving/server.h"
@@ -80,6 +81,7 @@ Options:
 
 constexpr const char* kProfilesHelp = R"(Usage: aiadmit profiles lint [--cluster SNAPSHOT] [DIR]
        aiadmit profiles init (--kubeconfig FILE | --cluster SNAPSHOT) [--preset gke|eks|aks|gpu-operator] -o DIR
+       aiadmit profiles export --admission-policies DIR -o FILE
 
 lint validates every profile in DIR (default: the shipped profiles) with the
 checks the server applies when it loads them, and prints every error as
@@ -91,6 +93,14 @@ with its class and scope. Exit 0 when all are valid, 1 otherwise.
 
 init writes profiles whose pools are the cluster's GPU node groups
 (`aiadmit profiles init --help`).
+
+export writes the profiles of DIR as native admission policies
+(admissionregistration.k8s.io/v1 MutatingAdmissionPolicies,
+ValidatingAdmissionPolicies and their bindings) to FILE ("-": stdout): what
+the profiles inject into declared GPU Pods and the rules that need no cluster
+view, evaluated by the API server. What stays with the webhook is reported on
+stderr and as comments at the top of FILE. Exit 0 when written, 1 when the
+profiles do not load, 2 on a usage error.
 )";
 
 int usageError(const std::string& message, const char* help) {
@@ -238,12 +248,45 @@ int reviewCommand(const Arguments& args) {
   return answer.decision == Decision::Errored ? 2 : 0;
 }
 
+int profilesExportCommand(const Arguments& args) {
+  if (printHelp(args, kProfilesHelp)) return 0;
+  std::string dir;
+  std::string file;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (takeValue(args, i, "--admission-policies", dir) || takeValue(args, i, "-o", file)) continue;
+    return usageError("unknown argument " + args[i], kProfilesHelp);
+  }
+  if (dir.empty() || file.empty()) {
+    return usageError("export needs --admission-policies DIR and -o FILE", kProfilesHelp);
+  }
+  const ProfileLoadResult loaded = loadProfileDirectory(dir, mutationSwitches());
+  if (!loaded.ok()) {
+    for (const ProfileError& error : loaded.errors) std::cerr << error.format() << "\n";
+    return 1;
+  }
+  const AdmissionPolicyExport exported = exportAdmissionPolicies(*loaded.set);
+  const std::string text = admissionPolicyFile(exported);
+  if (file == "-") {
+    std::cout << text;
+  } else {
+    std::ofstream out(file, std::ios::binary);
+    out << text;
+    if (!out.flush()) {
+      std::cerr << "aiadmit: cannot write " << file << "\n";
+      return 2;
+    }
+  }
+  for (const std::string& line : exported.report) std::cerr << line << "\n";
+  return 0;
+}
+
 int profilesCommand(const Arguments& args) {
   if (args.empty()) {
     std::cout << kProfilesHelp;
     return 2;
   }
   if (args[0] == "init") return profilesInitCommand(Arguments(args.begin() + 1, args.end()));
+  if (args[0] == "export") return profilesExportCommand(Arguments(args.begin() + 1, args.end()));
   if (printHelp(args, kProfilesHelp)) return 0;
   if (args[0] != "lint") return usageError("unknown arguments", kProfilesHelp);
   std::string snapshotFile;

@@ -12,6 +12,8 @@ using Arguments = std::vector<std::string>;
 int serveCommand(const Arguments& args);
 int reviewCommand(const Arguments& args);
 int profilesCommand(const Arguments& args);
+// `profiles export --admission-policies DIR -o FILE`.
+int profilesExportCommand(const Arguments& args);
 
 // The profiles shipped with aiadmit: $AIADMIT_PROFILES, else the directory
 // next to the installed binary's share/, else the source tree's profiles/.

@@ -1,0 +1,311 @@
+// `aiadmit profiles export --admission-policies` on the real API server: the
+// shipped profiles' policies, bound to a namespace of the test's own that the
+// webhook is not called for, against the webhook in an opted-in namespace.
+// The same Pod ends as the same stored object in both, each refusal of the
+// policies carries the webhook's rule ID (and its near miss is admitted by
+// both), a second pass of the policies changes nothing, and no corpus or
+// golden object is refused by the policies that the webhook admits.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <iostream>
+#include <regex>
+
+#include "tests/e2e/support/e2e_cluster.h"
+
+namespace aiadmit::e2e {
+namespace {
+
+// The exported policies and bindings, renamed for `namespaceName` and bound
+// to it alone, so that tests running beside this one see none of them.
+class ExportedPolicies {
+ public:
+  explicit ExportedPolicies(const std::string& namespaceName) {
+    testing::TempDir work;
+    const std::string file = work.file("policies.yaml");
+    const CommandResult exported =
+        testing::runCommand({testing::binaryPath(), "profiles", "export", "--admission-policies",
+                             testing::sourceDir() + "/profiles", "-o", file});
+    EXPECT_EQ(exported.exitCode, 0) << exported.err;
+    EXPECT_NE(exported.err.find("stays with the webhook"), std::string::npos) << exported.err;
+    const CommandResult read = kubectl({"create", "--dry-run=client", "-o", "json", "-f", file});
+    EXPECT_EQ(read.exitCode, 0) << read.err;
+    for (json object : jsonObjects(read.out)) {
+      json& spec = object["spec"];
+      object["metadata"]["name"] =
+          object["metadata"]["name"].get<std::string>() + "-" + namespaceName;
+      if (spec.contains("policyName")) {
+        spec["policyName"] = spec["policyName"].get<std::string>() + "-" + namespaceName;
+        spec["matchResources"]["namespaceSelector"] = {
+            {"matchLabels", {{"kubernetes.io/metadata.name", namespaceName}}}};
+      }
+      names_.push_back(kubectlName(object));
+      const CommandResult applied = kubectl({"apply", "-f", "-"}, toText(object));
+      EXPECT_EQ(applied.exitCode, 0) << applied.err;
+    }
+    EXPECT_EQ(names_.size(), 14u);
+  }
+  ~ExportedPolicies() {
+    for (const std::string& name : names_) kubectl({"delete", "--ignore-not-found", name});
+  }
+  ExportedPolicies(const ExportedPolicies&) = delete;
+  ExportedPolicies& operator=(const ExportedPolicies&) = delete;
+
+ private:
+  std::vector<std::string> names_;
+};
+
+json container(const std::string& name, const json& limits) {
+  return {
+      {"name", name}, {"image", "registry.k8s.io/pause:3.10"}, {"resources", {{"limits", limits}}}};
+}
+
+json declaredPod(const std::string& name, const std::string& workload, json containers) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata", {{"name", name}, {"annotations", {{"aiadmit.dev/workload", workload}}}}},
+          {"spec", {{"restartPolicy", "Never"}, {"containers", std::move(containers)}}}};
+}
+
+json trainingPod() {
+  return declaredPod("trainer", "training",
+                     {container("trainer", {{"nvidia.com/gpu", "2"}, {"memory", "32Gi"}}),
+                      container("sidecar", json::object())});
+}
+
+// A realtime Pod serving on port 8000 with both probes, `limits` on its
+// one container.
+json realtimeServer(const json& limits) {
+  json server = declaredPod("server", "realtime", {container("vllm", limits)});
+  server["spec"]["restartPolicy"] = "Always";
+  json& vllm = server["spec"]["containers"][0];
+  for (const char* probe : {"readinessProbe", "startupProbe"}) {
+    vllm[probe] = {{"tcpSocket", {{"port", 8000}}}};
+  }
+  vllm["ports"] = {{{"containerPort", 8000}}};
+  return server;
+}
+
+// What the API server answers to a create of `object` in `namespaceName`:
+// the object it stores (`create`) or would store (`dryRun`).
+CommandResult create(const json& object, const std::string& namespaceName, bool dryRun = true) {
+  std::vector<std::string> args = {"create", "-n", namespaceName, "-o", "json", "-f", "-"};
+  if (dryRun) args.push_back("--dry-run=server");
+  return kubectl(args, toText(object));
+}
+
+// Whether `object` carries aiadmit's stamp, aiadmit.dev/class.
+bool stamped(const json& object) {
+  const json metadata = object.value("metadata", json::object());
+  return metadata.value("annotations", json::object()).contains("aiadmit.dev/class");
+}
+
+// The rule IDs a refusal names, in order.
+std::vector<std::string> ruleIds(const std::string& text) {
+  std::vector<std::string> ids;
+  const std::regex id(R"(\[(AIA\d{3})\])");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), id); it != std::sregex_iterator();
+       ++it) {
+    ids.push_back((*it)[1]);
+  }
+  return ids;
+}
+
+struct Sides {
+  Namespace webhook{"export-webhook"};
+  Namespace policies{"export-policies", /*optedIn=*/false};
+  ExportedPolicies exported{policies.name()};
+
+  Sides() {
+    // The API server starts using new policies within moments: until a Pod
+    // the policies cover gets the stamp, nothing here would say anything.
+    EXPECT_TRUE(waitUntil(
+        [&] {
+          const CommandResult answer = create(trainingPod(), policies.name());
+          return answer.exitCode == 0 && stamped(json::parse(answer.out));
+        },
+        std::chrono::seconds(60)));
+  }
+};
+
+// Both admit `object` and store the same object; the policies' object sent
+// through them again is unchanged.
+void expectStoredAlike(const Sides& sides, const json& object, bool dryRun = true) {
+  const CommandResult byWebhook = create(object, sides.webhook.name(), dryRun);
+  const CommandResult byPolicies = create(object, sides.policies.name(), dryRun);
+  ASSERT_EQ(byWebhook.exitCode, 0) << byWebhook.err;
+  ASSERT_EQ(byPolicies.exitCode, 0) << byPolicies.err;
+  const json stored = withoutServerFields(json::parse(byPolicies.out));
+  EXPECT_EQ(stored, withoutServerFields(json::parse(byWebhook.out)))
+      << json::diff(withoutServerFields(json::parse(byWebhook.out)), stored).dump(1);
+  EXPECT_TRUE(stamped(stored)) << "the policies did not judge it";
+
+  json again = stored;
+  again["metadata"]["name"] = object["metadata"]["name"].get<std::string>() + "-again";
+  const CommandResult second = create(again, sides.policies.name());
+  ASSERT_EQ(second.exitCode, 0) << second.err;
+  EXPECT_EQ(withoutServerFields(json::parse(second.out)), withoutServerFields(again))
+      << "a second pass changed the object";
+}
+
+// Both refuse `object`, and the policies' refusal begins with a rule the
+// webhook names.
+void expectRefusedAlike(const Sides& sides, const json& object, const std::string& rule) {
+  const CommandResult byWebhook = create(object, sides.webhook.name());
+  const CommandResult byPolicies = create(object, sides.policies.name());
+  ASSERT_NE(byWebhook.exitCode, 0) << byWebhook.out;
+  ASSERT_NE(byPolicies.exitCode, 0) << byPolicies.out;
+  EXPECT_NE(byPolicies.err.find("ValidatingAdmissionPolicy"), std::string::npos) << byPolicies.err;
+  const std::vector<std::string> webhookRules = ruleIds(byWebhook.err);
+  const std::vector<std::string> policyRules = ruleIds(byPolicies.err);
+  ASSERT_FALSE(policyRules.empty()) << byPolicies.err;
+  EXPECT_EQ(policyRules.front(), rule) << byPolicies.err;
+  EXPECT_NE(std::find(webhookRules.begin(), webhookRules.end(), rule), webhookRules.end())
+      << byWebhook.err;
+}
+
+TEST(E2eAdmissionPolicyExport, DeclaredPodsStoredAsTheWebhookStoresThem) {
+  const Sides sides;
+  SCOPED_TRACE("training: 2 GPUs, a sidecar, stored");
+  expectStoredAlike(sides, trainingPod(), /*dryRun=*/false);
+
+  json requestOnly = declaredPod("requests", "batch", {container("work", json::object())});
+  requestOnly["spec"]["containers"][0]["resources"] = {{"requests", {{"nvidia.com/gpu", "1"}}}};
+  expectStoredAlike(sides, requestOnly);
+
+  json tolerated = trainingPod();
+  tolerated["metadata"]["name"] = "tolerated";
+  tolerated["spec"]["tolerations"] = {{{"key", "accelerator"}, {"operator", "Exists"}}};
+  tolerated["spec"]["nodeSelector"] = {{"team", "vision"}};
+  expectStoredAlike(sides, tolerated);
+
+  const json server = realtimeServer({{"nvidia.com/gpu", "2"}, {"memory", "20Gi"}});
+  expectStoredAlike(sides, server);
+}
+
+// A training Pod with `value` at spec.`field`.
+json trainingPodWith(const std::string& field, const json& value) {
+  json pod = trainingPod();
+  pod["spec"][field] = value;
+  return pod;
+}
+
+TEST(E2eAdmissionPolicyExport, RefusalsCarryTheWebhooksRuleBesideTheirNearMiss) {
+  const Sides sides;
+  const auto batchOf = [](const std::string& gpus) {
+    return declaredPod("wide", "batch", {container("work", {{"nvidia.com/gpu", gpus}})});
+  };
+  struct NearMiss {
+    std::string rule;
+    json refused;
+    json admitted;
+  };
+  const std::vector<NearMiss> cases = {
+      {"AIA014", trainingPodWith("restartPolicy", "Always"),
+       trainingPodWith("restartPolicy", "OnFailure")},
+      {"AIA006", batchOf("9"), batchOf("8")},
+      {"AIA011", trainingPodWith("priorityClassName", "system-cluster-critical"),
+       trainingPodWith("priorityClassName", "ai-batch")},
+  };
+  for (const NearMiss& near : cases) {
+    SCOPED_TRACE(near.rule);
+    expectRefusedAlike(sides, near.refused, near.rule);
+    expectStoredAlike(sides, near.admitted);
+  }
+}
+
+TEST(E2eAdmissionPolicyExport, WarningsCarryTheWebhooksRule) {
+  const Sides sides;
+  json server = realtimeServer({{"nvidia.com/gpu", "1"}});
+  const CommandResult byWebhook = create(server, sides.webhook.name());
+  const CommandResult byPolicies = create(server, sides.policies.name());
+  ASSERT_EQ(byPolicies.exitCode, 0) << byPolicies.err;
+  EXPECT_NE(byPolicies.err.find("[AIA015] spec.containers[0].resources.limits: GPU server "
+                                "\"vllm\" has no memory limit; set limits.memory"),
+            std::string::npos)
+      << byPolicies.err;
+  EXPECT_NE(byWebhook.err.find("[AIA015] spec.containers[0].resources.limits: GPU server "
+                               "\"vllm\" has no memory limit; set limits.memory"),
+            std::string::npos)
+      << byWebhook.err;
+  // With a memory limit, neither warns.
+  server["spec"]["containers"][0]["resources"]["limits"]["memory"] = "20Gi";
+  EXPECT_EQ(create(server, sides.policies.name()).err.find("AIA015"), std::string::npos);
+}
+
+// The Pods of `object`: itself, or a bare Pod of each of Kubernetes' own
+// controllers' pod templates, with the object's annotations (its declared
+// class) beside the template's.
+std::vector<json> podsOf(const json& object) {
+  if (object.value("kind", "") == "Pod") return {object};
+  json spec = object.value("spec", json::object());
+  if (spec.contains("jobTemplate")) spec = spec["jobTemplate"].value("spec", json::object());
+  const json podTemplate = spec.value("template", json::object());
+  if (!podTemplate.contains("spec")) return {};
+  json metadata = podTemplate.value("metadata", json::object());
+  const json own = object.value("metadata", json::object());
+  metadata["name"] = own.value("name", std::string("templated")) + "-pod";
+  const json annotations = own.value("annotations", json::object());
+  for (const auto& [key, value] : annotations.items()) {
+    metadata["annotations"][key] = value;
+  }
+  return {json{{"apiVersion", "v1"},
+               {"kind", "Pod"},
+               {"metadata", metadata},
+               {"spec", podTemplate["spec"]}}};
+}
+
+// Every Pod of the corpus and of the golden denials, and a Pod of each
+// of their pod templates: what the policies
+// refuse, the webhook refuses with the same rule; what they change, they
+// change as the webhook does; the rest they leave to the webhook.
+TEST(E2eAdmissionPolicyExport, NoRefusalTheWebhookWouldNotMake) {
+  const Sides sides;
+  std::vector<std::string> files;
+  for (const std::string& dir :
+       {testing::corpusDir() + "/manifests", testing::sourceDir() + "/tests/golden/denials"}) {
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+      if (entry.path().extension() == ".yaml") files.push_back(entry.path().string());
+    }
+  }
+  int pods = 0;
+  int covered = 0;
+  for (const std::string& file : files) {
+    const CommandResult read = kubectl({"create", "--dry-run=client", "-o", "json", "-f", file});
+    if (read.exitCode != 0) continue;  // a kind this cluster does not serve
+    for (const json& manifest : jsonObjects(read.out)) {
+      for (json object : podsOf(manifest)) {
+        SCOPED_TRACE(file);
+        ++pods;
+        object["metadata"].erase("namespace");
+        const CommandResult byWebhook = create(object, sides.webhook.name());
+        const CommandResult byPolicies = create(object, sides.policies.name());
+        if (byPolicies.exitCode != 0) {
+          EXPECT_NE(byWebhook.exitCode, 0) << "the policies refuse what the webhook admits:\n"
+                                           << byPolicies.err;
+          const std::vector<std::string> rules = ruleIds(byPolicies.err);
+          if (rules.empty()) continue;  // the API server's own refusal, in both
+          ++covered;
+          EXPECT_NE(byWebhook.err.find("[" + rules.front() + "]"), std::string::npos)
+              << byWebhook.err << "\n"
+              << byPolicies.err;
+          continue;
+        }
+        const json stored = withoutServerFields(json::parse(byPolicies.out));
+        const json plain = withoutServerFields(object);
+        if (stamped(stored) && !stamped(plain)) {
+          ++covered;
+          ASSERT_EQ(byWebhook.exitCode, 0) << byWebhook.err;
+          EXPECT_EQ(stored, withoutServerFields(json::parse(byWebhook.out)));
+        }
+      }
+    }
+  }
+  EXPECT_GE(pods, 25);
+  // The golden AIA014 Pod is declared training with a GPU: the policies judge it.
+  EXPECT_GE(covered, 1);
+  std::cout << pods << " Pods, " << covered << " judged by the policies\n";
+}
+
+}  // namespace
+}  // namespace aiadmit::e2e
