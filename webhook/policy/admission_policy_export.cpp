@@ -11,6 +11,7 @@
 #include "webhook/model/pod_reader.h"
 #include "webhook/model/shared_memory.h"
 #include "webhook/model/workload_type_builtin.h"
+#include "webhook/policy/rule_messages.h"
 
 namespace aiadmit {
 
@@ -469,71 +470,73 @@ std::string messageExpression(const Validation& validation, RuleAction action, c
          (action == RuleAction::Deny ? validation.denial : validation.brief);
 }
 
+// `text` as CEL, each kMessageHole in it filled by the next of `holes`.
+std::string celWithHoles(std::string_view text, const std::vector<std::string>& holes) {
+  std::vector<std::string> parts;
+  size_t next = 0;
+  for (size_t at = 0;; ++next) {
+    const size_t hole = text.find(kMessageHole, at);
+    const std::string_view piece = text.substr(at, hole - at);
+    if (!piece.empty()) parts.push_back(cel(piece));
+    if (hole == std::string_view::npos || next >= holes.size()) break;
+    parts.push_back(holes[next]);
+    at = hole + kMessageHole.size();
+  }
+  return joined(parts, " + ");
+}
+
+// The webhook's denial (problem; fix) and warning line, with `holes` in CEL.
+Validation validationOf(RuleId rule, std::string expression, std::string field,
+                        const RuleMessage& message, const std::vector<std::string>& holes,
+                        const std::vector<std::string>& briefHoles) {
+  return {rule, std::move(expression), std::move(field),
+          celWithHoles(message.problem + "; " + message.fix, holes),
+          celWithHoles(message.brief, briefHoles)};
+}
+
 Validation restartPolicy(const Profile& profile, const Site& site) {
-  const std::string name(className(profile.workloadClass));
   // A bare Pod's left-out restartPolicy is Always; a template's the webhook
   // reads as written (the API server writes Always into both).
   const std::string_view unset = site.type->objectIsPod ? "'Always'" : "''";
-  return {AIA014, site.spec + ".?restartPolicy.orValue(" + std::string(unset) + ") != 'Always'",
-          "'restartPolicy'",
-          cel("a " + name +
-              " Pod with restartPolicy Always starts over when it finishes and keeps its GPUs; "
-              "set restartPolicy: Never or OnFailure"),
-          cel(name + " Pod restarts Always; set restartPolicy Never or OnFailure")};
+  return validationOf(
+      AIA014, site.spec + ".?restartPolicy.orValue(" + std::string(unset) + ") != 'Always'",
+      "'restartPolicy'", restartPolicyMessage(className(profile.workloadClass), false), {}, {});
 }
 
 Validation priorityClass(const Profile& profile, const Site& site) {
-  const Scheduling& scheduling = profile.scheduling;
-  std::vector<std::string_view> allowed;
-  if (!scheduling.priorityClassName.empty()) allowed.push_back(scheduling.priorityClassName);
-  for (const std::string& other : scheduling.allowedPriorityClasses) {
-    if (other != scheduling.priorityClassName) allowed.push_back(other);
-  }
-  std::string fix = "use " + quotedList(allowed, "or");
-  if (!scheduling.priorityClassName.empty() && profile.mutations.on("scheduling")) {
-    fix += ", or leave it out";
-  }
-  const std::string name(className(profile.workloadClass));
-  const std::string named = "'\"' + " + site.spec + ".priorityClassName + '\"";
+  const std::string named = site.spec + ".priorityClassName";
   const std::string current = site.spec + ".?priorityClassName.orValue('')";
-  return {AIA011, current + " in " + celList(allowed) + " || " + current + " == ''",
-          "'priorityClassName'",
-          named + " is not allowed for " + name + " work in namespace ' + request.namespace + " +
-              cel("; " + fix),
-          named + " is not for " + name + "; use " + quotedList(allowed, "or") + "'"};
+  return validationOf(
+      AIA011,
+      current + " in " + celList(allowedPriorityClasses(profile)) + " || " + current + " == ''",
+      "'priorityClassName'", priorityClassMessage(kMessageHole, profile, kMessageHole),
+      {named, "request.namespace"}, {named});
 }
 
 Validation gpusPerNode(const Profile& profile, const Site& site) {
   const std::string gpu = cel(profile.gpu.resourceName);
-  const std::string perNode = std::to_string(profile.gpu.gpusPerNode);
   const std::string containers = site.spec + ".containers";
   const std::string asking = containers + ".filter(c, " + asksGpus(gpu) + ")";
   const std::string sum = containers + ".map(c, " + gpuAsk(gpu) + ".asInteger()).sum()";
   const std::string wanted = "string(" + sum + ")";
   const std::string resource = inQuotes(profile.gpu.resourceName);
-  return {AIA006, sum + " <= " + perNode,
-          "(" + asking + ".size() == 1 ? 'containers[' + string(" + containers +
-              ".transformList(i, c, " + asksGpus(gpu) +
-              ", i)[0]) + '].resources.limits' : 'containers')",
-          "'the Pod asks for ' + " + wanted + " + " +
-              cel(" " + resource + " but the largest node of the GPU pool has " + perNode +
-                  ", so it would stay Pending forever; ask for at most " + perNode +
-                  " per Pod and spread larger runs over several Pods"),
-          wanted + " + " +
-              cel(" " + resource + " in one Pod, but GPU nodes have " + perNode +
-                  "; ask for at most " + perNode)};
+  return validationOf(AIA006, sum + " <= " + std::to_string(profile.gpu.gpusPerNode),
+                      "(" + asking + ".size() == 1 ? 'containers[' + string(" + containers +
+                          ".transformList(i, c, " + asksGpus(gpu) +
+                          ", i)[0]) + '].resources.limits' : 'containers')",
+                      gpusPerNodeMessage(kMessageHole, resource, resource, profile.gpu.gpusPerNode),
+                      {wanted}, {wanted});
 }
 
 Validation memoryLimit(const Profile& profile, const Site& site) {
   const std::string lacking = site.spec + ".containers.transformList(i, c, " +
                               asksGpus(cel(profile.gpu.resourceName)) +
                               " && !c.?resources.?limits[?'memory'].hasValue(), i)";
-  const std::string server = "'GPU server \"' + " + site.spec + ".containers[" + lacking +
-                             "[0]].name + '\" has no memory limit";
-  return {AIA015, lacking + ".size() == 0",
-          "'containers[' + string(" + lacking + "[0]) + '].resources.limits'",
-          server + ", so it can grow until it starves the node; set limits.memory'",
-          server + "; set limits.memory'"};
+  const std::string name = site.spec + ".containers[" + lacking + "[0]].name";
+  // The API server refuses a container without a name: it is always named.
+  return validationOf(AIA015, lacking + ".size() == 0",
+                      "'containers[' + string(" + lacking + "[0]) + '].resources.limits'",
+                      memoryLimitMessage("GPU server " + inQuotes(kMessageHole)), {name}, {name});
 }
 
 std::vector<Validation> validations(const Profile& profile, const Site& site) {
