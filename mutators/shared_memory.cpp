@@ -18,17 +18,15 @@
 #include <vector>
 
 #include "webhook/model/quantity.h"
+#include "webhook/model/shared_memory.h"
 
 namespace aiadmit {
 
 namespace {
 
-constexpr std::string_view kMountPath = "/dev/shm";
-constexpr std::string_view kVolumeName = "aiadmit-shm";
-
 bool isShmPath(std::string_view path) {
   while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
-  return path == kMountPath;
+  return path == kSharedMemoryPath;
 }
 
 const JsonValue* shmMount(const JsonValue& container) {
@@ -75,11 +73,11 @@ std::string chooseVolume(const PodReader& pod, const JsonValue* podSpec) {
     const std::string_view name = stringMember(shmMount(*container.json), "name");
     if (!name.empty() && isMemoryEmptyDir(findVolume(podSpec, name))) return std::string(name);
   }
-  const JsonValue* own = findVolume(podSpec, kVolumeName);
-  if (own == nullptr || isMemoryEmptyDir(own)) return std::string(kVolumeName);
+  const JsonValue* own = findVolume(podSpec, kSharedMemoryVolume);
+  if (own == nullptr || isMemoryEmptyDir(own)) return std::string(kSharedMemoryVolume);
   // A pod has finitely many volumes, so a free suffix is always found.
   for (size_t suffix = 2;; ++suffix) {
-    std::string name = std::string(kVolumeName) + "-" + std::to_string(suffix);
+    std::string name = std::string(kSharedMemoryVolume) + "-" + std::to_string(suffix);
     if (findVolume(podSpec, name) == nullptr) return name;
   }
 }
@@ -207,7 +205,7 @@ bool mountSharedMemory(MutationContext& context) {
     const std::string name(container->name);
     JsonValue mount(rapidjson::kObjectType);
     setString(mount, "name", volumeName, context.alloc);
-    setString(mount, "mountPath", kMountPath, context.alloc);
+    setString(mount, "mountPath", kSharedMemoryPath, context.alloc);
     ensureArray(json, "volumeMounts", context.alloc).PushBack(mount, context.alloc);
     context.report("mounted memory-backed /dev/shm" + sized + " in container " + name + " for " +
                    gpusText(work.gpus));

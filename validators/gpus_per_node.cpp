@@ -1,4 +1,5 @@
 #include "validators/validator.h"
+#include "webhook/policy/rule_messages.h"
 
 #include <limits>
 
@@ -71,16 +72,11 @@ void checkGpusPerNode(const ValidationContext& context, std::vector<Violation>& 
                              : extended + claimed;
   if (wanted <= perNode) return;
 
-  const std::string what = whatIsAsked(context, resource, extended);
-  out.push_back({askingField(context, resource),
-                 "the Pod asks for " + std::to_string(wanted) + " " + what +
-                     " but the largest node of the GPU pool has " + std::to_string(perNode) +
-                     ", so it would stay Pending forever",
-                 "ask for at most " + std::to_string(perNode) +
-                     " per Pod and spread larger runs over several Pods",
-                 std::to_string(wanted) + " " + (claimed == 0 ? inQuotes(resource) : "GPUs") +
-                     " in one Pod, but GPU nodes have " + std::to_string(perNode) +
-                     "; ask for at most " + std::to_string(perNode)});
+  RuleMessage message =
+      gpusPerNodeMessage(std::to_string(wanted), whatIsAsked(context, resource, extended),
+                         claimed == 0 ? inQuotes(resource) : "GPUs", perNode);
+  out.push_back({askingField(context, resource), std::move(message.problem), std::move(message.fix),
+                 std::move(message.brief)});
 }
 
 }  // namespace

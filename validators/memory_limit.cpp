@@ -1,4 +1,5 @@
 #include "validators/validator.h"
+#include "webhook/policy/rule_messages.h"
 
 namespace aiadmit {
 
@@ -13,12 +14,11 @@ void checkMemoryLimit(const ValidationContext& context, std::vector<Violation>& 
     if (member(member(serving.resources(), "limits"), "memory") != nullptr) continue;
     if (!context.pod.asksForAccelerator(serving)) continue;
     const std::string_view name = serving.name;
-    const std::string problem =
-        (name.empty() ? std::string("the GPU server") : "GPU server " + inQuotes(name)) +
-        " has no memory limit";
+    RuleMessage message = memoryLimitMessage(name.empty() ? std::string("the GPU server")
+                                                          : "GPU server " + inQuotes(name));
     Violation violation{resourcesFieldPath(context.view, serving) + ".limits",
-                        problem + ", so it can grow until it starves the node", "set limits.memory",
-                        problem + "; set limits.memory"};
+                        std::move(message.problem), std::move(message.fix),
+                        std::move(message.brief)};
     // The field path names the container too: a name too long to fit beside
     // it gives way, so that the warning keeps its path.
     if (!violation.warningKeepsField())

@@ -1,4 +1,5 @@
 #include "validators/validator.h"
+#include "webhook/policy/rule_messages.h"
 
 namespace aiadmit {
 
@@ -17,23 +18,9 @@ void judge(const ValidationContext& context, NamedPriorityClass named,
   if (scheduling.priorityClassName.empty() && scheduling.allowedPriorityClasses.empty()) return;
   if (priorityClass.empty() || profile->allowsPriorityClass(priorityClass)) return;
 
-  std::vector<std::string_view> allowed;
-  if (!scheduling.priorityClassName.empty()) allowed.push_back(scheduling.priorityClassName);
-  for (const std::string& name : scheduling.allowedPriorityClasses) {
-    if (name != scheduling.priorityClassName) allowed.push_back(name);
-  }
-  std::string fix = "use " + quotedList(allowed, "or");
-  if (!scheduling.priorityClassName.empty() && profile->mutations.on("scheduling")) {
-    fix += ", or leave it out";
-  }
-  out.push_back({std::move(named.field),
-                 inQuotes(priorityClass) + " is not allowed for " +
-                     std::string(className(profile->workloadClass)) + " work in namespace " +
-                     std::string(context.namespaceName),
-                 std::move(fix),
-                 inQuotes(priorityClass) + " is not for " +
-                     std::string(className(profile->workloadClass)) + "; use " +
-                     quotedList(allowed, "or")});
+  RuleMessage message = priorityClassMessage(priorityClass, *profile, context.namespaceName);
+  out.push_back({std::move(named.field), std::move(message.problem), std::move(message.fix),
+                 std::move(message.brief)});
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 #include "validators/validator.h"
+#include "webhook/policy/rule_messages.h"
 
 namespace aiadmit {
 
@@ -19,13 +20,9 @@ void checkRestartPolicy(const ValidationContext& context, std::vector<Violation>
   const bool defaulted = policy.empty() && view.objectIsPod();
   if (policy != "Always" && !defaulted) return;
 
-  out.push_back(
-      {context.view.specFieldPath() + ".restartPolicy",
-       "a " + std::string(className(workloadClass)) + " Pod with restartPolicy Always" +
-           (defaulted ? " (the default)" : "") + " starts over when it finishes and keeps its GPUs",
-       "set restartPolicy: Never or OnFailure",
-       std::string(className(workloadClass)) + " Pod restarts Always" +
-           (defaulted ? " (the default)" : "") + "; set restartPolicy Never or OnFailure"});
+  RuleMessage message = restartPolicyMessage(className(workloadClass), defaulted);
+  out.push_back({context.view.specFieldPath() + ".restartPolicy", std::move(message.problem),
+                 std::move(message.fix), std::move(message.brief)});
 }
 
 }  // namespace

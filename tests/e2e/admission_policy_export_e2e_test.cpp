@@ -1,10 +1,11 @@
 // `aiadmit profiles export --admission-policies` on the real API server: the
 // shipped profiles' policies, bound to a namespace of the test's own that the
 // webhook is not called for, against the webhook in an opted-in namespace.
-// The same Pod ends as the same stored object in both, each refusal of the
-// policies carries the webhook's rule ID (and its near miss is admitted by
-// both), a second pass of the policies changes nothing, and no corpus or
-// golden object is refused by the policies that the webhook admits.
+// The same Pod, Deployment, StatefulSet, Job or CronJob ends as the same
+// stored object in both, each refusal of the policies carries the webhook's
+// rule ID and message (and its near miss is admitted by both), a second pass
+// of the policies changes nothing, and no corpus or golden object is refused
+// by the policies that the webhook admits.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -43,7 +44,9 @@ class ExportedPolicies {
       const CommandResult applied = kubectl({"apply", "-f", "-"}, toText(object));
       EXPECT_EQ(applied.exitCode, 0) << applied.err;
     }
-    EXPECT_EQ(names_.size(), 14u);
+    // Per profile, the mutating and denying policies of each kind it fits,
+    // with their bindings, and realtime's warning policies.
+    EXPECT_EQ(names_.size(), 36u);
   }
   ~ExportedPolicies() {
     for (const std::string& name : names_) kubectl({"delete", "--ignore-not-found", name});
@@ -86,6 +89,25 @@ json realtimeServer(const json& limits) {
   return server;
 }
 
+// A controller of Kubernetes' own named `name` around `pod`'s spec, with its
+// class declared on the object or, with `onTemplate`, on the pod template.
+json controller(const std::string& kind, const std::string& name, const json& pod,
+                bool onTemplate = false) {
+  json podTemplate = {{"metadata", {{"labels", {{"app", name}}}}}, {"spec", pod["spec"]}};
+  json metadata = {{"name", name}};
+  (onTemplate ? podTemplate["metadata"] : metadata)["annotations"] = pod["metadata"]["annotations"];
+  json spec = {{"template", podTemplate}};
+  std::string apiVersion = "apps/v1";
+  if (kind == "Job" || kind == "CronJob") {
+    apiVersion = "batch/v1";
+  } else {
+    spec["selector"] = {{"matchLabels", {{"app", name}}}};
+  }
+  if (kind == "StatefulSet") spec["serviceName"] = name;
+  if (kind == "CronJob") spec = {{"schedule", "0 * * * *"}, {"jobTemplate", {{"spec", spec}}}};
+  return {{"apiVersion", apiVersion}, {"kind", kind}, {"metadata", metadata}, {"spec", spec}};
+}
+
 // What the API server answers to a create of `object` in `namespaceName`:
 // the object it stores (`create`) or would store (`dryRun`).
 CommandResult create(const json& object, const std::string& namespaceName, bool dryRun = true) {
@@ -111,20 +133,35 @@ std::vector<std::string> ruleIds(const std::string& text) {
   return ids;
 }
 
+// One covered object of each kind the policies judge.
+std::vector<json> oneOfEachKind() {
+  const json server = realtimeServer({{"nvidia.com/gpu", "2"}, {"memory", "20Gi"}});
+  return {trainingPod(),
+          controller("Deployment", "server", server),
+          controller("StatefulSet", "server", server),
+          controller("ReplicaSet", "server", server),
+          controller("Job", "trainer", trainingPod()),
+          controller("CronJob", "trainer", trainingPod())};
+}
+
 struct Sides {
   Namespace webhook{"export-webhook"};
   Namespace policies{"export-policies", /*optedIn=*/false};
   ExportedPolicies exported{policies.name()};
 
   Sides() {
-    // The API server starts using new policies within moments: until a Pod
-    // the policies cover gets the stamp, nothing here would say anything.
-    EXPECT_TRUE(waitUntil(
-        [&] {
-          const CommandResult answer = create(trainingPod(), policies.name());
-          return answer.exitCode == 0 && stamped(json::parse(answer.out));
-        },
-        std::chrono::seconds(60)));
+    // The API server starts using new policies within moments: until an
+    // object of each kind the policies cover gets the stamp, nothing here
+    // would say anything.
+    for (const json& object : oneOfEachKind()) {
+      EXPECT_TRUE(waitUntil(
+          [&] {
+            const CommandResult answer = create(object, policies.name());
+            return answer.exitCode == 0 && stamped(json::parse(answer.out));
+          },
+          std::chrono::seconds(60)))
+          << object["kind"];
+    }
   }
 };
 
@@ -141,10 +178,13 @@ void expectStoredAlike(const Sides& sides, const json& object, bool dryRun = tru
   EXPECT_TRUE(stamped(stored)) << "the policies did not judge it";
 
   json again = stored;
-  again["metadata"]["name"] = object["metadata"]["name"].get<std::string>() + "-again";
+  if (!dryRun) again["metadata"]["name"] = object["metadata"]["name"].get<std::string>() + "-again";
+  // The API server generates a Job's selector, and refuses one sent.
+  if (again["kind"] == "Job") again["spec"].erase("selector");
   const CommandResult second = create(again, sides.policies.name());
   ASSERT_EQ(second.exitCode, 0) << second.err;
-  EXPECT_EQ(withoutServerFields(json::parse(second.out)), withoutServerFields(again))
+  EXPECT_EQ(withoutServerFields(json::parse(second.out)),
+            dryRun ? stored : withoutServerFields(again))
       << "a second pass changed the object";
 }
 
@@ -162,6 +202,15 @@ void expectRefusedAlike(const Sides& sides, const json& object, const std::strin
   EXPECT_EQ(policyRules.front(), rule) << byPolicies.err;
   EXPECT_NE(std::find(webhookRules.begin(), webhookRules.end(), rule), webhookRules.end())
       << byWebhook.err;
+  // The same message, field path and fix, word for word.
+  const size_t start = byPolicies.err.find("[" + rule + "]");
+  std::string message = byPolicies.err.substr(start, byPolicies.err.find('\n', start) - start);
+  // The namespace it names is each side's own.
+  const std::string& policies = sides.policies.name();
+  if (const size_t at = message.find(policies); at != std::string::npos) {
+    message.replace(at, policies.size(), sides.webhook.name());
+  }
+  EXPECT_NE(byWebhook.err.find(message), std::string::npos) << byWebhook.err << "\n" << message;
 }
 
 TEST(E2eAdmissionPolicyExport, DeclaredPodsStoredAsTheWebhookStoresThem) {
@@ -183,6 +232,62 @@ TEST(E2eAdmissionPolicyExport, DeclaredPodsStoredAsTheWebhookStoresThem) {
   expectStoredAlike(sides, server);
 }
 
+// The first object of `kind` in the corpus manifest `file`, declared
+// `workload`, in no namespace of its own and with a name of its own.
+json declaredFromCorpus(const std::string& file, const std::string& kind,
+                        const std::string& workload) {
+  const CommandResult read = kubectl({"create", "--dry-run=client", "-o", "json", "-f",
+                                      testing::corpusDir() + "/manifests/" + file});
+  EXPECT_EQ(read.exitCode, 0) << read.err;
+  for (json object : jsonObjects(read.out)) {
+    if (object.value("kind", "") != kind) continue;
+    json& metadata = object["metadata"];
+    metadata.erase("namespace");
+    if (!metadata.contains("name")) metadata["name"] = metadata.value("generateName", "x") + "x";
+    metadata.erase("generateName");
+    metadata["annotations"]["aiadmit.dev/workload"] = workload;
+    return object;
+  }
+  ADD_FAILURE() << "no " << kind << " in " << file;
+  return json::object();
+}
+
+TEST(E2eAdmissionPolicyExport, DeclaredControllersStoredAsTheWebhookStoresThem) {
+  const Sides sides;
+  for (const json& object : oneOfEachKind()) {
+    SCOPED_TRACE(object["kind"].get<std::string>());
+    expectStoredAlike(sides, object);
+  }
+  const json server = realtimeServer({{"nvidia.com/gpu", "1"}, {"memory", "20Gi"}});
+  SCOPED_TRACE("the class declared on the template");
+  expectStoredAlike(sides, controller("Deployment", "templated", server, /*onTemplate=*/true));
+  json requestOnly = declaredPod("requests", "batch", {container("work", json::object())});
+  requestOnly["spec"]["restartPolicy"] = "OnFailure";
+  requestOnly["spec"]["containers"][0]["resources"] = {{"requests", {{"nvidia.com/gpu", "1"}}}};
+  expectStoredAlike(sides, controller("CronJob", "nightly", requestOnly, /*onTemplate=*/true));
+
+  SCOPED_TRACE("Job settings the Job chose: its backoffLimit, its retries per index");
+  json chosen = controller("Job", "chosen", trainingPod());
+  chosen["spec"]["backoffLimit"] = 2;
+  chosen["spec"]["ttlSecondsAfterFinished"] = 60;
+  expectStoredAlike(sides, chosen);
+  json indexed = controller("Job", "indexed", trainingPod());
+  indexed["spec"]["completionMode"] = "Indexed";
+  indexed["spec"]["completions"] = 2;
+  indexed["spec"]["backoffLimitPerIndex"] = 1;
+  expectStoredAlike(sides, indexed);
+
+  SCOPED_TRACE("corpus Jobs");
+  expectStoredAlike(
+      sides, declaredFromCorpus("GoogleCloudPlatform__kubernetes-engine-samples__ai-ml__axolotl-"
+                                "multimodal-finetuning-gemma__k8s__axolotl-training-job.yaml",
+                                "Job", "training"));
+  expectStoredAlike(
+      sides, declaredFromCorpus(
+                 "kubernetes-sigs__kueue__site__static__examples__provisioning__sample-job.yaml",
+                 "Job", "batch"));
+}
+
 // A training Pod with `value` at spec.`field`.
 json trainingPodWith(const std::string& field, const json& value) {
   json pod = trainingPod();
@@ -195,6 +300,11 @@ TEST(E2eAdmissionPolicyExport, RefusalsCarryTheWebhooksRuleBesideTheirNearMiss) 
   const auto batchOf = [](const std::string& gpus) {
     return declaredPod("wide", "batch", {container("work", {{"nvidia.com/gpu", gpus}})});
   };
+  const auto servingWith = [](const std::string& priorityClass) {
+    json server = realtimeServer({{"nvidia.com/gpu", "1"}, {"memory", "20Gi"}});
+    server["spec"]["priorityClassName"] = priorityClass;
+    return server;
+  };
   struct NearMiss {
     std::string rule;
     json refused;
@@ -206,6 +316,11 @@ TEST(E2eAdmissionPolicyExport, RefusalsCarryTheWebhooksRuleBesideTheirNearMiss) 
       {"AIA006", batchOf("9"), batchOf("8")},
       {"AIA011", trainingPodWith("priorityClassName", "system-cluster-critical"),
        trainingPodWith("priorityClassName", "ai-batch")},
+      {"AIA006", controller("Job", "wide", batchOf("9")), controller("Job", "wide", batchOf("8"))},
+      {"AIA006", controller("CronJob", "wide", batchOf("9")),
+       controller("CronJob", "wide", batchOf("8"))},
+      {"AIA011", controller("Deployment", "server", servingWith("system-cluster-critical")),
+       controller("Deployment", "server", servingWith("ai-batch"))},
   };
   for (const NearMiss& near : cases) {
     SCOPED_TRACE(near.rule);
@@ -228,20 +343,52 @@ TEST(E2eAdmissionPolicyExport, WarningsCarryTheWebhooksRule) {
                                "\"vllm\" has no memory limit; set limits.memory"),
             std::string::npos)
       << byWebhook.err;
+  // A Deployment's warning line names the field below its pod spec, as the
+  // webhook's does.
+  const json deployment = controller("Deployment", "server", server);
+  for (const std::string& namespaceName : {sides.webhook.name(), sides.policies.name()}) {
+    const CommandResult answer = create(deployment, namespaceName);
+    ASSERT_EQ(answer.exitCode, 0) << answer.err;
+    EXPECT_NE(answer.err.find("[AIA015] containers[0].resources.limits: GPU server \"vllm\" has "
+                              "no memory limit; set limits.memory"),
+              std::string::npos)
+        << namespaceName << ": " << answer.err;
+  }
   // With a memory limit, neither warns.
   server["spec"]["containers"][0]["resources"]["limits"]["memory"] = "20Gi";
   EXPECT_EQ(create(server, sides.policies.name()).err.find("AIA015"), std::string::npos);
 }
 
+bool isOwnController(const json& object) {
+  static const std::vector<std::string> kinds = {"Deployment", "StatefulSet", "ReplicaSet", "Job",
+                                                 "CronJob"};
+  return object.value("apiVersion", "").find('.') == std::string::npos &&
+         std::find(kinds.begin(), kinds.end(), object.value("kind", "")) != kinds.end();
+}
+
+// Kubernetes' own controller as it is and declared each class; else nothing.
+std::vector<json> controllersOf(const json& object) {
+  if (!isOwnController(object)) return {};
+  std::vector<json> out = {object};
+  for (const char* workload : {"training", "batch", "realtime"}) {
+    json declared = object;
+    declared["metadata"]["annotations"]["aiadmit.dev/workload"] = workload;
+    out.push_back(std::move(declared));
+  }
+  return out;
+}
+
 // The Pods of `object`: itself, or a bare Pod of each of Kubernetes' own
 // controllers' pod templates, with the object's annotations (its declared
-// class) beside the template's.
+// class) beside the template's; and the controller itself, as it is and
+// declared each class.
 std::vector<json> podsOf(const json& object) {
   if (object.value("kind", "") == "Pod") return {object};
+  std::vector<json> out = controllersOf(object);
   json spec = object.value("spec", json::object());
   if (spec.contains("jobTemplate")) spec = spec["jobTemplate"].value("spec", json::object());
   const json podTemplate = spec.value("template", json::object());
-  if (!podTemplate.contains("spec")) return {};
+  if (!podTemplate.contains("spec")) return out;
   json metadata = podTemplate.value("metadata", json::object());
   const json own = object.value("metadata", json::object());
   metadata["name"] = own.value("name", std::string("templated")) + "-pod";
@@ -249,14 +396,16 @@ std::vector<json> podsOf(const json& object) {
   for (const auto& [key, value] : annotations.items()) {
     metadata["annotations"][key] = value;
   }
-  return {json{{"apiVersion", "v1"},
-               {"kind", "Pod"},
-               {"metadata", metadata},
-               {"spec", podTemplate["spec"]}}};
+  out.push_back(json{{"apiVersion", "v1"},
+                     {"kind", "Pod"},
+                     {"metadata", metadata},
+                     {"spec", podTemplate["spec"]}});
+  return out;
 }
 
-// Every Pod of the corpus and of the golden denials, and a Pod of each
-// of their pod templates: what the policies
+// Every Pod of the corpus and of the golden denials, a Pod of each of their
+// pod templates, and each of Kubernetes' own controllers as it is and
+// declared each class: what the policies
 // refuse, the webhook refuses with the same rule; what they change, they
 // change as the webhook does; the rest they leave to the webhook.
 TEST(E2eAdmissionPolicyExport, NoRefusalTheWebhookWouldNotMake) {
@@ -270,6 +419,7 @@ TEST(E2eAdmissionPolicyExport, NoRefusalTheWebhookWouldNotMake) {
   }
   int pods = 0;
   int covered = 0;
+  int controllersCovered = 0;
   for (const std::string& file : files) {
     const CommandResult read = kubectl({"create", "--dry-run=client", "-o", "json", "-f", file});
     if (read.exitCode != 0) continue;  // a kind this cluster does not serve
@@ -277,7 +427,12 @@ TEST(E2eAdmissionPolicyExport, NoRefusalTheWebhookWouldNotMake) {
       for (json object : podsOf(manifest)) {
         SCOPED_TRACE(file);
         ++pods;
-        object["metadata"].erase("namespace");
+        json& metadata = object["metadata"];
+        metadata.erase("namespace");
+        // Both sides store the same name, which a generated one is not.
+        if (!metadata.contains("name"))
+          metadata["name"] = metadata.value("generateName", "x") + "x";
+        metadata.erase("generateName");
         const CommandResult byWebhook = create(object, sides.webhook.name());
         const CommandResult byPolicies = create(object, sides.policies.name());
         if (byPolicies.exitCode != 0) {
@@ -295,6 +450,7 @@ TEST(E2eAdmissionPolicyExport, NoRefusalTheWebhookWouldNotMake) {
         const json plain = withoutServerFields(object);
         if (stamped(stored) && !stamped(plain)) {
           ++covered;
+          if (object.value("kind", "") != "Pod") ++controllersCovered;
           ASSERT_EQ(byWebhook.exitCode, 0) << byWebhook.err;
           EXPECT_EQ(stored, withoutServerFields(json::parse(byWebhook.out)));
         }
@@ -304,7 +460,10 @@ TEST(E2eAdmissionPolicyExport, NoRefusalTheWebhookWouldNotMake) {
   EXPECT_GE(pods, 25);
   // The golden AIA014 Pod is declared training with a GPU: the policies judge it.
   EXPECT_GE(covered, 1);
-  std::cout << pods << " Pods, " << covered << " judged by the policies\n";
+  // The corpus's Jobs, declared training or batch, are stored alike.
+  EXPECT_GE(controllersCovered, 2);
+  std::cout << pods << " objects, " << covered << " judged by the policies, " << controllersCovered
+            << " of them controllers\n";
 }
 
 }  // namespace

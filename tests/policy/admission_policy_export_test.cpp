@@ -60,13 +60,26 @@ TEST(AdmissionPolicyExport, ShippedProfilesAsGolden) {
 TEST(AdmissionPolicyExport, ReportSaysWhatIsExportedAndWhatStays) {
   const AdmissionPolicyExport exported = exportAdmissionPolicies(*shippedProfiles());
   EXPECT_TRUE(hasLine(exported.report,
-                      "exported: profile training: Pods (CREATE) declared aiadmit.dev/workload: "
-                      "training that ask for nvidia.com/gpu (aiadmit-training); rules AIA014 "
+                      "exported: profile training: pods (CREATE) declared aiadmit.dev/workload: "
+                      "training that ask for nvidia.com/gpu (aiadmit-training-pods); rules AIA014 "
                       "deny, AIA011 deny, AIA006 deny"));
   EXPECT_TRUE(hasLine(exported.report,
-                      "exported: profile realtime: Pods (CREATE) declared aiadmit.dev/workload: "
-                      "realtime that ask for nvidia.com/gpu (aiadmit-realtime); rules AIA011 "
-                      "deny, AIA006 deny, AIA015 warn"));
+                      "exported: profile training: jobs (CREATE) declared aiadmit.dev/workload: "
+                      "training that ask for nvidia.com/gpu (aiadmit-training-jobs); rules AIA014 "
+                      "deny, AIA011 deny, AIA006 deny"));
+  EXPECT_TRUE(hasLine(exported.report,
+                      "exported: profile batch: cronjobs (CREATE) declared aiadmit.dev/workload: "
+                      "batch that ask for nvidia.com/gpu (aiadmit-batch-cronjobs); rules AIA014 "
+                      "deny, AIA011 deny, AIA006 deny"));
+  EXPECT_TRUE(hasLine(exported.report,
+                      "exported: profile realtime: deployments, statefulsets, replicasets (CREATE) "
+                      "declared aiadmit.dev/workload: realtime that ask for nvidia.com/gpu "
+                      "(aiadmit-realtime-apps); rules AIA011 deny, AIA006 deny, AIA015 warn"));
+  // A class its kind refuses (AIA002) and every UPDATE stay with the webhook.
+  const std::string file = admissionPolicyFile(exported);
+  EXPECT_EQ(file.find("profile realtime: jobs"), std::string::npos);
+  EXPECT_EQ(file.find("profile training: deployments"), std::string::npos);
+  EXPECT_EQ(file.find("- UPDATE"), std::string::npos);
   EXPECT_TRUE(hasLine(exported.report,
                       "stays with the webhook: realtime Pods whose GPU containers lack a readiness "
                       "or startup probe (realtime-probes needs a port guess, AIA009)"));
@@ -75,11 +88,12 @@ TEST(AdmissionPolicyExport, ReportSaysWhatIsExportedAndWhatStays) {
                       "AIA020 and DRA claim objects; the validating webhook stays registered for "
                       "them"));
   // The file begins with the report, one comment line each.
-  const std::string file = admissionPolicyFile(exported);
   EXPECT_NE(file.find("\n# " + exported.report.back() + "\n---\n"), std::string::npos);
-  // 3 profiles: a mutating policy and its binding, and a validating policy
-  // and binding per action (realtime: deny and warn).
-  EXPECT_EQ(exported.documents.size(), 3u * 4u + 2u);
+  // Per profile and kind it fits (training and batch: pods, jobs, cronjobs;
+  // realtime: pods and the apps controllers), a mutating policy and its
+  // binding, and a validating policy and binding per action (realtime: deny
+  // and warn).
+  EXPECT_EQ(exported.documents.size(), 2u * 3u * 4u + 2u * 6u);
 }
 
 TEST(AdmissionPolicyExport, ScopedProfileStaysWithTheWebhook) {
@@ -89,8 +103,9 @@ TEST(AdmissionPolicyExport, ScopedProfileStaysWithTheWebhook) {
   EXPECT_TRUE(exported.documents.empty());
   EXPECT_TRUE(hasLine(exported.report,
                       "stays with the webhook: profile training: scoped by namespace or labels"));
-  // Beside it, the same profile for every namespace is exported.
-  EXPECT_EQ(exportOne(trainingProfile()).documents.size(), 4u);
+  // Beside it, the same profile for every namespace is exported: for
+  // Pods, Jobs and CronJobs.
+  EXPECT_EQ(exportOne(trainingProfile()).documents.size(), 3u * 4u);
 }
 
 TEST(AdmissionPolicyExport, EachRuleTakesTheProfilesAction) {
@@ -98,7 +113,8 @@ TEST(AdmissionPolicyExport, EachRuleTakesTheProfilesAction) {
   warns.rules.set(AIA014, RuleAction::Warn);
   warns.rules.set(AIA011, RuleAction::Off);
   const std::string documents = allDocuments(exportOne(warns));
-  EXPECT_NE(documents.find("name: aiadmit-training-warn"), std::string::npos);
+  EXPECT_NE(documents.find("name: aiadmit-training-pods-warn"), std::string::npos);
+  EXPECT_NE(documents.find("name: aiadmit-training-jobs-warn"), std::string::npos);
   EXPECT_NE(documents.find("- Warn"), std::string::npos);
   // A warning reads as the webhook's warning line, not its denial.
   EXPECT_NE(documents.find("training Pod restarts Always; set restartPolicy Never or OnFailure"),
@@ -129,6 +145,29 @@ TEST(AdmissionPolicyExport, SwitchedOffMutationsAreNotExported) {
   const std::string placed = allDocuments(exportOne(trainingProfile()));
   EXPECT_NE(placed.find("/spec/tolerations"), std::string::npos);
   EXPECT_NE(placed.find("/spec/nodeSelector"), std::string::npos);
+}
+
+TEST(AdmissionPolicyExport, JobDefaultsWhereTheProfileHasThem) {
+  Profile withDefaults = trainingProfile();
+  withDefaults.jobDefaults.backoffLimit = 3;
+  withDefaults.jobDefaults.activeDeadlineSeconds = 600;
+  const std::string documents = allDocuments(exportOne(withDefaults));
+  // A Job's backoffLimit where it is left out, or holds the API server's 6
+  // without backoffLimitPerIndex; a CronJob's jobTemplate only where it is
+  // left out.
+  EXPECT_NE(documents.find("path: '/spec/backoffLimit', value: 3"), std::string::npos);
+  EXPECT_NE(documents.find("object.spec.backoffLimit == 6 && "
+                           "!has(object.spec.backoffLimitPerIndex)"),
+            std::string::npos);
+  EXPECT_NE(documents.find("path: '/spec/jobTemplate/spec/activeDeadlineSeconds', value: 600"),
+            std::string::npos);
+  EXPECT_EQ(documents.find("ttlSecondsAfterFinished"), std::string::npos);
+  // A profile whose backoffLimit is the API server's own leaves a Job's 6.
+  withDefaults.jobDefaults.backoffLimit = 6;
+  EXPECT_EQ(allDocuments(exportOne(withDefaults)).find("op: 'replace'"), std::string::npos);
+  // Switched off, nothing of it.
+  withDefaults.mutations.off = {"jobDefaults"};
+  EXPECT_EQ(allDocuments(exportOne(withDefaults)).find("activeDeadlineSeconds"), std::string::npos);
 }
 
 }  // namespace

@@ -97,7 +97,8 @@ init writes profiles whose pools are the cluster's GPU node groups
 export writes the profiles of DIR as native admission policies
 (admissionregistration.k8s.io/v1 MutatingAdmissionPolicies,
 ValidatingAdmissionPolicies and their bindings) to FILE ("-": stdout): what
-the profiles inject into declared GPU Pods and the rules that need no cluster
+the profiles inject into declared GPU Pods, Deployments, StatefulSets,
+ReplicaSets, Jobs and CronJobs at CREATE and the rules that need no cluster
 view, evaluated by the API server. What stays with the webhook is reported on
 stderr and as comments at the top of FILE. Exit 0 when written, 1 when the
 profiles do not load, 2 on a usage error.
