@@ -16,7 +16,7 @@ void checkMemoryLimit(const ValidationContext& context, std::vector<Violation>& 
     const std::string problem =
         (name.empty() ? std::string("the GPU server") : "GPU server " + inQuotes(name)) +
         " has no memory limit";
-    Violation violation{resourcesFieldPath(context.view, serving) + ".limits",
+    Violation violation{resourceSectionFieldPath(context.view, serving, "limits"),
                         problem + ", so it can grow until it starves the node", "set limits.memory",
                         problem + "; set limits.memory"};
     // The field path names the container too: a name too long to fit beside
