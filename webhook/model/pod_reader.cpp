@@ -54,7 +54,6 @@ bool isPositive(const JsonValue& value) {
   return quantity && !quantity->isZero() && !quantity->isNegative();
 }
 
-
 // The ResourceRequirements the Spark operator's Pod webhook gives the Spark
 // container of a SparkPodSpec `spec` (addGPU): limits {NAME: QUANTITY} from
 // `gpu`, and nothing when the name is empty or the quantity not positive,
