@@ -156,7 +156,7 @@ Violation notOffered(const ValidationContext& context, const ResourceEntry& entr
                                                : inQuotes(suggestion.name);
   std::string fix = "did you mean " + meant + "?";
   if (!suggestion.why.empty()) fix += " (" + suggestion.why + ")";
-  return {resourcesFieldPath(context.view, entry.container) + "." + std::string(entry.section),
+  return {resourceSectionFieldPath(context.view, entry.container, entry.section),
           name + inContainer(context.pod, entry.container) + " is not a resource " +
               offeredBy(context, suggestion.name) + " offers",
           std::move(fix), name + " is not offered; did you mean " + meant + "?"};
@@ -168,7 +168,7 @@ std::optional<Violation> offeredByNoNode(const ValidationContext& context,
   if (context.cluster == nullptr || !context.cluster->knows(ClusterKind::Node)) return std::nullopt;
   const std::string name = inQuotes(entry.name);
   Violation violation{
-      resourcesFieldPath(context.view, entry.container) + "." + std::string(entry.section),
+      resourceSectionFieldPath(context.view, entry.container, entry.section),
       "no node of this cluster offers " + name + inContainer(context.pod, entry.container) +
           " now, nor does the pool of profile " + context.profile->name + " name it, so the Pod " +
           "waits until a node whose device plugin offers it is added",

@@ -173,8 +173,7 @@ void checkClusterCapacity(const ValidationContext& context, std::vector<Violatio
     if (deviceClassOfResourceName(entry.name)) return;
     const std::string name(entry.name);
     if (resources.insert(name).second) {
-      fields[name] =
-          resourcesFieldPath(context.view, entry.container) + "." + std::string(entry.section);
+      fields[name] = resourceSectionFieldPath(context.view, entry.container, entry.section);
     }
   });
   for (const std::string& resource : resources) {

@@ -18,7 +18,7 @@ bool cannotBeOvercommitted(const PodReader& pod, const ResourceEntry& entry) {
 Violation requestWithoutLimit(const ValidationContext& context, const ResourceEntry& entry) {
   const std::string name = inQuotes(entry.name);
   const std::string amount = quantityText(entry.value);
-  return {resourcesFieldPath(context.view, entry.container) + ".limits",
+  return {resourceSectionFieldPath(context.view, entry.container, "limits"),
           name + inContainer(context.pod, entry.container) + " is requested (" + amount +
               ") without a limit, and no extended resource can be overcommitted: the API server "
               "refuses it",
@@ -32,7 +32,7 @@ Violation requestDifferentFromLimit(const ValidationContext& context, const Reso
   const std::string requested = quantityText(entry.value);
   const std::string limited = quantityText(limit);
   const std::string amounts = " requests " + requested + " but limits " + limited;
-  return {resourcesFieldPath(context.view, entry.container) + ".requests",
+  return {resourceSectionFieldPath(context.view, entry.container, "requests"),
           name + inContainer(context.pod, entry.container) + amounts +
               ", and no extended resource can be overcommitted: the API server refuses it",
           "make both " + requested + " or both " + limited +

@@ -57,9 +57,8 @@ void checkGpuQuantity(const ValidationContext& context, std::vector<Violation>& 
             "ask for whole GPUs, or for " + (slice[0] == '"' ? "a slice such as " + slice : slice);
       }
     }
-    out.push_back(
-        {resourcesFieldPath(context.view, entry.container) + "." + std::string(entry.section),
-         std::move(problem), std::move(fix), std::move(brief)});
+    out.push_back({resourceSectionFieldPath(context.view, entry.container, entry.section),
+                   std::move(problem), std::move(fix), std::move(brief)});
   });
 }
 

@@ -33,7 +33,7 @@ void checkGpuSharing(const ValidationContext& context, std::vector<Violation>& o
     const auto key = std::make_tuple(entry.container.list, entry.container.index, entry.name);
     if (std::find(reported.begin(), reported.end(), key) != reported.end()) return;
     reported.push_back(key);
-    report(resourcesFieldPath(context.view, entry.container) + "." + std::string(entry.section),
+    report(resourceSectionFieldPath(context.view, entry.container, entry.section),
            inQuotes(entry.name) + inContainer(context.pod, entry.container), inQuotes(entry.name),
            "is a shared GPU", "ask for whole GPUs (" + inQuotes(profile->gpu.resourceName) + ")");
   });

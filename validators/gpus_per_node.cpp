@@ -15,7 +15,7 @@ std::string askingField(const ValidationContext& context, const std::string& res
   int asking = 0;
   for (const PodContainer& container : context.pod.containers()) {
     if (PodReader::containerRequest(container, resource) == 0) continue;
-    if (++asking == 1) field = resourcesFieldPath(context.view, container) + ".limits";
+    if (++asking == 1) field = resourceSectionFieldPath(context.view, container, "limits");
   }
   for (const GpuClaim& gpu : context.pod.claimedDevices().gpus) {
     if (gpu.devices > 0 && ++asking == 1) field = podSpec + "." + gpu.fieldPath;

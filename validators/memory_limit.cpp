@@ -16,7 +16,7 @@ void checkMemoryLimit(const ValidationContext& context, std::vector<Violation>& 
     const std::string_view name = serving.name;
     RuleMessage message = memoryLimitMessage(name.empty() ? std::string("the GPU server")
                                                           : "GPU server " + inQuotes(name));
-    Violation violation{resourcesFieldPath(context.view, serving) + ".limits",
+    Violation violation{resourceSectionFieldPath(context.view, serving, "limits"),
                         std::move(message.problem), std::move(message.fix),
                         std::move(message.brief)};
     // The field path names the container too: a name too long to fit beside

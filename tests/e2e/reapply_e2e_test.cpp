@@ -42,6 +42,19 @@ const std::string kServer =
     "{name: server, image: registry.example/server:1, ports: [{name: http, containerPort: 8000}], "
     "resources: {limits: {nvidia.com/gpu: 1, memory: 16Gi}}}";
 
+// The Spark operator's spark-pi example as a SparkApplicationSpec, with an
+// executor GPU each and a toleration of their own: a SparkPodSpec has no
+// placement aiadmit writes.
+std::string sparkApplicationSpec() {
+  return "{type: Scala, mode: cluster, image: 'docker.io/library/spark:4.0.1', "
+         "mainClass: org.apache.spark.examples.SparkPi, "
+         "mainApplicationFile: 'local:///opt/spark/examples/jars/spark-examples.jar', "
+         "sparkVersion: 4.0.1, driver: {cores: 1, memory: 512m}, "
+         "executor: {instances: 2, cores: 1, memory: 512m, "
+         "gpu: {name: nvidia.com/gpu, quantity: 1}, tolerations: [" +
+         std::string(kOwnToleration) + "]}}";
+}
+
 std::string kubeflowJob(const std::string& kind, const std::string& specs,
                         const std::string& container) {
   return "apiVersion: kubeflow.org/v1\nkind: " + kind + "\nmetadata: {name: train}\nspec:\n  " +
@@ -190,6 +203,16 @@ std::vector<KindManifest> kindManifests() {
            std::string(kOwnToleration) +
            "], resources: {limits: {nvidia.com/gpu: 1, memory: 16Gi}}, "
            "expose: {service: {type: ClusterIP, port: 8000}}}\n",
+       ""},
+      {"SparkApplication",
+       "apiVersion: sparkoperator.k8s.io/v1beta2\nkind: SparkApplication\nmetadata: {name: pi}\n"
+       "spec: " +
+           sparkApplicationSpec() + "\n",
+       ""},
+      {"ScheduledSparkApplication",
+       "apiVersion: sparkoperator.k8s.io/v1beta2\nkind: ScheduledSparkApplication\n"
+       "metadata: {name: pi}\nspec: {schedule: '@every 1h', template: " +
+           sparkApplicationSpec() + "}\n",
        ""},
   };
   for (const char* kind : {"Deployment", "StatefulSet", "ReplicaSet"}) {
@@ -501,8 +524,10 @@ void expectNoOtherChange(const TwoApplies& optedIn, const TwoApplies& plain) {
 
 // Whether aiadmit writes the pool's placement for the row's kind: into a
 // template, or for a TrainJob's resources through runtimePatches. A Knative
-// Service's row keeps it out (Knative refuses it as it ships), and a
-// NIMService's resources have no placement beside them.
+// Service's row keeps it out (Knative refuses it as it ships), a
+// NIMService's resources have no placement beside them, and a
+// SparkApplication's pod specs get none (the operator's validator refuses a
+// node selector on the application and its pod specs at once).
 bool rowPlaces(const WorkloadType* row) {
   if (row == nullptr) return true;
   return std::any_of(row->templates.begin(), row->templates.end(), [row](const TemplateSlot& slot) {

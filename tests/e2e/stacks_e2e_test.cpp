@@ -190,6 +190,58 @@ TEST(E2eStacks, ANimServiceGetsThePriorityClassTheOperatorGivesItsPods) {
   }
 }
 
+// The Spark operator's examples (its module's): with a GPU on each executor,
+// as a GPU platform runs them, the application is batch work, and its
+// driver and executors get the batch priority class, which the operator's
+// Pod webhook gives their Pods. No placement is written: the operator's
+// validator refuses a node selector on the application and on its pod specs
+// at once. The pod-template example keeps its templates as published.
+TEST(E2eStacks, ASparkApplicationsGpuExecutorsGetThePriorityClassAndNoPlacement) {
+  const std::pair<const char*, const char*> examples[] = {
+      {"spark-pi.yaml", "/spec"},
+      {"spark-pi-pod-template.yaml", "/spec"},
+      {"spark-pi-scheduled.yaml", "/spec/template"}};
+  for (const auto& [name, pointer] : examples) {
+    SCOPED_TRACE(name);
+    json application =
+        example(name, name == std::string("spark-pi-scheduled.yaml") ? "ScheduledSparkApplication"
+                                                                     : "SparkApplication");
+    const json::json_pointer at(pointer);
+    ASSERT_TRUE(application.contains(at)) << application.dump(1);
+    application[at]["executor"]["gpu"] = {{"name", "nvidia.com/gpu"}, {"quantity", 1}};
+    const Round round = expectMutatedValidAndIdempotent(application);
+    ASSERT_TRUE(round.stored.is_object());
+    const json& spec = round.stored[at];
+    const json& published = application[at];
+    for (const char* role : {"driver", "executor"}) {
+      SCOPED_TRACE(role);
+      EXPECT_EQ(spec[role].value("priorityClassName", ""), "ai-batch") << spec[role].dump(1);
+      for (const char* placement : {"tolerations", "nodeSelector", "affinity", "template"}) {
+        EXPECT_EQ(spec[role].contains(placement), published[role].contains(placement)) << placement;
+        if (published[role].contains(placement)) {
+          EXPECT_EQ(spec[role][placement], published[role][placement]) << placement;
+        }
+      }
+    }
+    EXPECT_EQ(spec["executor"]["gpu"], published["executor"]["gpu"]);
+    EXPECT_FALSE(spec.contains("nodeSelector"));
+  }
+}
+
+// Without a GPU the operator's example is no AI workload: admitted as
+// published, with no patch.
+TEST(E2eStacks, ASparkApplicationWithoutGpusIsLeftAsPublished) {
+  const json application = example("spark-pi.yaml", "SparkApplication");
+  ASSERT_EQ(application.value("kind", ""), "SparkApplication");
+  const json record = checkRecord(application, "stacks");
+  EXPECT_TRUE(record.value("admitted", false)) << record.dump(1);
+  EXPECT_TRUE(record.value("injected", json::array()).empty()) << record.dump(1);
+  const Round round = expectMutatedValidAndIdempotent(application);
+  ASSERT_TRUE(round.stored.is_object());
+  EXPECT_FALSE(round.stored["spec"]["executor"].contains("priorityClassName"));
+  EXPECT_EQ(round.stored["spec"]["executor"]["labels"], application["spec"]["executor"]["labels"]);
+}
+
 // Trainer's torch-distributed ClusterTrainingRuntime, which the TrainJob
 // examples name: Kueue's TrainJob webhook refuses a TrainJob whose runtime
 // does not exist. Cluster-scoped and without the opt-in label, so aiadmit

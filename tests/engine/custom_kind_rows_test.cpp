@@ -3,7 +3,8 @@
 // with the Jobs' metadata between the object and its Pods is stamped,
 // placed and given its Job settings at the same places as a CronJob; a
 // model server whose operator claims devices by annotation is classified
-// and placed as an LLMInferenceService with KServe's managed DRA is.
+// and placed as an LLMInferenceService with KServe's managed DRA is; a kind
+// of Spark pod specs is read, counted and mutated as a SparkApplication is.
 #include <gtest/gtest.h>
 
 #include "tests/support/golden_files.h"
@@ -137,6 +138,70 @@ TEST(CustomKindRows, AKindWhoseOperatorClaimsDevicesByAnnotationIsPlacedAsAnLlmS
   ASSERT_NE(llm.find("/spec/template/tolerations"), std::string::npos)
       << "the claimed GPUs aim the Pods at the pool: " << llm;
   EXPECT_EQ(patch(managedDra("example.com/v1alpha2", "ModelServer")), llm);
+}
+
+// A kind shaped like a SparkApplication: a driver and executors as Spark
+// operator SparkPodSpecs, the executors' count unknown under dynamic
+// allocation.
+const std::string kSparkJob = R"(apiVersion: aiadmit.dev/v1
+kind: WorkloadType
+metadata:
+  name: spark-jobs
+spec:
+  group: example.com
+  kind: SparkJob
+  versions: [v1]
+  resource: sparkjobs
+  class: batch
+  lifecycle: RunsToCompletion
+  templates:
+  - role: driver
+    sparkPod: /spec/driver
+  - role: executor
+    sparkPod: /spec/executor
+    replicas:
+    - path: /spec/executor/instances
+      unknownWhen: [/spec/dynamicAllocation/enabled, /spec/sparkConf/spark.dynamicAllocation.enabled]
+)";
+
+std::string sparkJob(const std::string& apiVersion, const std::string& kind,
+                     const std::string& allocation) {
+  return "apiVersion: " + apiVersion + "\nkind: " + kind + R"(
+metadata: {name: rapids, namespace: ml}
+spec:
+  sparkConf: {spark.dynamicAllocation.enabled: ")" +
+         allocation + R"("}
+  driver: {cores: 1}
+  executor: {instances: 2, gpu: {name: nvidia.com/gpu, quantity: 1}}
+)";
+}
+
+TEST(CustomKindRows, AKindOfSparkPodSpecsIsReadAndMutatedAsASparkApplication) {
+  const ProfileLoadResult loaded =
+      loadProfileText(readFile(sourceDir() + "/profiles/batch.yaml") + "---\n" + kSparkJob,
+                      "profiles.yaml", mutationSwitches());
+  ASSERT_TRUE(loaded.ok()) << formatLoadErrors(loaded.errors);
+  const WorkloadType* type = loaded.workloadTypes->find("example.com", "v1", "SparkJob");
+  ASSERT_NE(type, nullptr);
+  EXPECT_EQ(type->templates.at(1).shape, TemplateShape::SparkPod);
+  EXPECT_EQ(type->templates.at(1).metadata, "/spec/executor");
+  EXPECT_EQ(type->templates.at(1).injectable, kSparkPodInjectable);
+  const Engine engine(loaded.set);
+  auto decide = [&](const std::string& yaml) {
+    const auto object = yamlObject(yaml);
+    const Decided decided = engine.mutate(AdmissionSubject::ofObject(*object, "ml"), {});
+    EXPECT_EQ(decided.record.profile, "batch") << decided.record.profileError;
+    return std::pair{decided.outcome.patch(), decided.record.templates};
+  };
+  const auto spark = decide(sparkJob("sparkoperator.k8s.io/v1beta2", "SparkApplication", "false"));
+  ASSERT_NE(spark.first.find("/spec/executor/priorityClassName"), std::string::npos)
+      << "its GPUs make it batch work: " << spark.first;
+  EXPECT_EQ(spark.first.find("nodeSelector"), std::string::npos) << spark.first;
+  EXPECT_EQ(decide(sparkJob("example.com/v1", "SparkJob", "false")), spark);
+  // Dynamic allocation leaves the executors' count to Spark, in both rows.
+  const auto dynamic = decide(sparkJob("sparkoperator.k8s.io/v1beta2", "SparkApplication", "true"));
+  EXPECT_NE(dynamic.second, spark.second);
+  EXPECT_EQ(decide(sparkJob("example.com/v1", "SparkJob", "true")), dynamic);
 }
 
 TEST(CustomKindRows, ACronJobLikeKindIsMutatedWhereACronJobIs) {

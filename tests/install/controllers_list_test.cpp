@@ -280,21 +280,22 @@ TEST(ControllersList, DocumentedOverlayAddsItsOperatorsToTheShippedList) {
   fs::copy(sourceDir() + "/profiles", dir.file("aiadmit/profiles"), fs::copy_options::recursive);
   writeFile(dir.file("my-aiadmit/kustomization.yaml"), overlay);
   const Rendered rendered = render(dir.file("my-aiadmit"));
-  const std::string spark = "system:serviceaccount:spark-operator:spark-operator-controller";
-  EXPECT_EQ(occurrences(rendered, spark), 10) << "in each condition that decides by the list";
+  const std::string notebooks =
+      "system:serviceaccount:kubeflow:notebook-controller-service-account";
+  EXPECT_EQ(occurrences(rendered, notebooks), 10) << "in each condition that decides by the list";
   EXPECT_EQ(occurrences(rendered, kKueue), occurrences(render(manifestsDir() + "/base"), kKueue))
       << "the shipped list is kept";
 
-  const std::string driver = gpuPod(owner("sparkoperator.k8s.io/v1beta2", "SparkApplication"));
+  const std::string server = gpuPod(owner("kubeflow.org/v1", "Notebook"));
   const auto outcomes = evaluateMatching(
       rendered,
-      {by(spark, {"driver by its operator", driver}),
-       {"driver by a person", driver},
+      {by(notebooks, {"server by its operator", server}),
+       {"server by a person", server},
        by(kReplicaSetController, {"pod of a replicaset", gpuPod(owner("apps/v1", "ReplicaSet"))})});
-  EXPECT_EQ(outcomes.at("driver by its operator").at(kControlledMutate), "call");
-  EXPECT_EQ(outcomes.at("driver by its operator").at(kAppliedMutate), "skip");
-  EXPECT_EQ(outcomes.at("driver by a person").at(kAppliedMutate), "call");
-  EXPECT_EQ(outcomes.at("driver by a person").at(kControlledMutate), "skip");
+  EXPECT_EQ(outcomes.at("server by its operator").at(kControlledMutate), "call");
+  EXPECT_EQ(outcomes.at("server by its operator").at(kAppliedMutate), "skip");
+  EXPECT_EQ(outcomes.at("server by a person").at(kAppliedMutate), "call");
+  EXPECT_EQ(outcomes.at("server by a person").at(kControlledMutate), "skip");
   EXPECT_EQ(outcomes.at("pod of a replicaset").at(kControlledMutate), "call");
 }
 

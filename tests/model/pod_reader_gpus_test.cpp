@@ -1,6 +1,7 @@
 // GPUs the pod reader finds outside a PodSpec's container lists: KServe's
 // model-format objects (the predictor's kserve-container), a TrainJob's
-// trainer.resourcesPerNode, and KAI Scheduler's GPU share annotations.
+// trainer.resourcesPerNode, a SparkApplication's `gpu: {name, quantity}`,
+// and KAI Scheduler's GPU share annotations.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -136,6 +137,53 @@ TEST(PodReaderResourcesPerNode, TheTrainersResourcesAreTheContainerOfEachNode) {
   EXPECT_EQ(containerFieldPath(read.views[0], node), "spec.trainer.resourcesPerNode");
   EXPECT_EQ(resourcesFieldPath(read.views[0], node), "spec.trainer.resourcesPerNode");
   EXPECT_EQ(pod.mainContainer().container, &node);
+}
+
+// A SparkApplication whose executors ask for GPUs as the Spark operator
+// reads them, beside a driver whose gpu the operator's Pod webhook skips.
+std::string sparkApplication(const std::string& driverGpu) {
+  return R"(
+apiVersion: sparkoperator.k8s.io/v1beta2
+kind: SparkApplication
+metadata: {name: rapids}
+spec:
+  driver: {cores: 1, gpu: )" +
+         driverGpu + R"(}
+  executor: {instances: 2, gpu: {name: nvidia.com/gpu, quantity: 2}}
+)";
+}
+
+TEST(PodReaderSparkPod, TheGpuIsTheLimitOfTheSparkContainer) {
+  const Resolved read = resolve(sparkApplication("{name: nvidia.com/gpu, quantity: 1}"));
+  ASSERT_EQ(read.views.size(), 2u);
+  const PodReader executor = PodReader::of(read.views[1]);
+  ASSERT_EQ(executor.containers().size(), 1u);
+  const PodContainer& spark = executor.containers()[0];
+  EXPECT_TRUE(spark.sparkGpu);
+  EXPECT_EQ(spark.name, "executor");
+  EXPECT_TRUE(executor.asksForGpus());
+  EXPECT_EQ(executor.podRequest("nvidia.com/gpu"), 2);
+  EXPECT_EQ(executor.mainContainer().container, &spark);
+  EXPECT_EQ(resourcesFieldPath(read.views[1], spark), "spec.executor.gpu");
+  EXPECT_EQ(resourceSectionFieldPath(read.views[1], spark, "limits"), "spec.executor.gpu");
+  // The reader's copies read the same limits.
+  const PodReader copy = executor;
+  EXPECT_EQ(copy.podRequest("nvidia.com/gpu"), 2);
+  EXPECT_EQ(PodReader::of(read.views[0]).podRequest("nvidia.com/gpu"), 1);
+}
+
+TEST(PodReaderSparkPod, AGpuTheOperatorSkipsIsNoRequest) {
+  // addGPU gives no limit for an empty name or a quantity that is not positive.
+  for (const char* gpu :
+       {"{name: nvidia.com/gpu, quantity: 0}", "{name: nvidia.com/gpu, quantity: -1}",
+        "{name: '', quantity: 1}", "{quantity: 1}"}) {
+    SCOPED_TRACE(gpu);
+    const Resolved read = resolve(sparkApplication(gpu));
+    ASSERT_EQ(read.views.size(), 2u);
+    const PodReader driver = PodReader::of(read.views[0]);
+    EXPECT_FALSE(driver.asksForAccelerator());
+    EXPECT_FALSE(driver.namesAccelerator());
+  }
 }
 
 TEST(PodReaderResourcesPerNode, EnsureResourcesEditsTheRequirementsThemselves) {

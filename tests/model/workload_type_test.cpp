@@ -59,7 +59,7 @@ TEST(WorkloadTypeTable, EveryBuiltInRowIsWellFormedAndUnique) {
     EXPECT_FALSE(type.resource.empty()) << type.qualifiedKind();
     EXPECT_FALSE(type.classReason.empty()) << type.qualifiedKind();
   }
-  EXPECT_EQ(kinds.size(), 27u);
+  EXPECT_EQ(kinds.size(), 29u);
 }
 
 TEST(WorkloadTypeTable, FindsRowsByGroupVersionAndKind) {
@@ -325,6 +325,17 @@ const std::map<std::string, Sample>& samples() {
         // A multi-node replica is a group of pipeline-parallelism Pods.
         "  multiNode: {parallelism: {pipeline: 2, tensor: 8}}\n",
         {"nim x4 spec.resources"}}},
+      {"SparkApplication.sparkoperator.k8s.io",
+       {"apiVersion: sparkoperator.k8s.io/v1beta2\nkind: SparkApplication\nspec:\n"
+        "  driver: {cores: 1}\n"
+        "  executor: {instances: 4, gpu: {name: nvidia.com/gpu, quantity: 1}}\n",
+        {"driver x1 spec.driver", "executor x4 spec.executor"}}},
+      {"ScheduledSparkApplication.sparkoperator.k8s.io",
+       {"apiVersion: sparkoperator.k8s.io/v1beta2\nkind: ScheduledSparkApplication\nspec:\n"
+        "  schedule: '@every 1h'\n  template:\n    driver: {cores: 1}\n"
+        // Dynamic allocation sizes the executors at run time.
+        "    executor: {instances: 2}\n    dynamicAllocation: {enabled: true}\n",
+        {"driver x1 spec.template.driver", "executor x? spec.template.executor"}}},
   };
   return all;
 }
@@ -485,6 +496,8 @@ TEST(WorkloadTypeResolve, DefaultClassFollowsTheKindAndAPodsRestartPolicy) {
       {"LLMInferenceService.serving.kserve.io", "realtime"},
       {"LeaderWorkerSet.leaderworkerset.x-k8s.io", "realtime"},
       {"NIMService.apps.nvidia.com", "realtime"},
+      {"SparkApplication.sparkoperator.k8s.io", "batch"},
+      {"ScheduledSparkApplication.sparkoperator.k8s.io", "batch"},
   };
   for (const auto& [kind, workloadClass] : expected) {
     const auto object = yamlObject(samples().at(kind).yaml);
@@ -544,6 +557,8 @@ std::vector<std::string> pointersOf(const TemplateSlot& slot) {
          {&factor.subtractWhenPresent, &factor.atLeast, &factor.atMost}) {
       if (!optional->empty()) pointers.push_back(joinPointer(slot.spec, *optional));
     }
+    for (const std::string& flag : factor.unknownWhen)
+      pointers.push_back(joinPointer(slot.spec, flag));
   }
   for (const std::string* setting :
        {&slot.jobSettings.backoffLimit, &slot.jobSettings.activeDeadlineSeconds,
@@ -575,9 +590,11 @@ void expectRowsMatchCrd(const WorkloadType& first, const std::string& path) {
       for (const std::string& pointer : pointersOf(slot)) {
         EXPECT_NE(testing::crdSchemaAt(schema, pointer), nullptr) << pointer;
       }
-      // A PodSpec slot names an object with containers; a resources slot
-      // a ResourceRequirements.
-      const char* expected = slot.shape == TemplateShape::PodSpec ? "containers" : "limits";
+      // A PodSpec slot names an object with containers, a resources slot
+      // a ResourceRequirements, a sparkPod slot a SparkPodSpec.
+      const char* expected = slot.shape == TemplateShape::PodSpec     ? "containers"
+                             : slot.shape == TemplateShape::Resources ? "limits"
+                                                                      : "gpu";
       EXPECT_NE(member(member(testing::crdSchemaAt(schema, slot.spec), "properties"), expected),
                 nullptr)
           << slot.spec;
@@ -601,7 +618,7 @@ TEST(WorkloadTypeCrds, EveryPointerOfACustomResourceRowIsInEachServedVersionsSch
     EXPECT_FALSE(files.empty()) << "no CRD of " << first.qualifiedKind();
     for (const std::string& path : files) expectRowsMatchCrd(first, path);
   }
-  EXPECT_EQ(kindsChecked.size(), 21u);
+  EXPECT_EQ(kindsChecked.size(), 23u);
 }
 
 }  // namespace

@@ -54,6 +54,25 @@ bool isPositive(const JsonValue& value) {
   return quantity && !quantity->isZero() && !quantity->isNegative();
 }
 
+// The ResourceRequirements the Spark operator's Pod webhook gives the Spark
+// container of a SparkPodSpec `spec` (addGPU): limits {NAME: QUANTITY} from
+// `gpu`, and nothing when the name is empty or the quantity not positive,
+// which the webhook skips.
+std::shared_ptr<const JsonDocument> sparkGpuResources(const JsonValue* spec) {
+  auto resources = std::make_shared<JsonDocument>(rapidjson::kObjectType);
+  const JsonValue* gpu = member(spec, "gpu");
+  const JsonValue* quantity = member(gpu, "quantity");
+  const std::string_view name = stringMember(gpu, "name");
+  if (name.empty() || quantity == nullptr || !quantity->IsInt64() || quantity->GetInt64() <= 0) {
+    return resources;
+  }
+  JsonAllocator& alloc = resources->GetAllocator();
+  JsonValue limits(rapidjson::kObjectType);
+  limits.AddMember(makeString(name, alloc), JsonValue(quantity->GetInt64()), alloc);
+  resources->AddMember("limits", limits, alloc);
+  return resources;
+}
+
 }  // namespace
 
 bool AcceleratorNames::isAccelerator(std::string_view resourceName) const {
@@ -129,6 +148,15 @@ PodReader PodReader::of(const PodTemplateView& view, const AcceleratorNames& acc
     if (isObject(view.spec)) {
       reader.containers_.push_back({.json = view.spec, .name = place->role, .resourcesOnly = true});
     }
+  } else if (place->slot->shape == TemplateShape::SparkPod) {
+    // The Spark container, which spark-submit makes, is the Pod's main one;
+    // its `template`, sidecars and init containers are not read.
+    reader.containers_.clear();
+    reader.sparkResources_ = sparkGpuResources(view.spec);
+    reader.containers_.push_back({.json = reader.sparkResources_.get(),
+                                  .name = place->role,
+                                  .resourcesOnly = true,
+                                  .sparkGpu = true});
   } else if (!place->containerObjects.empty()) {
     reader.readContainers(view.object, place->specPointer, place->containerObjects);
   }
@@ -492,7 +520,14 @@ std::string containerFieldPath(const PodTemplateView& view, const PodContainer& 
 
 std::string resourcesFieldPath(const PodTemplateView& view, const PodContainer& container) {
   const std::string path = containerFieldPath(view, container);
+  if (container.sparkGpu) return path + ".gpu";
   return container.resourcesOnly ? path : path + ".resources";
+}
+
+std::string resourceSectionFieldPath(const PodTemplateView& view, const PodContainer& container,
+                                     std::string_view section) {
+  const std::string path = resourcesFieldPath(view, container);
+  return container.sparkGpu ? path : path + "." + std::string(section);
 }
 
 JsonValue& ensureResources(const PodContainer& container, JsonAllocator& alloc) {

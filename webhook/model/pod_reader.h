@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -49,6 +50,9 @@ struct PodContainer {
   // an item of containers or initContainers.
   std::string_view object{};
   bool resourcesOnly = false;  // `json` is a ResourceRequirements, not a container
+  // `json` is the limits a SparkPodSpec's `gpu: {name, quantity}` gives the
+  // Spark container (resourcesOnly too): read, never written.
+  bool sparkGpu = false;
   // Its ResourceRequirements: `resources` of a container, `json` itself when
   // resourcesOnly; null when absent.
   const JsonValue* resources() const;
@@ -276,6 +280,9 @@ class PodReader {
   mutable std::optional<PodClaims> claims_;
   // The devices the row's AnnotatedClaim asks for by the object's annotations.
   std::optional<ContainerDeviceClassRequest> annotatedRequest_;
+  // The ResourceRequirements read from a SparkPodSpec's gpu, which the
+  // object does not hold as such; shared by the reader's copies.
+  std::shared_ptr<const JsonDocument> sparkResources_;
   std::optional<ClaimedDevices> claimedDevices_;
   // Each container's limits and requests (null where absent), read on first
   // use: rules and mutators go through them many times.
@@ -309,6 +316,11 @@ std::string containerFieldPath(const PodTemplateView& view, const PodContainer& 
 // Where its ResourceRequirements are: "spec.template.spec.containers[0].resources",
 // "spec.predictor.model.resources", "spec.trainer.resourcesPerNode".
 std::string resourcesFieldPath(const PodTemplateView& view, const PodContainer& container);
+// Where one section ("limits", "requests") of them is:
+// "spec.template.spec.containers[0].resources.limits"; a SparkPodSpec's gpu
+// is its only limit, "spec.executor.gpu".
+std::string resourceSectionFieldPath(const PodTemplateView& view, const PodContainer& container,
+                                     std::string_view section);
 // The ResourceRequirements of `container`, in the document the reader was
 // made on (a mutator's copy), created when missing.
 JsonValue& ensureResources(const PodContainer& container, JsonAllocator& alloc);

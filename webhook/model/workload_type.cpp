@@ -60,6 +60,16 @@ bool WorkloadType::servesVersion(std::string_view version) const {
 
 namespace {
 
+// A JSON true, or a string Go's strconv.ParseBool takes for true.
+bool holdsTrue(const JsonValue* value) {
+  if (value == nullptr) return false;
+  if (value->IsBool()) return value->GetBool();
+  if (!value->IsString()) return false;
+  const std::string_view text = stringOf(value);
+  return text == "1" || text == "t" || text == "T" || text == "true" || text == "TRUE" ||
+         text == "True";
+}
+
 // Whether a regular container of the object's first template declares a
 // containerPort.
 bool declaresAnyPort(const WorkloadType& type, const JsonValue& object) {
@@ -162,8 +172,8 @@ std::string checkTemplateSlot(const TemplateSlot& slot) {
   if (std::string problem = checkRoleTemplate(slot.role); !problem.empty()) {
     return "role " + problem;
   }
-  if (slot.spec.empty() && slot.shape == TemplateShape::Resources) {
-    return "a resources slot needs a pointer";
+  if (slot.spec.empty() && slot.shape != TemplateShape::PodSpec) {
+    return "a resources or sparkPod slot needs a pointer";
   }
   if (std::string problem = checkPointerPattern(slot.spec, false); !problem.empty()) {
     return "spec " + problem;
@@ -439,6 +449,9 @@ struct Walk {
     if (!slot.replicas) return std::nullopt;
     int64_t product = 1;
     for (const ReplicaFactor& factor : *slot.replicas) {
+      for (const std::string& flag : factor.unknownWhen) {
+        if (holdsTrue(valueAt(root, concrete(flag)))) return std::nullopt;
+      }
       const JsonValue* value = valueAt(root, concrete(factor.pointer));
       std::optional<int64_t> count = factor.defaultValue;
       if (value != nullptr && !value->IsNull()) {

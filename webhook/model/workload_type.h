@@ -39,6 +39,11 @@ struct ReplicaFactor {
   // worker group's replicas within minReplicas and maxReplicas).
   std::string atLeast;
   std::string atMost;
+  // Fields (absolute, or relative to the last wildcard's match) that make
+  // the count unknown when any is true: a JSON true, or a string Go's
+  // strconv.ParseBool reads as true (the Spark operator's sparkConf). Spark's
+  // dynamic allocation sizes the executors at run time.
+  std::vector<std::string> unknownWhen;
 };
 
 // Where the Job-level settings of a template's Pods are: a pointer to each
@@ -102,6 +107,11 @@ enum class TemplateShape {
   // Only a ResourceRequirements (Trainer TrainJob's trainer.resourcesPerNode):
   // GPUs are read from its requests and limits; only limits may be injected.
   Resources,
+  // A Spark operator SparkPodSpec (a SparkApplication's driver or executor):
+  // the Spark container is implicit, its GPUs are `gpu: {name, quantity}`,
+  // which the operator's Pod webhook makes that container's limit, and its
+  // Pods' labels and annotations are the spec's own members.
+  SparkPod,
 };
 
 // Devices the operator claims for a template's Pods from annotations on the
@@ -116,6 +126,12 @@ struct AnnotatedClaim {
   bool any() const { return !deviceClass.empty(); }
 };
 
+// What a SparkPodSpec slot may take: its priorityClassName (the operator's
+// Pod webhook sets it on the Pods) and its labels and annotations (given to
+// the Pods through spark-submit). Its GPUs are read, never written; its
+// placement is the application's and the operator's (see the row).
+inline constexpr uint32_t kSparkPodInjectable = kInjectPriority | kInjectStamps;
+
 struct TemplateSlot {
   // Role of the Pods: literal text in which `{key}` stands for the map key
   // or array index the last wildcard matched and `{.FIELD}` for the string
@@ -123,7 +139,7 @@ struct TemplateSlot {
   // "{key}", "{.groupName}", "{.name}-leader", "head".
   std::string role{};
   TemplateShape shape = TemplateShape::PodSpec;
-  std::string spec{};      // pointer pattern of the PodSpec (or ResourceRequirements)
+  std::string spec{};      // pointer pattern of the PodSpec (ResourceRequirements, SparkPodSpec)
   std::string metadata{};  // pointer pattern of the Pods' metadata; "" when none
   // Pointer pattern of the metadata of what the object makes and which makes
   // the Pods (a CronJob's Jobs: /spec/jobTemplate/metadata): stamped like

@@ -611,6 +611,59 @@ void addNim(std::vector<WorkloadType>& out) {
       {.schedulerName = "/spec/schedulerName", .priorityClassName = "/spec/priorityClassName"}));
 }
 
+// A SparkPodSpec of Kubeflow's Spark operator at `pointer` (a driver or the
+// executors): no containers of its own. spark-submit makes the Pod, from the
+// spec's `template` when it has one, and the operator's Pod webhook gives
+// its Spark container `gpu: {name, quantity}` as a limit (addGPU) and the
+// Pod the spec's priorityClassName, nodeSelector (merged), tolerations
+// (appended) and affinity (replacing the template's). Its labels and
+// annotations become the Pods' through spark-submit. Placement is not
+// injected: the operator's validator refuses spec.nodeSelector beside a
+// driver's or an executor's, and the application's selector reaches the Pods
+// through spark-submit, where aiadmit does not read it.
+TemplateSlot sparkPod(std::string role, const std::string& pointer, std::optional<Factors> pods) {
+  TemplateSlot slot;
+  slot.role = std::move(role);
+  slot.shape = TemplateShape::SparkPod;
+  slot.spec = pointer;
+  slot.metadata = pointer;
+  slot.replicas = std::move(pods);
+  slot.injectable = kSparkPodInjectable;
+  slot.note =
+      "no pod template: GPUs are gpu {name, quantity}; placement is neither injected nor read "
+      "from spec.nodeSelector or the spec's template";
+  return slot;
+}
+
+// The driver and executors of a SparkApplicationSpec at `spec`. The
+// executors number executor.instances; the operator's defaulter writes 1
+// when it is absent unless sparkConf or dynamic allocation decide, and
+// dynamic allocation (spec.dynamicAllocation, or sparkConf under Spark's key
+// or the lower-case one the operator's defaulter reads) sizes them at run
+// time: the count is unknown then.
+std::vector<TemplateSlot> sparkPods(const std::string& spec) {
+  ReplicaFactor executors;
+  executors.pointer = spec + "/executor/instances";
+  executors.unknownWhen = {spec + "/dynamicAllocation/enabled",
+                           spec + "/sparkConf/spark.dynamicAllocation.enabled",
+                           spec + "/sparkConf/spark.dynamicallocation.enabled"};
+  return {sparkPod("driver", spec + "/driver", Factors{}),
+          sparkPod("executor", spec + "/executor", Factors{std::move(executors)})};
+}
+
+// Kubeflow's Spark operator (sparkoperator.k8s.io): a SparkApplication runs
+// one Spark job; a ScheduledSparkApplication makes one from spec.template
+// (a SparkApplicationSpec) on its schedule.
+void addSpark(std::vector<WorkloadType>& out) {
+  out.push_back(row("sparkoperator.k8s.io", "SparkApplication", {"v1beta2"}, "sparkapplications",
+                    WorkloadClass::Batch, "a SparkApplication runs a Spark job to completion",
+                    Lifecycle::RunsToCompletion, sparkPods("/spec")));
+  out.push_back(row("sparkoperator.k8s.io", "ScheduledSparkApplication", {"v1beta2"},
+                    "scheduledsparkapplications", WorkloadClass::Batch,
+                    "a ScheduledSparkApplication runs a Spark job to completion on a schedule",
+                    Lifecycle::RunsToCompletion, sparkPods("/spec/template")));
+}
+
 }  // namespace
 
 std::vector<WorkloadType> builtInWorkloadTypes() {
@@ -624,6 +677,7 @@ std::vector<WorkloadType> builtInWorkloadTypes() {
   addKServe(types);
   addKnative(types);
   addNim(types);
+  addSpark(types);
   return types;
 }
 

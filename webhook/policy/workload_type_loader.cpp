@@ -126,7 +126,8 @@ void readReplicas(Reader& r, const YAML::Node& node, const std::string& field,
     const YAML::Node item = node[i];
     const std::string path = Reader::index(field, i);
     if (!r.mapping(item, path,
-                   {"path", "default", "atLeast", "atMost", "subtract", "subtractWhenPresent"})) {
+                   {"path", "default", "atLeast", "atMost", "subtract", "subtractWhenPresent",
+                    "unknownWhen"})) {
       continue;
     }
     ReplicaFactor factor;
@@ -149,6 +150,14 @@ void readReplicas(Reader& r, const YAML::Node& node, const std::string& field,
     r.optional(item, "subtractWhenPresent", path, [&](auto& n, auto& f) {
       factor.subtractWhenPresent = readPointer(r, n, f, true, false).value_or("");
       if (factor.subtract == 0) r.error(n, f, "only applies with subtract");
+    });
+    r.optional(item, "unknownWhen", path, [&](auto& n, auto& f) {
+      factor.unknownWhen = r.strings(n, f, [](const std::string& pointer) -> std::string {
+        if (pointer.find('*') != std::string::npos || !checkPointerPattern(pointer, true).empty()) {
+          return inQuotes(pointer) + " must be a pointer without *";
+        }
+        return "";
+      });
     });
     factors.push_back(std::move(factor));
   }
@@ -194,10 +203,10 @@ void readAnnotatedClaim(Reader& r, const YAML::Node& node, const std::string& fi
 void readTemplate(Reader& r, const YAML::Node& node, const std::string& field,
                   const JobSettingPointers& typeSettings, std::vector<TemplateSlot>& out) {
   const int before = r.errorCount();
-  if (!r.mapping(
-          node, field,
-          {"role", "template", "podSpec", "metadata", "intermediateMetadata", "resources",
-           "containerObjects", "annotatedClaim", "replicas", "jobSettings", "inject", "note"})) {
+  if (!r.mapping(node, field,
+                 {"role", "template", "podSpec", "metadata", "intermediateMetadata", "resources",
+                  "sparkPod", "containerObjects", "annotatedClaim", "replicas", "jobSettings",
+                  "inject", "note"})) {
     return;
   }
   TemplateSlot slot;
@@ -229,10 +238,17 @@ void readTemplate(Reader& r, const YAML::Node& node, const std::string& field,
     slot.spec = readPointer(r, n, f, false, true).value_or("");
     slot.injectable = kInjectGpuLimits;
   });
+  r.optional(node, "sparkPod", field, [&](auto& n, auto& f) {
+    ++shapes;
+    slot.shape = TemplateShape::SparkPod;
+    slot.spec = readPointer(r, n, f, false, true).value_or("");
+    slot.metadata = slot.spec;  // its labels and annotations are the Pods'
+    slot.injectable = kSparkPodInjectable;
+  });
   if (shapes != 1) {
     r.error(node, field,
-            "set exactly one of template (a PodTemplateSpec), podSpec (a PodSpec) or resources "
-            "(a ResourceRequirements)");
+            "set exactly one of template (a PodTemplateSpec), podSpec (a PodSpec), resources "
+            "(a ResourceRequirements) or sparkPod (a Spark operator SparkPodSpec)");
   }
   r.optional(node, "metadata", field, [&](auto& n, auto& f) {
     if (!node["podSpec"].IsDefined()) {
@@ -267,7 +283,9 @@ void readTemplate(Reader& r, const YAML::Node& node, const std::string& field,
   r.optional(node, "inject", field, [&](auto& n, auto& f) {
     const uint32_t asked = readInjections(r, n, f);
     if ((asked & ~slot.injectable) != 0) {
-      r.error(n, f, "a resources template can take only gpuLimits");
+      r.error(n, f,
+              "a " + std::string(slot.shape == TemplateShape::SparkPod ? "sparkPod" : "resources") +
+                  " template can take only " + describeInjections(slot.injectable));
     }
     slot.injectable &= asked;
   });

@@ -7,6 +7,7 @@ go 1.26.8
 
 require (
 	github.com/kserve/kserve v0.20.0
+	github.com/kubeflow/spark-operator/v2 v2.5.0
 	github.com/kubeflow/trainer/v2 v2.3.0
 	knative.dev/serving v0.51.0
 )
