@@ -329,5 +329,52 @@ TEST_F(DraPools, AWorkloadBeforeItsClaimTemplateIsRecordedAndItsPodsPlaced) {
   EXPECT_TRUE(intelChild.patch.empty()) << intelChild.patch;
 }
 
+// Kubeflow's spark-pi example (spark-operator v2.5.0) with GPUs on its
+// executors, asked as the operator asks them: `gpu: {name, quantity}`.
+std::string sparkPi(const std::string& gpuName) {
+  return R"(apiVersion: sparkoperator.k8s.io/v1beta2
+kind: SparkApplication
+metadata: {name: spark-pi, namespace: default}
+spec:
+  type: Scala
+  mode: cluster
+  image: docker.io/library/spark:4.0.1
+  mainClass: org.apache.spark.examples.SparkPi
+  mainApplicationFile: local:///opt/spark/examples/jars/spark-examples.jar
+  sparkVersion: 4.0.1
+  driver: {cores: 1, memory: 512m, serviceAccount: spark-operator-spark}
+  executor:
+    instances: 2
+    cores: 1
+    memory: 512m
+    gpu: {name: )" +
+         gpuName + R"(, quantity: 1}
+)";
+}
+
+// A misspelt GPU name, which no node offers and the operator would put on
+// the executors as it is, is refused at the field that holds it; the right
+// name is admitted, and another vendor's is admitted untouched, never aimed
+// at the NVIDIA pool.
+TEST(ClassesAndVendors, ASparkExecutorsMisspeltGpuIsRefusedWhereTheRightOneRuns) {
+  const Engine engine(shippedWith());
+  const ReviewResponse misspelt = answer(engine, Endpoint::Validate, sparkPi("nvidia.com/gpus"));
+  EXPECT_FALSE(misspelt.allowed);
+  EXPECT_NE(misspelt.message.find("[AIA003]"), std::string::npos) << misspelt.message;
+  EXPECT_NE(misspelt.message.find("spec.executor.gpu"), std::string::npos) << misspelt.message;
+  EXPECT_NE(misspelt.message.find("nvidia.com/gpu"), std::string::npos) << misspelt.message;
+
+  const ReviewResponse right = answer(engine, Endpoint::Validate, sparkPi("nvidia.com/gpu"));
+  EXPECT_TRUE(right.allowed) << right.message;
+  const ReviewResponse mutated = answer(engine, Endpoint::Mutate, sparkPi("nvidia.com/gpu"));
+  EXPECT_TRUE(mutated.allowed) << mutated.message;
+  EXPECT_NE(mutated.patch.find("ai-batch"), std::string::npos) << mutated.patch;
+
+  const ReviewResponse amd = answer(engine, Endpoint::Mutate, sparkPi("amd.com/gpu"));
+  EXPECT_TRUE(amd.allowed) << amd.message;
+  EXPECT_EQ(amd.patch.find("nvidia"), std::string::npos) << amd.patch;
+  EXPECT_EQ(amd.patch.find("accelerator"), std::string::npos) << amd.patch;
+}
+
 }  // namespace
 }  // namespace aiadmit
