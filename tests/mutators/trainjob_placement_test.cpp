@@ -64,6 +64,31 @@ spec:
 
 const MutatorDeclaration& kMutator = registeredMutator("trainjob-placement");
 
+constexpr const char* kEntryTime = "    time: \"2026-01-01T00:00:00Z\"\n";
+
+// A runtimePatches entry of `manager` that gives the node job's Pods
+// `podSpec` (a flow mapping), with `fields` (lines such as a time) before it.
+std::string nodeEntry(const std::string& manager, const std::string& podSpec,
+                      const std::string& fields = "") {
+  return "  - manager: " + manager + "\n" + fields +
+         "    trainingRuntimeSpec:\n      template:\n        spec:\n          replicatedJobs:\n"
+         "          - name: node\n            template: {spec: {template: {spec: " +
+         podSpec + "}}}\n";
+}
+
+// The GRPO TrainJob with these runtimePatches entries.
+std::string withEntries(const std::string& entries) {
+  return grpo("  runtimePatches:\n" + entries);
+}
+
+// The node job's pod spec in entry `index` of a TrainJob's runtimePatches.
+const JsonValue* nodePodSpec(const JsonValue& trainJob, int index) {
+  const std::string pointer = "/spec/runtimePatches/" + std::to_string(index) +
+                              "/trainingRuntimeSpec/template/spec/replicatedJobs/0/template/spec/"
+                              "template/spec";
+  return at(trainJob, pointer.c_str());
+}
+
 TEST(TrainJobPlacement, ThePoolGoesIntoARuntimePatchForTheNodeJob) {
   const MutationRun run = runOnTrainJob({&kMutator}, *manifest(grpo()), training());
   ASSERT_TRUE(run.changed);
@@ -72,8 +97,7 @@ TEST(TrainJobPlacement, ThePoolGoesIntoARuntimePatchForTheNodeJob) {
   EXPECT_EQ(stringMember(entry, "manager"), "aiadmit.dev/webhook");
   EXPECT_EQ(stringMember(at(*entry, "/trainingRuntimeSpec/template/spec/replicatedJobs/0"), "name"),
             "node");
-  const JsonValue* podSpec =
-      at(*entry, "/trainingRuntimeSpec/template/spec/replicatedJobs/0/template/spec/template/spec");
+  const JsonValue* podSpec = nodePodSpec(*run.after, 0);
   ASSERT_NE(podSpec, nullptr);
   EXPECT_EQ(toJson(*member(podSpec, "tolerations")),
             R"([{"key":"accelerator","operator":"Equal","value":"gpu","effect":"NoSchedule"}])");
@@ -100,26 +124,13 @@ TEST(TrainJobPlacement, TheMutatedTrainJobIsValidAgainstItsCrd) {
 }
 
 TEST(TrainJobPlacement, WhatAnotherManagersPatchGivesTheNodeJobIsNotRepeated) {
-  const std::string withPatch = grpo(R"(  runtimePatches:
-  - manager: example.io/platform-team
-    trainingRuntimeSpec:
-      template:
-        spec:
-          replicatedJobs:
-          - name: node
-            template:
-              spec:
-                template:
-                  spec:
-                    tolerations: [{key: accelerator, operator: Exists}]
-)");
+  const std::string withPatch = withEntries(nodeEntry(
+      "example.io/platform-team", "{tolerations: [{key: accelerator, operator: Exists}]}"));
   const MutationRun run = runOnTrainJob({&kMutator}, *manifest(withPatch), training());
   ASSERT_TRUE(run.changed);
   EXPECT_EQ(stringMember(at(*run.after, "/spec/runtimePatches/0"), "manager"),
             "example.io/platform-team");
-  const JsonValue* own = at(*run.after,
-                            "/spec/runtimePatches/1/trainingRuntimeSpec/template/spec/"
-                            "replicatedJobs/0/template/spec/template/spec");
+  const JsonValue* own = nodePodSpec(*run.after, 1);
   ASSERT_NE(own, nullptr);
   EXPECT_EQ(member(own, "tolerations"), nullptr);
   EXPECT_EQ(toJson(*member(own, "nodeSelector")), R"({"accelerator":"nvidia"})");
@@ -131,26 +142,13 @@ TEST(TrainJobPlacement, WhatAnotherManagersPatchGivesTheNodeJobIsNotRepeated) {
 // the platform team's (Trainer's examples/yaml/02-runtime-patches.yaml),
 // carries the team's toleration beside the pool's.
 TEST(TrainJobPlacement, TheTolerationsOfAnEarlierEntryAreCarriedSinceTrainerReplacesThem) {
-  const std::string withPatch = grpo(R"(  runtimePatches:
-  - manager: example.io/platform-team
-    trainingRuntimeSpec:
-      template:
-        spec:
-          replicatedJobs:
-          - name: node
-            template:
-              spec:
-                template:
-                  spec:
-                    nodeSelector: {node-type: training}
-                    tolerations:
-                    - {key: training-workload, operator: Equal, value: "true", effect: NoSchedule}
-)");
+  const std::string withPatch = withEntries(
+      nodeEntry("example.io/platform-team",
+                R"({nodeSelector: {node-type: training}, tolerations: [{key: training-workload, )"
+                R"(operator: Equal, value: "true", effect: NoSchedule}]})"));
   const MutationRun run = runOnTrainJob({&kMutator}, *manifest(withPatch), training());
   ASSERT_TRUE(run.changed);
-  const JsonValue* own = at(*run.after,
-                            "/spec/runtimePatches/1/trainingRuntimeSpec/template/spec/"
-                            "replicatedJobs/0/template/spec/template/spec");
+  const JsonValue* own = nodePodSpec(*run.after, 1);
   ASSERT_NE(own, nullptr);
   EXPECT_EQ(
       toJson(*member(own, "tolerations")),
@@ -172,32 +170,14 @@ TEST(TrainJobPlacement, TheTolerationsOfAnEarlierEntryAreCarriedSinceTrainerRepl
 
 // An entry after aiadmit's that sets tolerations decides them alone.
 TEST(TrainJobPlacement, ALaterEntrysTolerationsAreLeftToIt) {
-  const std::string later = grpo(R"(  runtimePatches:
-  - manager: aiadmit.dev/webhook
-    trainingRuntimeSpec:
-      template:
-        spec:
-          replicatedJobs:
-          - name: node
-            template:
-              spec:
-                template:
-                  spec:
-                    tolerations: [{key: accelerator, operator: Equal, value: gpu, effect: NoSchedule}]
-                    nodeSelector: {accelerator: nvidia}
-  - manager: kueue.x-k8s.io/manager
-    trainingRuntimeSpec:
-      template:
-        spec:
-          replicatedJobs:
-          - name: node
-            template: {spec: {template: {spec: {tolerations: [{key: flavor, operator: Exists}]}}}}
-)");
+  const std::string later = withEntries(
+      nodeEntry("aiadmit.dev/webhook",
+                "{tolerations: [{key: accelerator, operator: Equal, value: gpu, effect: "
+                "NoSchedule}], nodeSelector: {accelerator: nvidia}}") +
+      nodeEntry("kueue.x-k8s.io/manager", "{tolerations: [{key: flavor, operator: Exists}]}"));
   const MutationRun run = runOnTrainJob({&kMutator}, *manifest(later), training());
   ASSERT_TRUE(run.changed);
-  const JsonValue* own = at(*run.after,
-                            "/spec/runtimePatches/0/trainingRuntimeSpec/template/spec/"
-                            "replicatedJobs/0/template/spec/template/spec");
+  const JsonValue* own = nodePodSpec(*run.after, 0);
   ASSERT_NE(own, nullptr);
   EXPECT_EQ(member(own, "tolerations"), nullptr);
   EXPECT_EQ(toJson(*member(own, "nodeSelector")), R"({"accelerator":"nvidia"})");
@@ -205,28 +185,11 @@ TEST(TrainJobPlacement, ALaterEntrysTolerationsAreLeftToIt) {
 }
 
 TEST(TrainJobPlacement, ItsOwnEntryIsRemovedOnceAnotherPatchPlacesTheNode) {
-  const std::string placedTwice = grpo(R"(  runtimePatches:
-  - manager: aiadmit.dev/webhook
-    time: "2026-01-01T00:00:00Z"
-    trainingRuntimeSpec:
-      template:
-        spec:
-          replicatedJobs:
-          - name: node
-            template: {spec: {template: {spec: {nodeSelector: {accelerator: nvidia}}}}}
-  - manager: example.io/platform-team
-    trainingRuntimeSpec:
-      template:
-        spec:
-          replicatedJobs:
-          - name: node
-            template:
-              spec:
-                template:
-                  spec:
-                    nodeSelector: {accelerator: nvidia}
-                    tolerations: [{operator: Exists}]
-)");
+  const std::string placedTwice = withEntries(
+      nodeEntry("aiadmit.dev/webhook", "{nodeSelector: {accelerator: nvidia}}", kEntryTime) +
+      nodeEntry("example.io/platform-team",
+                "{nodeSelector: {accelerator: nvidia}, tolerations: [{operator: "
+                "Exists}]}"));
   const MutationRun run = runOnTrainJob({&kMutator}, *manifest(placedTwice), training());
   ASSERT_TRUE(run.changed);
   const JsonValue* patches = at(*run.after, "/spec/runtimePatches");
@@ -237,23 +200,13 @@ TEST(TrainJobPlacement, ItsOwnEntryIsRemovedOnceAnotherPatchPlacesTheNode) {
 }
 
 TEST(TrainJobPlacement, AStaleEntryIsBroughtUpToDateAndKeepsTrainersTime) {
-  const std::string stale = grpo(R"(  runtimePatches:
-  - manager: aiadmit.dev/webhook
-    time: "2026-01-01T00:00:00Z"
-    trainingRuntimeSpec:
-      template:
-        spec:
-          replicatedJobs:
-          - name: node
-            template: {spec: {template: {spec: {nodeSelector: {accelerator: amd}}}}}
-)");
+  const std::string stale = withEntries(
+      nodeEntry("aiadmit.dev/webhook", "{nodeSelector: {accelerator: amd}}", kEntryTime));
   const MutationRun run = runOnTrainJob({&kMutator}, *manifest(stale), training());
   ASSERT_TRUE(run.changed);
   const JsonValue* entry = at(*run.after, "/spec/runtimePatches/0");
   EXPECT_EQ(stringMember(entry, "time"), "2026-01-01T00:00:00Z");
-  EXPECT_EQ(toJson(*at(*entry,
-                       "/trainingRuntimeSpec/template/spec/replicatedJobs/0/template/"
-                       "spec/template/spec/nodeSelector")),
+  EXPECT_EQ(toJson(*member(nodePodSpec(*run.after, 0), "nodeSelector")),
             R"({"accelerator":"nvidia"})");
   expectAppliedAndIdempotentOnTrainJob({&kMutator}, run, training());
 }
