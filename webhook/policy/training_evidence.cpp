@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "webhook/codec/json_pointer.h"
+#include "webhook/codec/text.h"
 
 namespace aiadmit {
 
@@ -434,9 +435,7 @@ constexpr std::string_view kCoordinatorWords[] = {"master", "coordinator", "lead
                                                   "chief"};
 
 bool isCoordinator(std::string_view role) {
-  std::string lower(role);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string lower = lowercase(role);
   return std::any_of(std::begin(kCoordinatorWords), std::end(kCoordinatorWords),
                      [&](std::string_view word) { return lower.find(word) != std::string::npos; });
 }
