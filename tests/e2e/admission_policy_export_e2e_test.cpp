@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <iostream>
 #include <regex>
+#include <set>
+#include <utility>
 
 #include "tests/e2e/support/e2e_cluster.h"
 
@@ -464,6 +466,122 @@ TEST(E2eAdmissionPolicyExport, NoRefusalTheWebhookWouldNotMake) {
   EXPECT_GE(controllersCovered, 2);
   std::cout << pods << " objects, " << covered << " judged by the policies, " << controllersCovered
             << " of them controllers\n";
+}
+
+// The sh block of docs/install.md that writes the narrowing matchCondition,
+// with the file names of the test's own.
+std::string narrowingScript(const std::string& policies, const std::string& patch) {
+  const std::string doc = testing::readFile(testing::sourceDir() + "/docs/install.md");
+  const size_t marker = doc.find("not-covered-by-admission-policies");
+  const size_t begin = doc.rfind("```sh\n", marker);
+  const size_t end = doc.find("```", marker);
+  EXPECT_NE(marker, std::string::npos);
+  if (marker == std::string::npos || begin == std::string::npos || end == std::string::npos) {
+    return "";
+  }
+  std::string script = doc.substr(begin + 6, end - begin - 6);
+  for (const auto& [from, to] :
+       {std::pair<std::string, std::string>{"aiadmit-policies.yaml", policies},
+        {"my-aiadmit/not-covered.json", patch}}) {
+    const size_t at = script.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) script.replace(at, from.size(), to);
+  }
+  return script;
+}
+
+// The webhooks of mutate.aiadmit.dev that the API server called for the
+// create of Pod `name` in the namespace (its audit annotations).
+std::set<std::string> mutatingWebhooksCalled(const std::string& namespaceName,
+                                             const std::string& name) {
+  std::set<std::string> webhooks;
+  for (const auto& [key, value] :
+       auditAnnotations(auditEvents("pods", namespaceName, name, "create"))) {
+    if (key.rfind("mutation.webhook.admission.k8s.io/", 0) != 0) continue;
+    const json call = json::parse(value, nullptr, false);
+    if (call.is_object() && call.value("configuration", "") == "mutate.aiadmit.dev") {
+      webhooks.insert(call.value("webhook", ""));
+    }
+  }
+  return webhooks;
+}
+
+// The rollout's second step as docs/install.md gives it: the exported
+// policies applied, the narrowing matchCondition its script writes added to
+// applied.mutate.aiadmit.dev. A Pod or Job the policies cover is stored
+// placed and stamped without a call to it; what they leave to the webhook (a
+// class inferred, a realtime Pod without probes) still reaches it.
+TEST(E2eAdmissionPolicyExportSerial, TheNarrowedWebhookLeavesToThePoliciesOnlyWhatTheyCover) {
+  Namespace ns("export-narrowed");
+  ExportedPolicies exported{ns.name()};
+  testing::TempDir work;
+  const std::string policies = work.file("aiadmit-policies.yaml");
+  const CommandResult written =
+      testing::runCommand({testing::binaryPath(), "profiles", "export", "--admission-policies",
+                           testing::sourceDir() + "/profiles", "-o", policies});
+  ASSERT_EQ(written.exitCode, 0) << written.err;
+  const std::string patch = work.file("not-covered.json");
+  const std::string script = narrowingScript(policies, patch);
+  ASSERT_FALSE(script.empty());
+  const std::string kubeDir = std::filesystem::path(cluster().kubectl).parent_path().string();
+  const CommandResult ran = testing::runCommand(
+      {"env", "PATH=" + kubeDir + ":" + std::string(std::getenv("PATH")),
+       "KUBECONFIG=" + cluster().kubeconfig, "bash", "-euo", "pipefail", "-c", script});
+  ASSERT_EQ(ran.exitCode, 0) << ran.err;
+
+  const json before = kubectlJson({"get", "mutatingwebhookconfiguration", "mutate.aiadmit.dev"});
+  ASSERT_EQ(before["webhooks"][0]["name"], "applied.mutate.aiadmit.dev");
+  const CommandResult narrowed =
+      kubectl({"patch", "mutatingwebhookconfiguration", "mutate.aiadmit.dev", "--type", "json",
+               "--patch-file", patch});
+  ASSERT_EQ(narrowed.exitCode, 0) << narrowed.err;
+  struct Restored {
+    json configuration;
+    ~Restored() {
+      for (const char* field :
+           {"resourceVersion", "managedFields", "generation", "uid", "creationTimestamp"}) {
+        configuration["metadata"].erase(field);
+      }
+      const CommandResult replaced = kubectl({"replace", "-f", "-"}, toText(configuration));
+      EXPECT_EQ(replaced.exitCode, 0) << replaced.err;
+    }
+  } restored{before};
+
+  // Until the policies act in the namespace, nothing here would say anything.
+  const json covered =
+      declaredPod("covered", "batch", {container("worker", {{"nvidia.com/gpu", "1"}})});
+  ASSERT_TRUE(waitUntil(
+      [&] {
+        const CommandResult answer = create(covered, ns.name());
+        return answer.exitCode == 0 && stamped(json::parse(answer.out));
+      },
+      std::chrono::seconds(60)));
+
+  json inferred = covered;
+  inferred["metadata"] = {{"name", "inferred"}};
+  json unprobed =
+      declaredPod("unprobed", "realtime", {container("vllm", {{"nvidia.com/gpu", "1"}})});
+  unprobed["spec"]["restartPolicy"] = "Always";
+  unprobed["spec"]["containers"][0]["ports"] = {{{"containerPort", 8000}}};
+  for (const json& pod : {covered, inferred, unprobed}) {
+    const CommandResult answer = create(pod, ns.name(), /*dryRun=*/false);
+    ASSERT_EQ(answer.exitCode, 0) << answer.err;
+    const json stored = json::parse(answer.out);
+    EXPECT_TRUE(stamped(stored)) << pod["metadata"]["name"];
+    EXPECT_EQ(stored["spec"]["nodeSelector"].value("accelerator", ""), "nvidia")
+        << pod["metadata"]["name"];
+  }
+  const std::set<std::string> applied = {"applied.mutate.aiadmit.dev"};
+  EXPECT_TRUE(waitUntil([&] { return mutatingWebhooksCalled(ns.name(), "inferred") == applied; },
+                        std::chrono::seconds(30)));
+  EXPECT_TRUE(waitUntil([&] { return mutatingWebhooksCalled(ns.name(), "unprobed") == applied; },
+                        std::chrono::seconds(30)));
+  // The audit log has the create of the Pod the policies cover by now.
+  ASSERT_FALSE(auditEvents("pods", ns.name(), "covered", "create").empty());
+  EXPECT_EQ(mutatingWebhooksCalled(ns.name(), "covered"), std::set<std::string>{});
+  // The webhook's own probe on the Pod it still takes.
+  const json unprobedStored = kubectlJson({"get", "pod", "unprobed", "-n", ns.name()});
+  EXPECT_TRUE(unprobedStored["spec"]["containers"][0].contains("readinessProbe"));
 }
 
 }  // namespace
