@@ -12,6 +12,7 @@
 #include "mutators/mutator.h"
 #include "tests/support/golden_files.h"
 #include "tests/support/test_support.h"
+#include "webhook/codec/yaml_json.h"
 
 namespace aiadmit {
 namespace {
@@ -168,6 +169,45 @@ TEST(AdmissionPolicyExport, JobDefaultsWhereTheProfileHasThem) {
   // Switched off, nothing of it.
   withDefaults.mutations.off = {"jobDefaults"};
   EXPECT_EQ(allDocuments(exportOne(withDefaults)).find("activeDeadlineSeconds"), std::string::npos);
+}
+
+// The API server evaluates every matchCondition of every policy of a
+// request's kind, and times, applies and reinvokes each mutation on its own:
+// one matchCondition, whose && stops at the first part that fails, and one
+// mutation per policy (bench/README.md has what the policies cost in each
+// shape). Each part keeps its name, as a comment.
+TEST(AdmissionPolicyExport, OneMatchConditionAndOneMutationPerPolicy) {
+  const AdmissionPolicyExport exported = exportAdmissionPolicies(*shippedProfiles());
+  std::vector<ManifestDocument> documents;
+  std::string error;
+  ASSERT_TRUE(parseManifests(admissionPolicyFile(exported), documents, &error)) << error;
+  size_t mutating = 0;
+  size_t validating = 0;
+  for (const ManifestDocument& document : documents) {
+    const std::string_view kind = stringMember(document.json.get(), "kind");
+    if (kind != "MutatingAdmissionPolicy" && kind != "ValidatingAdmissionPolicy") continue;
+    const JsonValue* spec = member(document.json.get(), "spec");
+    const JsonValue* conditions = member(spec, "matchConditions");
+    ASSERT_TRUE(conditions != nullptr && conditions->IsArray());
+    ASSERT_EQ(conditions->Size(), 1u) << kind;
+    const std::string_view expression = stringMember(&(*conditions)[0], "expression");
+    EXPECT_EQ(expression.rfind("// declared-", 0), 0u) << expression;
+    EXPECT_NE(expression.find("\n&& // made-by-no-controller\n("), std::string_view::npos);
+    if (kind == "ValidatingAdmissionPolicy") {
+      ++validating;
+      continue;
+    }
+    ++mutating;
+    const JsonValue* mutations = member(spec, "mutations");
+    ASSERT_TRUE(mutations != nullptr && mutations->IsArray());
+    ASSERT_EQ(mutations->Size(), 1u);
+    const std::string_view patch =
+        stringMember(member(&(*mutations)[0], "jsonPatch"), "expression");
+    EXPECT_EQ(patch.rfind("// gpu-limits\n(", 0), 0u) << patch;
+    EXPECT_NE(patch.find("\n+ // stamp\n("), std::string_view::npos) << patch;
+  }
+  EXPECT_EQ(mutating, 8u);
+  EXPECT_EQ(validating, 10u);
 }
 
 }  // namespace

@@ -193,8 +193,8 @@ std::string isShmVolume() {
 
 // ---------------------------------------------------------------------------
 // What an exported profile covers: the Pods whose every answer CEL can give
-// exactly as the webhook does. Each condition is a matchCondition of the
-// policies, so a Pod outside any one of them is left to the webhook.
+// exactly as the webhook does. Each condition is a part of the policies'
+// matchCondition, so a Pod outside any one of them is left to the webhook.
 
 struct Condition {
   std::string name;
@@ -604,36 +604,57 @@ bool setsJobDefaults(const Profile& profile, const Site& site) {
           defaults.ttlSecondsAfterFinished);
 }
 
-// In the webhook's order (mutators/registry.cpp): each patch reads the object
-// as the patches before it left it.
-std::vector<std::string> mutations(const Profile& profile, const Site& site,
-                                   std::vector<Condition>& variables) {
-  std::vector<std::string> out;
-  if (profile.mutations.on("gpuLimits")) out.push_back(gpuLimitsPatch(profile, site));
+// In the webhook's order (mutators/registry.cpp), each a name and a patch.
+// No patch reads what another writes (each its own fields), so all of them
+// read the object as it came and give the patches the webhook's mutators
+// give one after another.
+std::vector<Condition> mutations(const Profile& profile, const Site& site,
+                                 std::vector<Condition>& variables) {
+  std::vector<Condition> out;
+  if (profile.mutations.on("gpuLimits"))
+    out.push_back({"gpu-limits", gpuLimitsPatch(profile, site)});
   if (profile.mutations.on("tolerations") && !profile.placement.tolerations.empty()) {
-    out.push_back(tolerationsPatch(profile, site));
+    out.push_back({"tolerations", tolerationsPatch(profile, site)});
   }
   if (profile.mutations.on("placement") && !profile.placement.nodeSelector.empty()) {
-    out.push_back(nodeSelectorPatch(profile, site));
+    out.push_back({"node-selector", nodeSelectorPatch(profile, site)});
   }
   if (profile.mutations.on("scheduling") && !profile.scheduling.priorityClassName.empty()) {
-    out.push_back(priorityPatch(profile, site));
+    out.push_back({"priority-class", priorityPatch(profile, site)});
   }
-  if (setsJobDefaults(profile, site)) out.push_back(jobDefaultsPatch(profile, site));
+  if (setsJobDefaults(profile, site))
+    out.push_back({"job-defaults", jobDefaultsPatch(profile, site)});
   if (profile.sharedMemory.enabled && profile.mutations.on("sharedMemory")) {
-    out.push_back(sharedMemoryPatch(sharedMemoryVariables(profile, site, variables), site));
+    out.push_back(
+        {"dev-shm", sharedMemoryPatch(sharedMemoryVariables(profile, site, variables), site)});
   }
-  if (profile.mutations.on("stamp")) out.push_back(stampPatch(profile, site));
+  if (profile.mutations.on("stamp")) out.push_back({"stamp", stampPatch(profile, site)});
   return out;
 }
 
+// Parts joined by `op` into one CEL expression, each after its name as a
+// comment.
+std::string namedParts(const std::vector<Condition>& parts, std::string_view op) {
+  std::vector<std::string> items;
+  for (const Condition& part : parts)
+    items.push_back("// " + part.name + "\n(" + part.expression + ")");
+  return joined(items, "\n" + std::string(op) + " ");
+}
+
+// The covered Pods as one matchCondition: the API server evaluates every
+// matchCondition of every policy of the request's kind, while && stops at
+// the first part that fails, so the policies of the other classes cost one
+// annotation lookup.
+std::string coveredCondition(const Profile& profile, const Site& site) {
+  return "[{\"name\": " + json("covered-by-" + profile.name) +
+         ", \"expression\": " + json(namedParts(coveredPods(profile, site), "&&")) + "}]";
+}
+
+// The patches as one mutation: the API server times, applies and reinvokes
+// each mutation of a policy on its own.
 std::string mutatingPolicy(const Profile& profile, const Site& site, const std::string& name) {
   std::vector<Condition> variables;
-  std::vector<std::string> patches;
-  for (const std::string& patch : mutations(profile, site, variables)) {
-    patches.push_back(
-        "{\"patchType\": \"JSONPatch\", \"jsonPatch\": {\"expression\": " + json(patch) + "}}");
-  }
+  const std::vector<Condition> patches = mutations(profile, site, variables);
   // The API server takes no mutating policy without a mutation.
   if (patches.empty()) return "";
   return "{\"apiVersion\": \"admissionregistration.k8s.io/v1\", \"kind\": "
@@ -641,10 +662,10 @@ std::string mutatingPolicy(const Profile& profile, const Site& site, const std::
          metadataJson(name) +
          ", \"spec\": {\"failurePolicy\": \"Ignore\", \"reinvocationPolicy\": \"IfNeeded\", "
          "\"matchConstraints\": " +
-         creates(site) +
-         ", \"matchConditions\": " + conditionsJson(coveredPods(profile, site), "expression") +
-         ", \"variables\": " + conditionsJson(variables, "expression") + ", \"mutations\": [" +
-         joined(patches, ", ") + "]}}";
+         creates(site) + ", \"matchConditions\": " + coveredCondition(profile, site) +
+         ", \"variables\": " + conditionsJson(variables, "expression") +
+         ", \"mutations\": [{\"patchType\": \"JSONPatch\", \"jsonPatch\": {\"expression\": " +
+         json(namedParts(patches, "+")) + "}}]}}";
 }
 
 // The validations of `profile` whose action is `action`, as one policy: a
@@ -665,8 +686,8 @@ std::string validatingPolicy(const Profile& profile, const Site& site, const std
          "\"ValidatingAdmissionPolicy\", \"metadata\": " +
          metadataJson(name) +
          ", \"spec\": {\"failurePolicy\": \"Ignore\", \"matchConstraints\": " + creates(site) +
-         ", \"matchConditions\": " + conditionsJson(coveredPods(profile, site), "expression") +
-         ", \"validations\": [" + joined(items, ", ") + "]}}";
+         ", \"matchConditions\": " + coveredCondition(profile, site) + ", \"validations\": [" +
+         joined(items, ", ") + "]}}";
 }
 
 std::string validationActions(RuleAction action) {
