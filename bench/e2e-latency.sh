@@ -1,50 +1,70 @@
 #!/usr/bin/env bash
 # The admission latency aiadmit adds to each Pod create through a real API
 # server (scripts/e2e-cluster: etcd, kube-apiserver, controller manager and
-# scheduler built from source, aiadmit registered by its own manifests), and
-# with --kyverno what Kyverno adds making the same placement.
+# scheduler built from source, aiadmit registered by its own manifests),
+# beside what Kyverno's CEL policies (--kyverno) and Kubernetes' own admission
+# policies (--policies) add making the same placement.
 #
-#   bench/e2e-latency.sh [--kyverno] [COUNT] [CLIENTS]   (default: 1000 4)
+#   bench/e2e-latency.sh [--kyverno] [--policies] [COUNT] [CLIENTS]   (default: 1000 4)
 #
-# Namespaces of two kinds: labelled aiadmit.dev/enabled=true (the API server
-# calls applied.mutate.aiadmit.dev and applied.validate.aiadmit.dev for every
-# GPU Pod) and not (the API server alone, with aiadmit's webhooks registered
-# but not matching). In BENCH_ROUNDS rounds (default 3), the load generator
-# (tests/e2e/kube/podload: client-go, CLIENTS goroutines on one keep-alive
-# connection, no client-side rate limit) creates COUNT Pods three times:
-#   off    GPU Pods (nvidia.com/gpu: 1) in a namespace not opted in;
-#   plain  Pods without any resources in an opted-in namespace: the API
-#          server evaluates aiadmit's matchConditions, which keep them from
-#          aiadmit (the cost every other Pod of an opted-in namespace pays);
-#   on     GPU Pods in an opted-in namespace: aiadmit is called;
-#   kyverno (with --kyverno) GPU Pods in a namespace not opted in but
-#          labelled kyverno.aiadmit.dev/enabled=true: Kyverno's admission
-#          controller (built from its Go module, run beside the API server by
-#          `scripts/e2e-cluster kyverno DIR start`) is called instead, with
-#          the ClusterPolicy bench/operators/kyverno/gpu-pool.yaml, which adds
-#          the GPU pool's toleration and node selector as aiadmit does.
+# Namespaces of several kinds, each selected by one path only. In BENCH_ROUNDS
+# rounds (default 3), the load generator (tests/e2e/kube/podload: client-go,
+# CLIENTS goroutines on one keep-alive connection, no client-side rate limit)
+# creates COUNT Pods in each mode, one after the other. The GPU Pods ask for
+# nvidia.com/gpu: 1 and declare their class (aiadmit.dev/workload: batch, on
+# which aiadmit's exported policies act) in every mode:
+#   off     GPU Pods in a namespace no webhook or policy selects;
+#   plain   Pods without any resources in a namespace labelled
+#           aiadmit.dev/enabled=true: the API server evaluates aiadmit's
+#           matchConditions, which keep them from aiadmit (the cost every
+#           other Pod of an opted-in namespace pays);
+#   on      GPU Pods in a namespace labelled aiadmit.dev/enabled=true: the
+#           API server calls applied.mutate.aiadmit.dev and
+#           applied.validate.aiadmit.dev;
+#   kyverno (--kyverno) GPU Pods where Kyverno's admission controller (built
+#           from its Go module, run beside the API server by
+#           `scripts/e2e-cluster kyverno DIR start`) is called with the
+#           MutatingPolicy bench/operators/kyverno/gpu-pool-mutating-policy.yaml,
+#           which adds the GPU pool's toleration and node selector as aiadmit
+#           does (namespace label kyverno.aiadmit.dev/enabled=true);
+#   kyverno-native (--kyverno) the same policy with spec.autogen, from which
+#           Kyverno generates a native MutatingAdmissionPolicy: the API server
+#           evaluates it, Kyverno is not called (namespaces named
+#           bench-latency-kyverno-native-*: the generated binding keeps no
+#           namespace selector);
+#   native  (--policies) a hand-written MutatingAdmissionPolicy and
+#           ValidatingAdmissionPolicy, bench/policies/gpu-pool-native.yaml: the
+#           same placement and the GPU checks CEL can express on the Pod
+#           (native.aiadmit.dev/enabled=true);
+#   exported (--policies) `aiadmit profiles export --admission-policies
+#           profiles`, the shipped profiles as native policies, their
+#           bindings moved to namespaces labelled
+#           policies.aiadmit.dev/enabled=true (no aiadmit webhook is called).
 # The Pods name a scheduler that no scheduler serves, so kube-scheduler stays
 # idle. Each run has a new namespace, deleted (and gone) before the next run
 # starts, so etcd stays small and no deletion runs beside a measurement.
 #
-# Reported, as a markdown table:
+# Reported, as markdown: a summary row per mode (added p50 and p99 per
+# create, the API server's admission plugins and CPU per create, the webhook
+# process's CPU), then the detail:
 #  - per create, as the client sees it: mean, p50, p90, p99 and max of each
 #    mode over all rounds, and the differences to "off";
 #  - from the API server's /metrics, the change over the runs of
-#    apiserver_admission_webhook_admission_duration_seconds for each aiadmit
-#    webhook and of apiserver_request_duration_seconds for POST pods: the
-#    mean (exact, from _sum/_count) and p50/p99 estimated from the buckets by
-#    linear interpolation, as Prometheus' histogram_quantile does;
+#    apiserver_admission_webhook_admission_duration_seconds for each webhook
+#    and of apiserver_request_duration_seconds for POST pods: the mean (exact,
+#    from _sum/_count) and p50/p99 estimated from the buckets by linear
+#    interpolation, as Prometheus' histogram_quantile does;
 #  - aiadmit's own time per review (its aiadmit_request_duration_seconds);
-#  - the API server's webhook admission plugins per create (matching,
-#    matchConditions, the calls, the patch);
+#  - the API server's admission plugins per create (webhooks and admission
+#    policies: matching, matchConditions, the calls or the CEL, the patch);
 #  - CPU seconds of the aiadmit, kube-apiserver (and Kyverno) processes
 #    (/proc/PID/stat utime+stime) per 1,000 creates.
-# It exits 1 when a create failed, when aiadmit did not stamp every Pod of
-# the "on" runs (or stamped one of the others), when a webhook did not place
-# every Pod of its runs on the GPU pool (or one of off's or plain's was), or
-# when a webhook was called in another mode's runs. Kyverno, when started
-# here, is stopped at exit and its webhook configurations deleted.
+# It exits 1 when a create failed, when aiadmit (or its exported policies)
+# did not stamp every Pod of its runs (or stamped one of the others), when a
+# path did not place every Pod of its runs on the GPU pool (or one of off's or
+# plain's was), or when a webhook was called in another mode's runs. Kyverno,
+# when started here, is stopped at exit; the policies applied here are
+# deleted.
 #
 # With AIADMIT_E2E_DIR naming a running cluster of scripts/e2e-cluster it
 # uses that one, else it starts one in build/bench-e2e and stops it at exit
@@ -55,12 +75,17 @@ cd "$(dirname "$0")/.."
 root=$PWD
 command_line="bench/e2e-latency.sh $*"
 [ -z "${BENCH_ROUNDS:-}" ] || command_line="BENCH_ROUNDS=$BENCH_ROUNDS $command_line"
-usage="usage: [BENCH_ROUNDS=N] bench/e2e-latency.sh [--kyverno] [COUNT] [CLIENTS]"
+usage="usage: [BENCH_ROUNDS=N] bench/e2e-latency.sh [--kyverno] [--policies] [COUNT] [CLIENTS]"
 with_kyverno=false
-if [ "${1:-}" = --kyverno ]; then
-  with_kyverno=true
+with_policies=false
+while [ "$#" -gt 0 ]; do
+  case "$1" in
+    --kyverno) with_kyverno=true ;;
+    --policies) with_policies=true ;;
+    *) break ;;
+  esac
   shift
-fi
+done
 
 count=${1:-1000}
 clients=${2:-4}
@@ -106,15 +131,19 @@ if lib_trap=$(trap -p EXIT) && [ -n "$lib_trap" ]; then
 fi
 work=$(mktemp -d)
 current_ns=""
-kyverno_policy=bench/operators/kyverno/gpu-pool.yaml
+kyverno_policy=bench/operators/kyverno/gpu-pool-mutating-policy.yaml
+native_policies=bench/policies/gpu-pool-native.yaml
 kyverno_started=false
+applied=() # files of policies applied here, deleted at exit
 cleanup() {
-  local status=$?
+  local status=$? file
   trap - EXIT INT TERM
   [ -z "$current_ns" ] ||
     "$KUBECTL" delete namespace "$current_ns" --ignore-not-found --wait=false >/dev/null 2>&1 || true
+  for file in "${applied[@]}"; do
+    "$KUBECTL" delete -f "$file" --ignore-not-found >/dev/null 2>&1 || true
+  done
   if [ "$kyverno_started" = true ]; then
-    "$KUBECTL" delete -f "$kyverno_policy" --ignore-not-found >/dev/null 2>&1 || true
     scripts/e2e-cluster kyverno "$E2E_DIR" stop >/dev/null 2>&1 || say "could not stop Kyverno in $E2E_DIR"
   fi
   rm -rf "$work"
@@ -131,13 +160,28 @@ pid_of() {
     fail "$1 is not running in $AIADMIT_E2E_DIR (no live pid in run/$1.pid)"
   echo "$pid"
 }
-# A GPU Pod created (dry run) in namespace $1 comes back placed on the pool.
-kyverno_places() {
+
+# The namespace label (KEY=VALUE) that selects a mode's path, beside
+# aiadmit.dev/enabled=true for plain and on.
+mode_label() {
+  case "$1" in
+    kyverno) echo "$AIADMIT_E2E_KYVERNO_LABEL=true" ;;
+    kyverno-native) echo kyverno-native.aiadmit.dev/enabled=true ;; # its matchCondition reads the name
+    native) echo native.aiadmit.dev/enabled=true ;;
+    exported) echo policies.aiadmit.dev/enabled=true ;;
+  esac
+}
+
+# A GPU Pod as podload makes it, created (dry run) in namespace $1, comes
+# back placed on the pool.
+places() {
   "$KUBECTL" create --dry-run=server -n "$1" -o jsonpath='{.spec.nodeSelector.accelerator}' -f - <<'EOF' |
 apiVersion: v1
 kind: Pod
 metadata:
-  name: kyverno-probe
+  name: placement-probe
+  annotations:
+    aiadmit.dev/workload: batch
 spec:
   restartPolicy: Never
   containers:
@@ -150,8 +194,38 @@ EOF
     grep -qx nvidia
 }
 
-policy_ready() {
-  [ "$("$KUBECTL" get clusterpolicy gpu-pool-placement -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]
+# wait_placed MODE: until a GPU Pod created in a namespace of MODE is placed
+# (a policy takes effect once the API server or Kyverno has compiled it).
+wait_placed() {
+  current_ns=bench-latency-$1-probe-$$
+  bench_namespace "$current_ns" false "$(mode_label "$1")" || fail "could not make namespace $current_ns"
+  bench_wait 120 "a GPU Pod (dry run) to be placed in $current_ns ($1)" places "$current_ns" || exit 1
+  bench_delete_namespace "$current_ns"
+  current_ns=""
+}
+
+mutating_policy_ready() {
+  [ "$("$KUBECTL" get mutatingpolicy "$1" -o jsonpath='{.status.conditionStatus.ready}')" = true ]
+}
+
+apply_policies() {
+  "$KUBECTL" apply -f "$1" >/dev/null || fail "could not apply $1"
+  applied+=("$1")
+}
+
+# with_binding_label KEY: the objects kubectl prints with -o json (on stdin,
+# one after another), as one List with every binding's namespace selector
+# set to KEY=true.
+with_binding_label() {
+  python3 -c 'import json, sys
+text, decoder, at, items = sys.stdin.read(), json.JSONDecoder(), 0, []
+while text[at:].strip():
+    o, at = decoder.raw_decode(text, at + len(text[at:]) - len(text[at:].lstrip()))
+    items += o.get("items", [o]) if o.get("kind") == "List" else [o]
+for o in items:
+    if o["kind"].endswith("Binding"):
+        o["spec"]["matchResources"] = {"namespaceSelector": {"matchLabels": {sys.argv[1]: "true"}}}
+json.dump({"apiVersion": "v1", "kind": "List", "items": items}, sys.stdout)' "$1"
 }
 
 if [ "$with_kyverno" = true ]; then
@@ -160,13 +234,39 @@ if [ "$with_kyverno" = true ]; then
   scripts/e2e-cluster kyverno "$E2E_DIR" start >&2 || fail "Kyverno did not start"
   # shellcheck disable=SC1091
   source "$E2E_DIR/kyverno/kyverno.env"
-  "$KUBECTL" apply -f "$kyverno_policy" >/dev/null 2>&1 || fail "could not apply $kyverno_policy"
-  bench_wait 120 "the ClusterPolicy of $kyverno_policy to be ready" policy_ready || exit 1
-  current_ns=bench-latency-kyverno-probe-$$
-  bench_namespace "$current_ns" false "$AIADMIT_E2E_KYVERNO_LABEL=true" || fail "could not make namespace $current_ns"
-  bench_wait 120 "Kyverno to place a GPU Pod (dry run) in $current_ns" kyverno_places "$current_ns" || exit 1
-  bench_delete_namespace "$current_ns"
-  current_ns=""
+  apply_policies "$kyverno_policy"
+  # The same policy again, for Kyverno to generate a native one from: with
+  # its pod-controller rules off (Kyverno generates none for a policy that
+  # has them), and scoped by a matchCondition on the namespace's name, since
+  # the generated policy and binding keep no namespace selector.
+  "$KUBECTL" create --dry-run=client -o json -f "$kyverno_policy" | python3 -c 'import json, sys
+p = json.load(sys.stdin)
+p["metadata"]["name"] = "gpu-pool-placement-generated"
+p["spec"]["autogen"] = {"mutatingAdmissionPolicy": {"enabled": True}, "podControllers": {"controllers": []}}
+p["spec"]["matchConstraints"].pop("namespaceSelector")
+p["spec"]["matchConditions"].insert(0, {"name": "in-a-kyverno-native-run",
+                                        "expression": "request.namespace.startsWith(\x27bench-latency-kyverno-native-\x27)"})
+json.dump(p, sys.stdout)' >"$work/kyverno-generated.json"
+  apply_policies "$work/kyverno-generated.json"
+  bench_wait 120 "the MutatingPolicy of $kyverno_policy to be ready" \
+    mutating_policy_ready gpu-pool-placement-cel || exit 1
+  bench_wait 120 "Kyverno to generate a MutatingAdmissionPolicy" \
+    "$KUBECTL" get mutatingadmissionpolicy mpol-gpu-pool-placement-generated || exit 1
+  wait_placed kyverno
+  wait_placed kyverno-native
+fi
+
+if [ "$with_policies" = true ]; then
+  apply_policies "$native_policies"
+  # The shipped profiles exported, their bindings moved to a label of their
+  # own, so that aiadmit's webhooks are not called beside them.
+  "$root/build/aiadmit" profiles export --admission-policies profiles -o "$work/exported.yaml" 2>/dev/null ||
+    fail "aiadmit profiles export --admission-policies profiles failed"
+  "$KUBECTL" create --dry-run=client -o json -f "$work/exported.yaml" |
+    with_binding_label "$(mode_label exported | cut -d= -f1)" >"$work/exported.json"
+  apply_policies "$work/exported.json"
+  wait_placed native
+  wait_placed exported
 fi
 
 processes=(aiadmit kube-apiserver)
@@ -215,11 +315,9 @@ snapshot_metrics() {
   [ "$with_kyverno" = false ] || kyverno_metrics "$out.kyverno-$1.prom"
 }
 
-# measure MODE ROUND: COUNT Pods in a namespace of their own. MODE off: GPU
-# Pods, namespace not opted in; plain: Pods without a GPU in an opted-in
-# namespace (the API server evaluates aiadmit's matchConditions, which skip
-# it); on: GPU Pods in an opted-in namespace (aiadmit is called); kyverno:
-# GPU Pods in a namespace that Kyverno's webhook selects, not opted in.
+# measure MODE ROUND: COUNT Pods in a namespace of their own, labelled for
+# MODE (see the top of this file): GPU Pods declaring the batch class in
+# every mode but plain, whose Pods ask for nothing.
 #
 # Every run's namespace has a name never used before: for 30 s after a
 # namespace is deleted, the API server's NamespaceLifecycle admission looks a
@@ -227,14 +325,14 @@ snapshot_metrics() {
 # create when a webhook's patch makes it run again), which would be charged
 # to whichever mode came next.
 measure() {
-  local mode=$1 round=$2 ns opted_in=true gpu=--gpu status=0 out label=""
+  local mode=$1 round=$2 ns opted_in=false gpu=(--gpu --workload batch) status=0 out label
   ns=bench-latency-$mode-$round-$$
+  label=$(mode_label "$mode")
   case "$mode" in
-    off) opted_in=false ;;
-    plain) gpu="" ;;
-    kyverno)
-      opted_in=false
-      label=$AIADMIT_E2E_KYVERNO_LABEL=true
+    on) opted_in=true ;;
+    plain)
+      opted_in=true
+      gpu=()
       ;;
   esac
   out=$work/$mode-$round
@@ -243,8 +341,7 @@ measure() {
   snapshot_metrics before
   local before after
   before=$(all_cpu_ticks)
-  # shellcheck disable=SC2086 # $gpu: one flag or none
-  "$podload" --kubeconfig "$KUBECONFIG" --namespace "$ns" --count "$count" --clients "$clients" $gpu \
+  "$podload" --kubeconfig "$KUBECONFIG" --namespace "$ns" --count "$count" --clients "$clients" "${gpu[@]}" \
     --timeout "$((60 + count / 5))s" -o json --samples "$out.samples" >"$out.json" || status=$?
   # 1: some creates failed (the report counts them); anything else: no report.
   if [ "$status" -ne 0 ] && [ "$status" -ne 1 ]; then
@@ -273,10 +370,9 @@ for e in r["errorSamples"]:
 
 load_before=$(uptime)
 modes=(off plain on)
-[ "$with_kyverno" = false ] || modes+=(kyverno)
-say "$rounds round(s) of $count Pod creates from $clients clients each: GPU Pods not opted in (off)," \
-  "Pods without a GPU opted in (plain), GPU Pods opted in (on)$([ "$with_kyverno" = false ] ||
-    echo ", GPU Pods in Kyverno's namespace (kyverno)")"
+[ "$with_kyverno" = false ] || modes+=(kyverno kyverno-native)
+[ "$with_policies" = false ] || modes+=(native exported)
+say "$rounds round(s) of $count Pod creates from $clients clients in each mode: ${modes[*]}"
 for round in $(seq "$rounds"); do
   for mode in "${modes[@]}"; do
     measure "$mode" "$round"
@@ -292,8 +388,9 @@ if [ -n "$(git status --porcelain --untracked-files=no)" ]; then
 fi
 
 BENCH_MODES="${modes[*]}" BENCH_KYVERNO="${AIADMIT_E2E_KYVERNO_VERSION:-}" BENCH_KYVERNO_POLICY=$kyverno_policy \
+  BENCH_NATIVE_POLICIES=$native_policies \
   BENCH_COMMAND=$command_line \
-  BENCH_PODLOAD="build/kube/podload --kubeconfig \$KUBECONFIG --namespace NS --count $count --clients $clients [--gpu] -o json" \
+  BENCH_PODLOAD="build/kube/podload --kubeconfig \$KUBECONFIG --namespace NS --count $count --clients $clients [--gpu --workload batch] -o json" \
   BENCH_KUBE=$kube_version BENCH_AIADMIT="$aiadmit_version ($commit)" BENCH_GO=$(go version | cut -d' ' -f3) \
   BENCH_CORES=$(nproc) BENCH_LOAD_BEFORE=${load_before#*load average: } BENCH_LOAD_AFTER=${load_after#*load average: } \
   BENCH_HZ=$(getconf CLK_TCK) python3 bench/e2e_latency.py "$work" "$rounds"

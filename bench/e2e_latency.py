@@ -3,8 +3,8 @@ for each MODE and round R, MODE-R.json (podload's report), MODE-R.samples (each
 create's latency), MODE-R.cpu (CPU clock ticks of aiadmit, kube-apiserver and
 Kyverno over the run) and MODE-R.SOURCE-{before,after}.prom (/metrics of the
 API server, aiadmit and Kyverno). Prints markdown; exits 1 when a create
-failed or a webhook did not change every Pod it should have (or changed one
-it should not).
+failed or a path did not change every Pod it should have (or changed one it
+should not).
 
     python3 bench/e2e_latency.py WORK ROUNDS      (settings in BENCH_* variables)
 """
@@ -13,9 +13,34 @@ import json, math, os, re, sys
 work, rounds = sys.argv[1], int(sys.argv[2])
 env = os.environ
 hz = float(env["BENCH_HZ"])
-# off, plain and on; kyverno with --kyverno.
+# off, plain and on; kyverno and kyverno-native with --kyverno; native and
+# exported with --policies.
 modes = tuple(env["BENCH_MODES"].split())
 kyverno = "kyverno" in modes
+compared_modes = [m for m in modes if m != "off"]  # each beside "off"
+# A column heading, and what the path does to each GPU Pod of its runs.
+titles = {"off": "no admission", "plain": "opted in, no GPU", "on": "aiadmit",
+          "kyverno": "Kyverno MutatingPolicy", "kyverno-native": "Kyverno's generated native policy",
+          "native": "hand-written native policies", "exported": "aiadmit's exported policies"}
+described = {
+    "off": "GPU Pods in a namespace that no webhook or admission policy selects (the API server alone)",
+    "plain": "Pods without any resources in a namespace opted in to aiadmit, which aiadmit's matchConditions keep "
+             "from it (what every other Pod of an opted-in namespace pays)",
+    "on": "the GPU Pods in a namespace opted in to aiadmit (applied.mutate and applied.validate called, the "
+          "shipped profiles)",
+    "kyverno": "the GPU Pods where Kyverno (%s) is called instead, with a MutatingPolicy that adds the same "
+               "toleration and node selector (`%s`)" % (env.get("BENCH_KYVERNO", ""),
+                                                       env.get("BENCH_KYVERNO_POLICY", "")),
+    "kyverno-native": "the GPU Pods where the native MutatingAdmissionPolicy that Kyverno generated from the same "
+                      "policy (`spec.autogen`) places them, evaluated by the API server (Kyverno not called)",
+    "native": "the GPU Pods where a hand-written MutatingAdmissionPolicy places them and a ValidatingAdmissionPolicy "
+              "checks their GPUs (`%s`)" % env.get("BENCH_NATIVE_POLICIES", ""),
+    "exported": "the GPU Pods where aiadmit's shipped profiles act as native policies (`aiadmit profiles export "
+                "--admission-policies profiles`, bindings moved to a namespace label of their own; no aiadmit "
+                "webhook called)",
+}
+stamping = {"on", "exported"}
+placing = {"on", "kyverno", "kyverno-native", "native", "exported"}
 
 # ---------------------------------------------------------------- Prometheus text
 
@@ -105,15 +130,14 @@ def to_ms(seconds):  # None stays None
     return None if seconds is None else seconds * 1000
 
 # A column a mode, each but "off" followed by its difference to "off".
-compared = ["", "no webhook" if kyverno else "without aiadmit", "with aiadmit", "added by aiadmit",
-            "opted in, no GPU", "added"] + (["with Kyverno", "added by Kyverno"] if kyverno else [])
+compared = ["", titles["off"]] + [c for m in compared_modes for c in (titles[m], "added")]
 
 def compare(label, values, bold=False, show=ms, diff=added):
     """A row of the modes and their differences to "off" (none when diff is
     None); the bold ones are the webhooks'."""
     off = values["off"]
     row = [label, show(off)]
-    for m in ("on", "plain", "kyverno")[:3 if kyverno else 2]:
+    for m in compared_modes:
         row += [show(values[m]), "" if diff is None else diff(values[m], off, bold and m != "plain")]
     return row
 
@@ -153,21 +177,18 @@ for m in modes:
                                   "p90": nearest_rank(v, 90), "p99": nearest_rank(v, 99), "max": v[-1]}
 
 say("### Admission latency through the real API server", "",
-    "`%s`; each run: `%s` (`--gpu` but in the plain runs)." % (env["BENCH_COMMAND"].strip(), env["BENCH_PODLOAD"]), "",
+    "`%s`; each run: `%s` (`--gpu --workload batch` but in the plain runs)." % (
+        env["BENCH_COMMAND"].strip(), env["BENCH_PODLOAD"]), "",
     "Kubernetes %s (etcd, kube-apiserver, controller manager and scheduler built from source), "
     "%s, podload built with %s; %s cores shared, load average before %s, after %s." % (
         env["BENCH_KUBE"], env["BENCH_AIADMIT"], env["BENCH_GO"], env["BENCH_CORES"],
         env["BENCH_LOAD_BEFORE"], env["BENCH_LOAD_AFTER"]), "",
-    "Without aiadmit: GPU Pods in a namespace that is not opted in (the API server alone). With aiadmit: the "
-    "same Pods in an opted-in namespace (applied.mutate and applied.validate called). Opted in, no GPU: Pods "
-    "without any resources in the opted-in namespace, which aiadmit's matchConditions keep from it (what every "
-    "other Pod of an opted-in namespace pays).%s Added: the difference to \"%s\". %d round%s of the "
-    "%s, pooled." % (
-        " With Kyverno (%s): the same GPU Pods in a namespace where Kyverno's webhook is called instead, with "
-        "a ClusterPolicy that adds the same toleration and node selector (`%s`)." % (
-            env.get("BENCH_KYVERNO", ""), env.get("BENCH_KYVERNO_POLICY", "")) if kyverno else "",
-        compared[1], rounds, "" if rounds == 1 else "s", "four" if kyverno else "three"),
-    "", "Per Pod create, as the client sees it:", "")
+    " ".join("%s%s: %s." % (titles[m][0].upper(), titles[m][1:], described[m]) for m in modes) +
+    " The GPU Pods ask for `nvidia.com/gpu: 1` and declare `aiadmit.dev/workload: batch`. Added: the difference "
+    "to \"%s\". %d round%s of the %d, pooled." % (titles["off"], rounds, "" if rounds == 1 else "s", len(modes)),
+    "")
+summary_at = len(out)  # the summary goes here once every figure is known
+say("Per Pod create, as the client sees it:", "")
 rows = [compare("creates (errors)", {m: "%d (%d)" % (created[m], errors[m]) for m in modes}, show=str, diff=None),
         compare("throughput", {m: "%.0f/s" % (created[m] / seconds[m]) if seconds[m] else "—" for m in modes},
                 show=str, diff=None)]
@@ -202,7 +223,8 @@ def aiadmit_webhook(name):
     return "aiadmit" in name
 
 def kyverno_resource_webhook(name):  # not its webhooks for its own kinds and Leases
-    return name.startswith(("mutate.kyverno.svc", "validate.kyverno.svc"))
+    # Those of its ClusterPolicies, and (mpol., nmpol.) of its MutatingPolicies.
+    return name.startswith(("mutate.kyverno.svc", "validate.kyverno.svc", "mpol.", "nmpol."))
 
 # Each tool's webhooks, counted over the runs of the mode it is called in.
 tools = [("aiadmit", "on", aiadmit_webhook)] + ([("Kyverno", "kyverno", kyverno_resource_webhook)] if kyverno else [])
@@ -238,13 +260,34 @@ for tool, called_in, ours in tools:
 # counts, and the Pods are nearly all of them.
 base = "apiserver_admission_controller_admission_duration_seconds"
 rows = []
-for plugin in ("MutatingAdmissionWebhook", "ValidatingAdmissionWebhook"):
+plugins = ("MutatingAdmissionWebhook", "ValidatingAdmissionWebhook", "MutatingAdmissionPolicy",
+           "ValidatingAdmissionPolicy")
+for plugin in plugins:
     where = {"name": plugin, "operation": "CREATE"}
     rows.append(compare(plugin, {m: to_ms(total(api[m], base + "_sum", where) / created[m]) if created[m] else None
                                  for m in modes}))
-say("The API server's webhook admission plugins (matching, matchConditions, the calls, the patch), "
-    "`%s` summed over CREATEs, per Pod create:" % base, "")
+say("The API server's webhook and admission policy plugins (matching, matchConditions, the calls or the CEL, "
+    "the patch), `%s` summed over CREATEs, per Pod create:" % base, "")
 say(table(["plugin"] + compared[1:], rows), "")
+
+# Each admission policy's own evaluations (the API server counts one check
+# per mutation evaluated, and again when a policy is reinvoked; a policy
+# whose matchConditions do not hold is not counted).
+rows = []
+for kind, base in (("mutating", "apiserver_mutating_admission_policy_check_duration_seconds"),
+                   ("validating", "apiserver_validating_admission_policy_check_duration_seconds")):
+    for m in modes:
+        names = sorted({d["policy"] for d, v in select(api[m], base + "_count", {}) if v > 0})
+        n = sum(total(api[m], base + "_count", {"policy": p}) for p in names)
+        if n and created[m]:
+            rows.append([titles[m], kind, "%d" % len(names), "%.1f" % (n / created[m]),
+                         "%.3f ms" % (sum(total(api[m], base + "_sum", {"policy": p}) for p in names)
+                                      * 1000 / created[m])])
+if rows:
+    say("The admission policies' checks as the API server times them "
+        "(`apiserver_{mutating,validating}_admission_policy_check_duration_seconds`: one per mutation or "
+        "validation pass of a policy whose matchConditions hold, again when it is reinvoked), per create:", "")
+    say(table(["path", "kind", "policies that acted", "checks per create", "their time per create"], rows), "")
 
 # ---------------------------------------------------------------- aiadmit
 
@@ -312,24 +355,54 @@ say("", "Published anchor, not a comparison (another machine, another load): Kyv
     "gives 44.28 ms on average (p90 67.64 ms) for the whole Pod create through the API server with Kyverno "
     "in the path (1 replica, the 17 Pod Security Standards policies in Enforce mode), at 100 k6 virtual users "
     "and 1,000 iterations, on KinD on a 32-core EPYC 7502P; it gives no figure without Kyverno.")
+# One row a path: what it adds, where the time and CPU go.
+plugin_ms = {m: sum(total(api[m], "apiserver_admission_controller_admission_duration_seconds_sum",
+                          {"name": p, "operation": "CREATE"}) for p in plugins) * 1000 / created[m]
+             if created[m] else None for m in modes}
+apiserver_cpu = per_thousand({m: cpu[m][processes.index("kube-apiserver")] / hz for m in modes})
+webhook_process = {"on": "aiadmit", "kyverno": "Kyverno"}
+webhook_cpu = {m: per_thousand({k: cpu[k][processes.index(webhook_process[m])] / hz for k in modes})[m]
+               if m in webhook_process else None for m in modes}
+
+def with_added(v, base, unit="ms", digits=2):
+    if v is None:
+        return "—"
+    shown = "%.*f %s" % (digits, v, unit)
+    return shown if base is None or v is base else "%s (**%+.*f**)" % (shown, digits, v - base)
+
+rows = []
+for m in modes:
+    base = lambda values: None if m == "off" else values["off"]
+    rows.append([titles[m], with_added(client[m].get("p50"), base({k: client[k].get("p50") for k in modes})),
+                 with_added(client[m].get("p99"), base({k: client[k].get("p99") for k in modes})),
+                 with_added(server[m]["mean"], base({k: server[k]["mean"] for k in modes})),
+                 with_added(plugin_ms[m], base(plugin_ms)),
+                 with_added(apiserver_cpu[m], base(apiserver_cpu), "s", 2),
+                 "—" if webhook_cpu[m] is None else "%.2f s" % webhook_cpu[m],
+                 "%d of %d" % (placed[m], created[m])])
+out[summary_at:summary_at] = [
+    "Summary (added: the difference to \"%s\"):" % titles["off"], "",
+    table(["path", "p50 per create", "p99 per create", "API server's time per create (mean)",
+           "admission plugins per create", "kube-apiserver CPU per 1,000 creates",
+           "webhook process CPU per 1,000 creates", "placed on the GPU pool"], rows), ""]
 print("\n".join(out))
 
 problems = []
 if sum(errors.values()):
     problems.append("%d creates failed (the errors are above)" % sum(errors.values()))
-if stamped["on"] != created["on"]:
-    problems.append("aiadmit stamped %d of the %d Pods created in the opted-in namespace: it was not in "
-                    "the path of every create" % (stamped["on"], created["on"]))
-for m in ("on",) + (("kyverno",) if kyverno else ()):
-    if placed[m] != created[m]:
-        problems.append("%d of the %d Pods of the %s runs were placed on the GPU pool: the webhook did not "
-                        "change every create" % (placed[m], created[m], m))
-others = [m for m in modes if m != "on"]
-if sum(stamped[m] for m in others):
-    problems.append("%d Pods that aiadmit should not have seen carry its stamp" % sum(stamped[m] for m in others))
-if placed["off"] or placed["plain"]:
-    problems.append("%d Pods that no webhook should have changed were placed on the GPU pool"
-                    % (placed["off"] + placed["plain"]))
+for m in modes:
+    if m in stamping and stamped[m] != created[m]:
+        problems.append("%d of the %d Pods of the %s runs carry aiadmit's stamp: it was not in the path of every "
+                        "create" % (stamped[m], created[m], m))
+    if m not in stamping and stamped[m]:
+        problems.append("%d Pods of the %s runs, which aiadmit should not have seen, carry its stamp"
+                        % (stamped[m], m))
+    if m in placing and placed[m] != created[m]:
+        problems.append("%d of the %d Pods of the %s runs were placed on the GPU pool: the path did not change "
+                        "every create" % (placed[m], created[m], m))
+    if m not in placing and placed[m]:
+        problems.append("%d Pods of the %s runs, which nothing should have changed, were placed on the GPU pool"
+                        % (placed[m], m))
 for (tool, m), calls in sorted(stray_calls.items()):
     problems.append("%d %s webhook calls in the %s runs: it was registered for a namespace it should not be"
                     % (calls, tool, m))

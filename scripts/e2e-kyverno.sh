@@ -19,7 +19,10 @@
 #   controller-runtime metrics off) and admission reports, which are off:
 #   without them on, a mutation writes nothing back to the API server, as
 #   aiadmit writes nothing (with them, Kyverno creates an EphemeralReport per
-#   mutated Pod, for a reports controller that does not run here);
+#   mutated Pod, for a reports controller that does not run here); and the
+#   generation of native MutatingAdmissionPolicies, which is on, for the
+#   MutatingPolicies that ask for it (spec.autogen), as its Helm chart's
+#   value does;
 # - its own CA and serving certificate, which it makes and keeps in Secrets
 #   of its namespace, and its own webhook configurations, which it registers
 #   and updates from its policies (leader election on, one replica);
@@ -27,8 +30,9 @@
 #   namespaces labelled kyverno.aiadmit.dev/enabled=true (aiadmit's are
 #   scoped to aiadmit.dev/enabled=true).
 #
-# `stop` stops it and deletes the webhook configurations it registered (as it
-# does itself when its Deployment scales to zero) and its health Lease.
+# `stop` stops it and deletes the webhook configurations and native admission
+# policies it registered (as it does itself when its Deployment scales to
+# zero) and its health Lease.
 # DIR/kyverno/kyverno.env names its port, CA, metrics URL and namespace label.
 
 kyverno_label=kyverno.aiadmit.dev/enabled
@@ -52,7 +56,8 @@ kyverno_arguments() {
     arg=${line#arg=}
     [ "$arg" != "$line" ] || continue
     case "$arg" in
-      --serverIP=* | --webhookServer* | --metrics* | --controllerRuntimeMetricsAddress=* | --admissionReports=*) ;;
+      --serverIP=* | --webhookServer* | --metrics* | --controllerRuntimeMetricsAddress=* | --admissionReports=* | \
+        --generateMutatingAdmissionPolicy=*) ;;
       *) printf '%s\n' "$arg" ;;
     esac
   done <"$dir/kyverno/operator.env"
@@ -95,7 +100,7 @@ start_kyverno() {
     --serverIP="127.0.0.1:$port" --webhookServerHost=127.0.0.1 --webhookServerPort="$port" \
     --metricsHost=127.0.0.1 --metricsPort="$metrics_port" --controllerRuntimeMetricsAddress=0 \
     --disableLogColor \
-    --admissionReports=false
+    --admissionReports=false --generateMutatingAdmissionPolicy=true
   wait_until kyverno 120 "Kyverno's CA" kyverno_ca "$namespace"
   wait_until kyverno 120 "Kyverno /health/readiness" kyverno_ready "$port"
   cat >"$run/kyverno.env" <<EOF
@@ -111,6 +116,8 @@ stop_kyverno() {
   stop_processes kyverno
   kubectl_admin delete mutatingwebhookconfigurations,validatingwebhookconfigurations \
     -l webhook.kyverno.io/managed-by --ignore-not-found >/dev/null
+  kubectl_admin delete mutatingadmissionpolicies,mutatingadmissionpolicybindings \
+    -l app.kubernetes.io/managed-by=kyverno --ignore-not-found >/dev/null
   kubectl_admin delete lease -n kyverno kyverno-health --ignore-not-found >/dev/null 2>&1 || true
   rm -f "$dir/kyverno/kyverno.env"
 }

@@ -1,7 +1,10 @@
-// The Kyverno ClusterPolicy that bench/e2e-latency.sh --kyverno measures
-// beside aiadmit (bench/operators/kyverno/gpu-pool.yaml) is meant to make
-// the placement the shipped profiles make. The profiles are the one source of
-// that pool; this fails when they change and the policy does not, so the
+// The policies bench/e2e-latency.sh measures beside aiadmit are meant to make
+// the placement the shipped profiles make: Kyverno's MutatingPolicy
+// (bench/operators/kyverno/gpu-pool-mutating-policy.yaml, --kyverno), the
+// hand-written native policies (bench/policies/gpu-pool-native.yaml,
+// --policies) and the ClusterPolicy of the earlier comparison
+// (bench/operators/kyverno/gpu-pool.yaml). The profiles are the one source of
+// that pool; this fails when they change and the policies do not, so the
 // comparison keeps comparing the same change.
 #include <gtest/gtest.h>
 
@@ -33,6 +36,67 @@ const JsonValue* rule(const JsonValue* policy, std::string_view name) {
     if (stringMember(&each, "name") == name) return &each;
   }
   return nullptr;
+}
+
+// The shipped profiles' one GPU pool.
+Placement shippedPool() {
+  ProfileLoadResult loaded = loadProfileDirectory(sourceDir() + "/profiles", mutationSwitches());
+  EXPECT_TRUE(loaded.ok());
+  Placement pool;
+  for (const Profile& profile : loaded.set->profiles()) {
+    if (profile.placement.nodeSelector.empty()) continue;
+    EXPECT_TRUE(pool.nodeSelector.empty() || pool.nodeSelector == profile.placement.nodeSelector)
+        << profile.name;
+    pool = profile.placement;
+  }
+  return pool;
+}
+
+// Every CEL JSON patch expression of the mutating policies in `path`.
+std::string celPatches(const std::string& path, std::string_view kind, size_t policies) {
+  std::string expressions;
+  size_t found = 0;
+  for (const ManifestDocument& document : parsed(readFile(sourceDir() + path))) {
+    if (stringMember(document.json.get(), "kind") != kind) continue;
+    ++found;
+    const JsonValue* mutations = member(member(document.json.get(), "spec"), "mutations");
+    if (mutations == nullptr || !mutations->IsArray()) continue;
+    for (const JsonValue& mutation : mutations->GetArray()) {
+      expressions += std::string(stringMember(member(&mutation, "jsonPatch"), "expression")) + "\n";
+    }
+  }
+  EXPECT_EQ(found, policies) << path;
+  return expressions;
+}
+
+// The CEL policies add the pool's one toleration and its node selector, as
+// literals where none of that key is there.
+void expectPlacesOnThePool(const std::string& expressions, const Placement& pool) {
+  ASSERT_EQ(pool.tolerations.size(), 1u);
+  const Toleration& toleration = pool.tolerations[0];
+  EXPECT_NE(expressions.find("Object.spec.tolerations{key: '" + toleration.key + "', operator: '" +
+                             toleration.op + "', value: '" + toleration.value + "', effect: '" +
+                             toleration.effect + "'}"),
+            std::string::npos)
+      << expressions;
+  ASSERT_EQ(pool.nodeSelector.size(), 1u);
+  const auto& [key, value] = *pool.nodeSelector.begin();
+  EXPECT_NE(expressions.find("{'" + key + "': '" + value + "'}"), std::string::npos) << expressions;
+  EXPECT_NE(expressions.find("'/spec/nodeSelector/" + key + "', value: '" + value + "'"),
+            std::string::npos)
+      << expressions;
+}
+
+TEST(KyvernoComparisonPolicy, TheMutatingPolicyPlacesPodsOnThePoolOfTheShippedProfiles) {
+  expectPlacesOnThePool(
+      celPatches("/bench/operators/kyverno/gpu-pool-mutating-policy.yaml", "MutatingPolicy", 1),
+      shippedPool());
+}
+
+TEST(KyvernoComparisonPolicy, TheHandWrittenNativePolicyPlacesPodsOnThePoolOfTheShippedProfiles) {
+  expectPlacesOnThePool(
+      celPatches("/bench/policies/gpu-pool-native.yaml", "MutatingAdmissionPolicy", 1),
+      shippedPool());
 }
 
 TEST(KyvernoComparisonPolicy, PlacesPodsOnThePoolOfTheShippedProfiles) {

@@ -4,8 +4,8 @@
 // and once in one it is not, so the difference is what aiadmit adds.
 //
 //	podload --kubeconfig FILE --namespace NS [--count 1000] [--clients 4]
-//	        [--gpu] [--scheduler-name NAME] [--timeout 10m] [-o text|json]
-//	        [--samples FILE]
+//	        [--gpu] [--workload CLASS] [--scheduler-name NAME] [--timeout 10m]
+//	        [-o text|json] [--samples FILE]
 //
 // Every goroutine shares one client (one keep-alive HTTP/2 connection to the
 // API server), with client-go's rate limiter off: its default of 5 requests a
@@ -42,6 +42,10 @@ import (
 // Pod that carries it went through aiadmit's /mutate.
 const classAnnotation = "aiadmit.dev/class"
 
+// The annotation a developer declares a class with (--workload): aiadmit's
+// profiles exported as native admission policies act only on declared Pods.
+const workloadAnnotation = "aiadmit.dev/workload"
+
 // The GPU pool of the shipped profiles (and of the suite's GPU Nodes): a
 // created Pod that tolerates its taint and selects its label was placed on
 // it by whichever webhook was called (aiadmit, or a policy engine making the
@@ -60,6 +64,7 @@ type options struct {
 	count         int
 	clients       int
 	gpu           bool
+	workload      string
 	schedulerName string
 	timeout       time.Duration
 	output        string
@@ -98,6 +103,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	flags.IntVar(&o.count, "count", 1000, "Pods to create")
 	flags.IntVar(&o.clients, "clients", 4, "concurrent goroutines creating Pods")
 	flags.BoolVar(&o.gpu, "gpu", false, "the Pods ask for nvidia.com/gpu: 1 (so that aiadmit's matchConditions send them)")
+	flags.StringVar(&o.workload, "workload", "", "declare this class on the Pods (annotation "+workloadAnnotation+"); none by default")
 	flags.StringVar(&o.schedulerName, "scheduler-name", "aiadmit-bench-unscheduled",
 		"spec.schedulerName of the Pods; by default one no scheduler serves, so they stay Pending untouched")
 	flags.DurationVar(&o.timeout, "timeout", 10*time.Minute, "bound on the whole run; a create still waiting then is an error")
@@ -147,10 +153,15 @@ func podTemplate(o options) *corev1.Pod {
 	if o.gpu {
 		container.Resources.Limits = corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}
 	}
+	var annotations map[string]string
+	if o.workload != "" {
+		annotations = map[string]string{workloadAnnotation: o.workload}
+	}
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			GenerateName: "podload-",
 			Labels:       map[string]string{"app.kubernetes.io/name": "aiadmit-podload"},
+			Annotations:  annotations,
 		},
 		Spec: corev1.PodSpec{
 			SchedulerName:                 o.schedulerName,
