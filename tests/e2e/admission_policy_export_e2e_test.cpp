@@ -234,6 +234,36 @@ TEST(E2eAdmissionPolicyExport, DeclaredPodsStoredAsTheWebhookStoresThem) {
   expectStoredAlike(sides, server);
 }
 
+// Every accelerator has its home: a Pod declared batch that asks for another
+// vendor's GPUs (or for an NVIDIA GPU beside another vendor's) is none of the
+// NVIDIA profiles' policies' business: stored as it came, neither placed on
+// the NVIDIA pool nor stamped, and left to the webhook where it is called.
+TEST(E2eAdmissionPolicyExport, AnotherVendorsGpusAreLeftToTheWebhook) {
+  const Sides sides;
+  const std::vector<json> others = {
+      declaredPod("amd", "batch", {container("work", {{"amd.com/gpu", "1"}})}),
+      declaredPod("gaudi", "batch", {container("work", {{"habana.ai/gaudi", "1"}})}),
+      declaredPod("mixed", "batch",
+                  {container("work", {{"nvidia.com/gpu", "1"}, {"amd.com/gpu", "1"}})})};
+  for (const json& pod : others) {
+    SCOPED_TRACE(pod["metadata"]["name"].get<std::string>());
+    const CommandResult answer = create(pod, sides.policies.name());
+    ASSERT_EQ(answer.exitCode, 0) << answer.err;
+    const json stored = json::parse(answer.out);
+    EXPECT_FALSE(stamped(stored));
+    EXPECT_FALSE(stored["spec"].contains("nodeSelector")) << stored["spec"];
+    EXPECT_FALSE(stored["spec"].contains("tolerations") &&
+                 stored["spec"]["tolerations"].dump().find("\"accelerator\"") != std::string::npos)
+        << stored["spec"];
+  }
+  // The nearby case: the same Pod with an NVIDIA GPU alone is placed.
+  const CommandResult nvidia =
+      create(declaredPod("nvidia", "batch", {container("work", {{"nvidia.com/gpu", "1"}})}),
+             sides.policies.name());
+  ASSERT_EQ(nvidia.exitCode, 0) << nvidia.err;
+  EXPECT_EQ(json::parse(nvidia.out)["spec"]["nodeSelector"].value("accelerator", ""), "nvidia");
+}
+
 // The first object of `kind` in the corpus manifest `file`, declared
 // `workload`, in no namespace of its own and with a name of its own.
 json declaredFromCorpus(const std::string& file, const std::string& kind,
