@@ -284,6 +284,23 @@ TEST(HelmChart, LintsStrict) {
   }
 }
 
+// What `helm package` makes holds every file the chart reads: no link
+// outside the chart, nothing left out.
+TEST(HelmChart, PackagedChartRendersAsTheFolderDoes) {
+  const TempDir dir;
+  const CommandResult packaged =
+      runCommand({helmBinary(), "package", chartDir(), "--destination", dir.path()});
+  ASSERT_EQ(packaged.exitCode, 0) << packaged.out << packaged.err;
+  const std::string archive = dir.file(std::string("aiadmit-") + AIADMIT_VERSION + ".tgz");
+  const std::vector<std::string> values = {"--set",
+                                           "tls.source=certManager,monitoring.enabled=true"};
+  std::vector<std::string> command = {helmBinary(), "template", "aiadmit", archive};
+  command.insert(command.end(), values.begin(), values.end());
+  const CommandResult fromArchive = runCommand(command);
+  ASSERT_EQ(fromArchive.exitCode, 0) << fromArchive.err;
+  EXPECT_EQ(fromArchive.out, helmTemplate(values).out);
+}
+
 TEST(HelmChart, DefaultsRenderTheKustomizeBase) {
   expectSameObjects(rendered({}), render(manifestsDir() + "/base"));
 }
