@@ -188,6 +188,35 @@ CommandResult lintProfiles(const std::map<std::string, std::string>& files) {
   return runCommand({binaryPath(), "profiles", "lint", dir.path()});
 }
 
+// `aiadmit check` of a batch GPU Job that names the training class (AIA011
+// denies it by default) under the files: its exit status.
+int checkUrgentBatchJob(const std::map<std::string, std::string>& files) {
+  TempDir dir;
+  fs::create_directories(dir.file("profiles"));
+  for (const auto& [name, text] : files) writeFile(dir.file("profiles/" + name), text);
+  writeFile(dir.file("job.yaml"), R"(apiVersion: batch/v1
+kind: Job
+metadata:
+  name: embed-urgent
+  annotations:
+    aiadmit.dev/workload: batch
+spec:
+  template:
+    spec:
+      priorityClassName: ai-training
+      restartPolicy: Never
+      containers:
+        - name: embed
+          image: registry.example/embed:1
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+)");
+  return runCommand(
+             {binaryPath(), "check", "--profiles", dir.file("profiles"), dir.file("job.yaml")})
+      .exitCode;
+}
+
 // The files under charts/aiadmit/files, relative to it.
 std::vector<std::string> carriedFiles() {
   std::vector<std::string> out;
@@ -427,6 +456,10 @@ TEST(HelmChart, RuleActionsReachEveryProfile) {
   }
   const CommandResult lint = lintProfiles(files);
   EXPECT_EQ(lint.exitCode, 0) << lint.out << lint.err;
+  EXPECT_EQ(checkUrgentBatchJob(profileFiles(rendered({}))), 1) << "denied by default";
+  EXPECT_EQ(
+      checkUrgentBatchJob(profileFiles(rendered({"--set", "profiles.ruleActions.AIA011=warn"}))), 0)
+      << "admitted with a warning";
   EXPECT_NE(stringMember(member(profilesConfigMap(chart), "metadata"), "name"),
             stringMember(member(profilesConfigMap(rendered({})), "metadata"), "name"));
 }
