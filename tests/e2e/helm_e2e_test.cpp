@@ -157,26 +157,24 @@ class CreatingClients {
   std::vector<std::thread> threads_;
 };
 
+// aiadmit-system deleted, and its deletion finished.
+bool namespaceGone() {
+  return kubectl({"get", "namespace", "aiadmit-system"}).exitCode != 0;
+}
+
 // The kustomize install back as `up` made it, and aiadmit serving the
 // shipped profiles with a token of the ServiceAccount that install makes.
 struct KustomizeRestoredAtExit {
   ~KustomizeRestoredAtExit() {
-    helm({"uninstall", "aiadmit", "--ignore-not-found"});
-    EXPECT_TRUE(waitUntil(
-        [] {
-          return kubectl({"get", "namespace", "aiadmit-system"}).exitCode != 0;
-        },
-        std::chrono::minutes(2)));
+    const CommandResult uninstalled = helm({"uninstall", "aiadmit", "--ignore-not-found"});
+    EXPECT_EQ(uninstalled.exitCode, 0) << uninstalled.out << uninstalled.err;
+    EXPECT_TRUE(waitUntil(namespaceGone, std::chrono::minutes(2)));
     const CommandResult applied = e2eCluster("aiadmit", {"manifests", "apply"});
     EXPECT_EQ(applied.exitCode, 0) << applied.out << applied.err;
     const CommandResult restarted = e2eCluster("aiadmit", {"restart"});
     EXPECT_EQ(restarted.exitCode, 0) << restarted.out << restarted.err;
   }
 };
-
-bool namespaceGone() {
-  return kubectl({"get", "namespace", "aiadmit-system"}).exitCode != 0;
-}
 
 bool mentions(const std::vector<std::string>& lines, const std::string& text) {
   return std::any_of(lines.begin(), lines.end(),
