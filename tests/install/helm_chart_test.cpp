@@ -413,6 +413,21 @@ TEST(HelmChart, SchemaRefusesValuesOfTheWrongShape) {
   }
 }
 
+// `helm install` checks the values before it renders or applies anything
+// (a client-side dry run here: no cluster needed).
+TEST(HelmChart, InstallRefusesValuesOfTheWrongShape) {
+  const auto install = [](const std::string& value) {
+    return runCommand(
+        {helmBinary(), "install", "--dry-run=client", "aiadmit", chartDir(), "--set", value});
+  };
+  const CommandResult refused = install("replicas=two");
+  EXPECT_NE(refused.exitCode, 0);
+  EXPECT_NE(refused.err.find("at '/replicas': got string, want integer"), std::string::npos)
+      << refused.err;
+  const CommandResult accepted = install("replicas=3");
+  EXPECT_EQ(accepted.exitCode, 0) << accepted.err;
+}
+
 TEST(HelmChart, ReplicasAndResourcesReachTheDeployment) {
   const Rendered chart = rendered({"--set", "replicas=3,resources.limits.memory=1Gi"});
   EXPECT_EQ(intMember(member(deploymentOf(chart), "spec"), "replicas"), 3);
