@@ -321,8 +321,11 @@ void ServiceReplicas::probeLoop() {
       Replica copy;
       {
         std::lock_guard lock(mutex_);
-        copy = replicas_[pod];
-        replicas_[pod].nextProbe = copy.nextProbe + probe_.period;
+        // Terminated meanwhile: its Pod is gone.
+        const auto found = replicas_.find(pod);
+        if (found == replicas_.end() || !found->second.probing) continue;
+        copy = found->second;
+        found->second.nextProbe = copy.nextProbe + probe_.period;
       }
       probeOnce(pod, copy);
     }
@@ -352,7 +355,8 @@ void ServiceReplicas::probeOnce(const std::string& pod, Replica& copy) {
 
 void ServiceReplicas::stopProbing(const std::string& pod) {
   std::lock_guard lock(mutex_);
-  replicas_[pod].probing = false;
+  const auto found = replicas_.find(pod);
+  if (found != replicas_.end()) found->second.probing = false;
 }
 
 // The shipped container's preStop hook, as the kubelet runs it before
@@ -406,7 +410,12 @@ bool ServiceReplicas::killAndRecover(const std::string& pod) {
   std::string address;
   {
     std::lock_guard lock(mutex_);
-    address = replicas_[pod].address;
+    const auto found = replicas_.find(pod);
+    if (found != replicas_.end()) address = found->second.address;
+  }
+  if (address.empty()) {
+    ADD_FAILURE() << "no replica " << pod;
+    return false;
   }
   const CommandResult killed = e2eCluster("replica", {"kill", pod});
   if (killed.exitCode != 0) {
