@@ -190,8 +190,10 @@ bool compactEtcd() {
   httplib::Client etcd(cluster().etcd);
   const auto range = etcd.Post("/v3/kv/range", R"({"key":"AA=="})", "application/json");
   if (!range || range->status != 200) return false;
-  const json header = json::parse(range->body, nullptr, false)["header"];
-  const json compaction = {{"revision", header.value("revision", "0")}, {"physical", true}};
+  const json answer = json::parse(range->body, nullptr, false);
+  if (!answer.is_object() || !answer.contains("header")) return false;
+  const json compaction = {{"revision", answer["header"].value("revision", "0")},
+                           {"physical", true}};
   const auto compacted = etcd.Post("/v3/kv/compaction", compaction.dump(), "application/json");
   return compacted && compacted->status == 200;
 }
