@@ -60,14 +60,20 @@ replica_shipped_flags() {
     grep -oE -- '--(shutdown-delay|io-threads)=[^ ]+'
 }
 
-# The pair NAME serves, replaced as the kubelet replaces a Secret's files.
+# The pair NAME serves, written as the kubelet writes a Secret volume: a new
+# directory of both files, then the ..data symlink swapped to it at once, so
+# that the replica never reads a key and a certificate of different pairs.
 replica_install_pair() {
-  local tls=$(replica_root)/$1/tls
-  mkdir -p "$tls"
-  cp "$(replica_root)/pki/tls.crt" "$tls/tls.crt.new"
-  cp "$(replica_root)/pki/tls.key" "$tls/tls.key.new"
-  mv "$tls/tls.key.new" "$tls/tls.key"
-  mv "$tls/tls.crt.new" "$tls/tls.crt"
+  local tls version
+  tls=$(replica_root)/$1/tls
+  version=..$(date +%s%N)
+  mkdir -p "$tls/$version"
+  cp "$(replica_root)/pki/tls.crt" "$(replica_root)/pki/tls.key" "$tls/$version/"
+  ln -sfn "$version" "$tls/..data_tmp"
+  mv -T "$tls/..data_tmp" "$tls/..data"
+  [ -L "$tls/tls.crt" ] || ln -s ..data/tls.crt "$tls/tls.crt"
+  [ -L "$tls/tls.key" ] || ln -s ..data/tls.key "$tls/tls.key"
+  find "$tls" -mindepth 1 -maxdepth 1 -type d -name '..*' ! -name "$version" -exec rm -rf {} +
 }
 
 replica_ready() { curl -sfk "https://$1/readyz"; }
