@@ -43,6 +43,7 @@ Cluster loadCluster() {
   loaded.aiadmitPort = std::atoi(env["AIADMIT_E2E_AIADMIT_PORT"].c_str());
   loaded.aiadmitClientCert = env["AIADMIT_E2E_AIADMIT_CLIENT_CERT"];
   loaded.aiadmitClientKey = env["AIADMIT_E2E_AIADMIT_CLIENT_KEY"];
+  loaded.etcd = env["AIADMIT_E2E_ETCD"];
   std::istringstream operators(env["AIADMIT_E2E_OPERATORS"]);
   for (std::string name; std::getline(operators, name, ',');) {
     if (!name.empty()) loaded.operators.push_back(name);

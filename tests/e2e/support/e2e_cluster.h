@@ -31,6 +31,8 @@ struct Cluster {
   // The certificate the API server presents to aiadmit (serve --client-ca).
   std::string aiadmitClientCert;
   std::string aiadmitClientKey;
+  // etcd's client URL (its v3 HTTP gateway).
+  std::string etcd;
   // The operators `up --operators` started, in order (jobset, lws, ...).
   std::vector<std::string> operators;
 };
