@@ -183,7 +183,8 @@ say("### Admission latency through the real API server", "",
     "%s, podload built with %s; %s cores shared, load average before %s, after %s." % (
         env["BENCH_KUBE"], env["BENCH_AIADMIT"], env["BENCH_GO"], env["BENCH_CORES"],
         env["BENCH_LOAD_BEFORE"], env["BENCH_LOAD_AFTER"]), "",
-    " ".join("%s%s: %s." % (titles[m][0].upper(), titles[m][1:], described[m]) for m in modes) +
+    " ".join("%s: %s." % (titles[m] if titles[m].startswith("aiadmit") else titles[m][0].upper() + titles[m][1:],
+                          described[m]) for m in modes) +
     " The GPU Pods ask for `nvidia.com/gpu: 1` and declare `aiadmit.dev/workload: batch`. Added: the difference "
     "to \"%s\". %d round%s of the %d, pooled." % (titles["off"], rounds, "" if rounds == 1 else "s", len(modes)),
     "")
