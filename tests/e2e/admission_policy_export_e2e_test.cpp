@@ -15,9 +15,17 @@
 #include <utility>
 
 #include "tests/e2e/support/e2e_cluster.h"
+#include "tests/e2e/support/workloads.h"
 
 namespace aiadmit::e2e {
 namespace {
+
+// `aiadmit profiles export --admission-policies` of the shipped profiles,
+// written to `file`.
+CommandResult exportShippedProfiles(const std::string& file) {
+  return testing::runCommand({testing::binaryPath(), "profiles", "export", "--admission-policies",
+                              testing::sourceDir() + "/profiles", "-o", file});
+}
 
 // The exported policies and bindings, renamed for `namespaceName` and bound
 // to it alone, so that tests running beside this one see none of them.
@@ -26,9 +34,7 @@ class ExportedPolicies {
   explicit ExportedPolicies(const std::string& namespaceName) {
     testing::TempDir work;
     const std::string file = work.file("policies.yaml");
-    const CommandResult exported =
-        testing::runCommand({testing::binaryPath(), "profiles", "export", "--admission-policies",
-                             testing::sourceDir() + "/profiles", "-o", file});
+    const CommandResult exported = exportShippedProfiles(file);
     EXPECT_EQ(exported.exitCode, 0) << exported.err;
     EXPECT_NE(exported.err.find("stays with the webhook"), std::string::npos) << exported.err;
     const CommandResult read = kubectl({"create", "--dry-run=client", "-o", "json", "-f", file});
@@ -521,19 +527,10 @@ std::string narrowingScript(const std::string& policies, const std::string& patc
 }
 
 // The webhooks of mutate.aiadmit.dev that the API server called for the
-// create of Pod `name` in the namespace (its audit annotations).
-std::set<std::string> mutatingWebhooksCalled(const std::string& namespaceName,
-                                             const std::string& name) {
-  std::set<std::string> webhooks;
-  for (const auto& [key, value] :
-       auditAnnotations(auditEvents("pods", namespaceName, name, "create"))) {
-    if (key.rfind("mutation.webhook.admission.k8s.io/", 0) != 0) continue;
-    const json call = json::parse(value, nullptr, false);
-    if (call.is_object() && call.value("configuration", "") == "mutate.aiadmit.dev") {
-      webhooks.insert(call.value("webhook", ""));
-    }
-  }
-  return webhooks;
+// create of Pod `name` in the namespace.
+std::set<std::string> webhooksCalledForPod(const std::string& namespaceName,
+                                           const std::string& name) {
+  return mutatingWebhooksCalled(auditEvents("pods", namespaceName, name, "create"));
 }
 
 // The rollout's second step as docs/install.md gives it: the exported
@@ -546,9 +543,7 @@ TEST(E2eAdmissionPolicyExportSerial, TheNarrowedWebhookLeavesToThePoliciesOnlyWh
   ExportedPolicies exported{ns.name()};
   testing::TempDir work;
   const std::string policies = work.file("aiadmit-policies.yaml");
-  const CommandResult written =
-      testing::runCommand({testing::binaryPath(), "profiles", "export", "--admission-policies",
-                           testing::sourceDir() + "/profiles", "-o", policies});
+  const CommandResult written = exportShippedProfiles(policies);
   ASSERT_EQ(written.exitCode, 0) << written.err;
   const std::string patch = work.file("not-covered.json");
   const std::string script = narrowingScript(policies, patch);
@@ -602,13 +597,13 @@ TEST(E2eAdmissionPolicyExportSerial, TheNarrowedWebhookLeavesToThePoliciesOnlyWh
         << pod["metadata"]["name"];
   }
   const std::set<std::string> applied = {"applied.mutate.aiadmit.dev"};
-  EXPECT_TRUE(waitUntil([&] { return mutatingWebhooksCalled(ns.name(), "inferred") == applied; },
+  EXPECT_TRUE(waitUntil([&] { return webhooksCalledForPod(ns.name(), "inferred") == applied; },
                         std::chrono::seconds(30)));
-  EXPECT_TRUE(waitUntil([&] { return mutatingWebhooksCalled(ns.name(), "unprobed") == applied; },
+  EXPECT_TRUE(waitUntil([&] { return webhooksCalledForPod(ns.name(), "unprobed") == applied; },
                         std::chrono::seconds(30)));
   // The audit log has the create of the Pod the policies cover by now.
   ASSERT_FALSE(auditEvents("pods", ns.name(), "covered", "create").empty());
-  EXPECT_EQ(mutatingWebhooksCalled(ns.name(), "covered"), std::set<std::string>{});
+  EXPECT_EQ(webhooksCalledForPod(ns.name(), "covered"), std::set<std::string>{});
   // The webhook's own probe on the Pod it still takes.
   const json unprobedStored = kubectlJson({"get", "pod", "unprobed", "-n", ns.name()});
   EXPECT_TRUE(unprobedStored["spec"]["containers"][0].contains("readinessProbe"));

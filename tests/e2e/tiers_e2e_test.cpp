@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "tests/e2e/support/e2e_cluster.h"
+#include "tests/e2e/support/workloads.h"
 
 namespace aiadmit::e2e {
 namespace {
@@ -154,24 +155,6 @@ std::set<std::string> failedOpen(const std::vector<json>& events) {
     if (!event.contains("annotations")) continue;
     for (const auto& [key, value] : event["annotations"].items()) {
       if (key.rfind("failed-open.", 0) == 0 && value.is_string()) webhooks.insert(value);
-    }
-  }
-  return webhooks;
-}
-
-// The mutating webhooks of aiadmit's configuration that answered the
-// requests of `events` (the API server's mutation.webhook.admission.k8s.io
-// annotations).
-std::set<std::string> mutatingWebhooksCalled(const std::vector<json>& events) {
-  std::set<std::string> webhooks;
-  for (const json& event : events) {
-    if (!event.contains("annotations")) continue;
-    for (const auto& [key, value] : event["annotations"].items()) {
-      if (key.rfind("mutation.webhook.admission.k8s.io/", 0) != 0 || !value.is_string()) continue;
-      const json call = json::parse(value.get<std::string>(), nullptr, false);
-      if (call.is_object() && call.value("configuration", "") == "mutate.aiadmit.dev") {
-        webhooks.insert(call.value("webhook", ""));
-      }
     }
   }
   return webhooks;

@@ -163,4 +163,19 @@ json stored(const std::string& resource, const std::string& namespaceName,
   return kubectlJson({"get", resource, name, "-n", namespaceName});
 }
 
+std::set<std::string> mutatingWebhooksCalled(const std::vector<json>& events) {
+  std::set<std::string> webhooks;
+  for (const json& event : events) {
+    if (!event.contains("annotations")) continue;
+    for (const auto& [key, value] : event["annotations"].items()) {
+      if (key.rfind("mutation.webhook.admission.k8s.io/", 0) != 0 || !value.is_string()) continue;
+      const json call = json::parse(value.get<std::string>(), nullptr, false);
+      if (call.is_object() && call.value("configuration", "") == "mutate.aiadmit.dev") {
+        webhooks.insert(call.value("webhook", ""));
+      }
+    }
+  }
+  return webhooks;
+}
+
 }  // namespace aiadmit::e2e

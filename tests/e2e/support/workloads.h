@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,11 @@ struct AllowedRequests {
 };
 AllowedRequests expectAllowed(const std::string& resource, const std::string& namespaceName,
                               const std::string& username, const std::vector<std::string>& verbs);
+
+// The mutating webhooks of aiadmit's configuration that answered the
+// requests of `events` (the API server's mutation.webhook.admission.k8s.io
+// audit annotations).
+std::set<std::string> mutatingWebhooksCalled(const std::vector<json>& events);
 
 // The object as the API server stores it, null (with the failure recorded)
 // when it is not there.
