@@ -365,22 +365,21 @@ webhook_process = {"on": "aiadmit", "kyverno": "Kyverno"}
 webhook_cpu = {m: per_thousand({k: cpu[k][processes.index(webhook_process[m])] / hz for k in modes})[m]
                if m in webhook_process else None for m in modes}
 
-def with_added(v, base, unit="ms", digits=2):
+def with_added(values, m, unit="ms", digits=2):
+    """values[m], with its difference to "off" in the other paths' rows."""
+    v, base = values[m], values["off"]
     if v is None:
         return "—"
     shown = "%.*f %s" % (digits, v, unit)
-    return shown if base is None or v is base else "%s (**%+.*f**)" % (shown, digits, v - base)
+    return shown if m == "off" or base is None else "%s (**%+.*f**)" % (shown, digits, v - base)
 
-rows = []
-for m in modes:
-    base = lambda values: None if m == "off" else values["off"]
-    rows.append([titles[m], with_added(client[m].get("p50"), base({k: client[k].get("p50") for k in modes})),
-                 with_added(client[m].get("p99"), base({k: client[k].get("p99") for k in modes})),
-                 with_added(server[m]["mean"], base({k: server[k]["mean"] for k in modes})),
-                 with_added(plugin_ms[m], base(plugin_ms)),
-                 with_added(apiserver_cpu[m], base(apiserver_cpu), "s", 2),
-                 "—" if webhook_cpu[m] is None else "%.2f s" % webhook_cpu[m],
-                 "%d of %d" % (placed[m], created[m])])
+p50 = {m: client[m].get("p50") for m in modes}
+p99 = {m: client[m].get("p99") for m in modes}
+server_mean = {m: server[m]["mean"] for m in modes}
+rows = [[titles[m], with_added(p50, m), with_added(p99, m), with_added(server_mean, m),
+         with_added(plugin_ms, m), with_added(apiserver_cpu, m, "s"),
+         "—" if webhook_cpu[m] is None else "%.2f s" % webhook_cpu[m], "%d of %d" % (placed[m], created[m])]
+        for m in modes]
 out[summary_at:summary_at] = [
     "Summary (added: the difference to \"%s\"):" % titles["off"], "",
     table(["path", "p50 per create", "p99 per create", "API server's time per create (mean)",
