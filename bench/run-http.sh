@@ -4,7 +4,9 @@
 #     answer of the same size with the same certificate, and (with
 #     BENCH_OLD_BINARY) against another aiadmit build, in the same run, at
 #     several keep-alive connection counts. The headline figure is aiadmit's
-#     throughput as a fraction of nginx's;
+#     throughput as a fraction of nginx's; a second table gives what each
+#     server spent per request meanwhile (CPU, preemptions), which says how
+#     much of the ratio is the machine's;
 #  2. idle: the CPU that 2,000 idle keep-alive connections cost;
 #  3. slow: a new client's latency while 2,000 clients trickle headers and 300
 #     handshakes stall;
@@ -82,15 +84,48 @@ run_wrk() {  # url review connections [seconds]
   REVIEW="$work/$2.json" wrk -t2 -c"$3" -d"${4:-$duration}s" --timeout 10s -s bench/post.lua "$1" \
     | grep '^RESULT' | sed 's/^RESULT //'
 }
+# usage PID...: the CPU ticks (user, system) and the context switches
+# (preempted, waited) of these processes' threads so far.
+usage() {
+  local pid user=0 system=0 preempted=0 waited=0 u s p w
+  for pid in "$@"; do
+    read -r u s < <(awk '{print $14, $15}' "/proc/$pid/stat")
+    read -r p w < <(awk '$1 == "nonvoluntary_ctxt_switches:" {p += $2}
+                         $1 == "voluntary_ctxt_switches:" {w += $2} END {print p + 0, w + 0}' \
+      /proc/"$pid"/task/*/status)
+    user=$((user + u)) system=$((system + s)) preempted=$((preempted + p)) waited=$((waited + w))
+  done
+  echo "$user $system $preempted $waited"
+}
+# measured_wrk URL REVIEW CONNECTIONS PID...: run_wrk's fields, and what the
+# server's processes spent per request meanwhile: CPU in microseconds (user,
+# system) and context switches (preempted, waited).
+measured_wrk() {
+  local url=$1 review=$2 conns=$3 before result after
+  shift 3
+  before=$(usage "$@")
+  result=$(run_wrk "$url" "$review" "$conns")
+  after=$(usage "$@")
+  echo "$result $(awk -v b="$before" -v a="$after" -v n="$(field "$result" requests)" -v hz="$(getconf CLK_TCK)" \
+    'BEGIN { split(b, x, " "); split(a, y, " "); n = (n > 0 ? n : 1)
+             printf "user_us=%.1f sys_us=%.1f preempted=%.2f waited=%.2f",
+               (y[1] - x[1]) / hz / n * 1e6, (y[2] - x[2]) / hz / n * 1e6,
+               (y[3] - x[3]) / n, (y[4] - x[4]) / n }')"
+}
 field() { echo "$1" | tr ' ' '\n' | grep "^$2=" | cut -d= -f2; }
+cost_row() {  # review connections server measured_wrk-fields
+  awk -v r="$1" -v c="$2" -v s="$3" -v u="$(field "$4" user_us)" -v y="$(field "$4" sys_us)" \
+    -v p="$(field "$4" preempted)" -v w="$(field "$4" waited)" \
+    'BEGIN { printf "%-15s %5d | %-8s | %7.1f %7.1f %7.1f | %9.2f %7.2f\n", r, c, s, u, y, u + y, p, w }'
+}
 errors_of() { echo $(( $(field "$1" socket_errors) + $(field "$1" status_errors) )); }
 
 throughput() {
   start_server aiadmit "$binary"
-  local ours_port=$port ours_pid=$pid old_port=""
+  local ours_port=$port ours_pid=$pid old_port="" old_pid=""
   if [ -n "$old_binary" ]; then
     start_server old "$old_binary"
-    old_port=$port
+    old_port=$port old_pid=$pid
   fi
   # nginx answers each review's path with aiadmit's own answer to it, as a
   # static string, so both servers send the same bytes.
@@ -115,16 +150,22 @@ throughput() {
     echo "}"
   } > "$work/nginx.conf"
   nginx -p "$work" -c "$work/nginx.conf"
+  local nginx_workers
+  nginx_workers=$(pgrep -P "$(cat "$work/nginx.pid")" | tr '\n' ' ')
+  local costs=()
 
   printf '%-15s %5s | %9s %7s %7s %8s %5s | %9s %7s %7s | %9s %7s %5s | %6s %6s\n' review conns \
     "aiadmit/s" "p50 ms" "p99 ms" "p99.9 ms" "errs" "nginx/s" "p50 ms" "p99 ms" \
     "old/s" "p99 ms" "errs" ratio "old"
   for review in "${reviews[@]}"; do
     for conns in $connections; do
-      ours=$(run_wrk "https://127.0.0.1:$ours_port/mutate" "$review" "$conns")
-      theirs=$(run_wrk "https://127.0.0.1:$nginx_port/$review" "$review" "$conns")
+      ours=$(measured_wrk "https://127.0.0.1:$ours_port/mutate" "$review" "$conns" "$ours_pid")
+      # shellcheck disable=SC2086 # one argument per worker
+      theirs=$(measured_wrk "https://127.0.0.1:$nginx_port/$review" "$review" "$conns" $nginx_workers)
       old="rps=0 p99_us=0 socket_errors=0 status_errors=0"
-      [ -n "$old_port" ] && old=$(run_wrk "https://127.0.0.1:$old_port/mutate" "$review" "$conns")
+      [ -n "$old_port" ] && old=$(measured_wrk "https://127.0.0.1:$old_port/mutate" "$review" "$conns" "$old_pid")
+      costs+=("$(cost_row "$review" "$conns" aiadmit "$ours")" "$(cost_row "$review" "$conns" nginx "$theirs")")
+      [ -n "$old_port" ] && costs+=("$(cost_row "$review" "$conns" old "$old")")
       awk -v r="$review" -v c="$conns" \
         -v a="$(field "$ours" rps)" -v a50="$(field "$ours" p50_us)" -v a99="$(field "$ours" p99_us)" \
         -v a999="$(field "$ours" p999_us)" -v e="$(errors_of "$ours")" \
@@ -135,6 +176,10 @@ throughput() {
                  (n > 0 ? a/n : 0), (n > 0 ? o/n : 0) }'
     done
   done
+  echo
+  echo "per request, while each was measured: CPU (µs) and context switches"
+  printf '%-15s %5s | %-8s | %7s %7s %7s | %9s %7s\n' review conns server user system total preempted waited
+  printf '%s\n' "${costs[@]}"
   echo "aiadmit resident memory after the throughput runs: $(status_kib "$ours_pid" VmRSS) KiB" \
     "(peak $(status_kib "$ours_pid" VmHWM) KiB)"
   kill "$(cat "$work/nginx.pid")"
