@@ -176,6 +176,12 @@ struct KustomizeRestoredAtExit {
   }
 };
 
+// ARGS... followed by the values of local mode.
+std::vector<std::string> withLocalValues(std::vector<std::string> args) {
+  for (const std::string& value : localValues()) args.push_back(value);
+  return args;
+}
+
 bool mentions(const std::vector<std::string>& lines, const std::string& text) {
   return std::any_of(lines.begin(), lines.end(),
                      [&](const std::string& line) { return line.find(text) != std::string::npos; });
@@ -192,9 +198,7 @@ TEST(E2eHelmSerial, InstallsUpgradesAndUninstallsTheChartInPlaceOfTheKustomizeIn
   ASSERT_EQ(removed.exitCode, 0) << removed.out << removed.err;
   ASSERT_TRUE(waitUntil(namespaceGone, std::chrono::minutes(2)));
 
-  std::vector<std::string> install = {"install", "aiadmit", chartDir()};
-  for (const std::string& value : localValues()) install.push_back(value);
-  const CommandResult installed = helm(install);
+  const CommandResult installed = helm(withLocalValues({"install", "aiadmit", chartDir()}));
   ASSERT_EQ(installed.exitCode, 0) << installed.out << installed.err;
   const std::string installedProfiles = publishProfiles(profiles);
   ASSERT_FALSE(installedProfiles.empty());
@@ -270,6 +274,61 @@ TEST(E2eHelmSerial, InstallsUpgradesAndUninstallsTheChartInPlaceOfTheKustomizeIn
   EXPECT_EQ(kept["spec"]["template"]["spec"].value("priorityClassName", ""), "ai-batch");
   const json jobs = kubectlJson({"get", "jobs", "-n", ns.name()});
   EXPECT_EQ(jobs.value("items", json::array()).size(), static_cast<size_t>(clients.created()) + 3u);
+}
+
+// docs/install.md, "From a kustomize install": the chart rendered with the
+// values that match the overlay changes nothing live (`kubectl diff`), and
+// `helm install --take-ownership` adopts every object of the install while
+// workloads are created, none of them failing or going unmutated.
+TEST(E2eHelmSerial, TakesOverTheKustomizeInstallInPlace) {
+  ASSERT_FALSE(helmBinary().empty());
+  Namespace ns("helm-adopt");
+  const KustomizeRestoredAtExit restored;
+
+  const CommandResult rendered = helm(withLocalValues({"template", "aiadmit", chartDir()}));
+  ASSERT_EQ(rendered.exitCode, 0) << rendered.err;
+  const CommandResult diff = kubectl({"diff", "-f", "-"}, rendered.out);
+  EXPECT_EQ(diff.exitCode, 0) << diff.out << diff.err;
+  const std::vector<json> before = profilesConfigMaps();
+  ASSERT_EQ(before.size(), 1u);
+
+  CreatingClients clients(ns.name(), 3);
+  const CommandResult adopted =
+      helm(withLocalValues({"install", "aiadmit", chartDir(), "--take-ownership"}));
+  clients.stop();
+  ASSERT_EQ(adopted.exitCode, 0) << adopted.out << adopted.err;
+  EXPECT_EQ(clients.failed(), 0) << clients.lastError();
+  EXPECT_GT(clients.created(), 0);
+
+  // Every object of the install is the release's now, the profiles
+  // ConfigMap the same one.
+  const json live = kubectlJson({"get", "-f", "-", "-o", "json"}, rendered.out);
+  ASSERT_TRUE(live.is_object());
+  const json& objects = live["items"];
+  EXPECT_GT(objects.size(), 10u);
+  for (const json& object : objects) {
+    const json& metadata = object["metadata"];
+    const std::string what = object.value("kind", "") + " " + metadata.value("name", "");
+    EXPECT_EQ(metadata.value("annotations", json::object()).value("meta.helm.sh/release-name", ""),
+              "aiadmit")
+        << what;
+    EXPECT_EQ(metadata.value("labels", json::object()).value("app.kubernetes.io/managed-by", ""),
+              "Helm")
+        << what;
+  }
+  const std::vector<json> after = profilesConfigMaps();
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_EQ(after[0]["metadata"]["uid"], before[0]["metadata"]["uid"]);
+
+  // aiadmit was called for each create, before, during and after.
+  ASSERT_EQ(kubectl({"create", "-n", ns.name(), "-f", "-"}, gpuJob("after")).exitCode, 0);
+  const json jobs = kubectlJson({"get", "jobs", "-n", ns.name()});
+  ASSERT_EQ(jobs.value("items", json::array()).size(), static_cast<size_t>(clients.created()) + 1u);
+  for (const json& job : jobs["items"]) {
+    EXPECT_EQ(job["metadata"].value("annotations", json::object()).value("aiadmit.dev/class", ""),
+              "batch")
+        << job["metadata"].value("name", "");
+  }
 }
 
 }  // namespace
