@@ -66,6 +66,9 @@ json nodeStatus(const NodeShape& shape) {
                                        {"status", "True"},
                                        {"reason", "KubeletReady"},
                                        {"message", "a node of the end-to-end suite"}}});
+  if (!shape.internalIP.empty()) {
+    status["addresses"] = json::array({{{"type", "InternalIP"}, {"address", shape.internalIP}}});
+  }
   status["nodeInfo"] = {{"architecture", "amd64"},
                         {"operatingSystem", "linux"},
                         {"kubeletVersion", "v1.37.2"},

@@ -74,6 +74,8 @@ struct NodeShape {
   std::map<std::string, std::string> labels;
   json taints = json::array();
   std::map<std::string, std::string> allocatable;
+  // Its status.addresses' InternalIP, when it has one.
+  std::string internalIP;
 };
 // A GPU node as the shipped profiles expect: accelerator=nvidia, tainted
 // accelerator=gpu:NoSchedule, `gpus` nvidia.com/gpu.

@@ -71,25 +71,14 @@ bool apply(const json& object) {
 // The Node the replicas' Pods are bound to: Ready, with the machine's
 // address, as a kubelet would report it.
 bool applyHostNode(const std::string& host) {
-  json node = {{"apiVersion", "v1"}, {"kind", "Node"}};
-  node["metadata"] = {{"name", kHostNode},
-                      {"labels",
-                       {{"kubernetes.io/hostname", kHostNode},
-                        {"kubernetes.io/os", "linux"},
-                        {"kubernetes.io/arch", "amd64"}}}};
-  node["spec"]["taints"] = json::array({{{"key", kHostTaint}, {"effect", "NoSchedule"}}});
-  if (!apply(node)) return false;
-  const json status = {
-      {"status",
-       {{"conditions", json::array({{{"type", "Ready"},
-                                     {"status", "True"},
-                                     {"reason", "KubeletReady"},
-                                     {"message", "the machine aiadmit's replicas run on"}}})},
-        {"addresses", json::array({{{"type", "InternalIP"}, {"address", host}}})}}}};
-  const CommandResult patched = kubectl(
-      {"patch", "node", kHostNode, "--subresource=status", "--type=merge", "-p", toText(status)});
-  EXPECT_EQ(patched.exitCode, 0) << patched.err;
-  return patched.exitCode == 0;
+  NodeShape shape;
+  shape.name = kHostNode;
+  shape.labels = {{"kubernetes.io/hostname", kHostNode},
+                  {"kubernetes.io/os", "linux"},
+                  {"kubernetes.io/arch", "amd64"}};
+  shape.taints = json::array({{{"key", kHostTaint}, {"effect", "NoSchedule"}}});
+  shape.internalIP = host;
+  return applyNode(shape);
 }
 
 // One replica's Pod: the shipped template, bound to the host Node, its
